@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * btf-layout - generate gpreempt's KFD layout header from BTF.
+ *
+ * Usage: btf-layout <base.btf> <split.btf> <layout.spec> > gp_layout.h
+ *
+ * <base.btf> is raw vmlinux BTF (/sys/kernel/btf/vmlinux, or the .BTF section
+ * of a vmlinux), <split.btf> the KFD provider's raw module BTF
+ * (/sys/kernel/btf/amdgpu, or the .BTF section of amdgpu.ko).  The spec lists
+ * what gpreempt relies on:
+ *
+ *   struct <name> <field>[.<member>]... [?<optional field>]...
+ *   hook   <function> <param>...       argument positions of a probed function
+ *   call   <function> <prototype>      prototype gpreempt calls through kallsyms
+ *   enum   <ENUMERATOR>...             enumerator values
+ *
+ * Anything missing (or a prototype that differs) is reported by name and the
+ * tool exits 1, so the build stops there.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/btf.h>
+
+static struct btf *base, *btf;
+static int errors;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "btf-layout: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	errors++;
+}
+
+/* Find a named type of @kind, preferring the module's own (split) types. */
+static int find_type(const char *name, int kind)
+{
+	int n = btf__type_cnt(btf), first = btf__type_cnt(base), id;
+
+	for (id = first; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		if (btf_kind(t) == kind && !strcmp(btf__name_by_offset(btf, t->name_off), name) &&
+		    !(kind == BTF_KIND_STRUCT && btf_vlen(t) == 0))
+			return id;
+	}
+	for (id = 1; id < first; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		if (btf_kind(t) == kind && !strcmp(btf__name_by_offset(btf, t->name_off), name) &&
+		    !(kind == BTF_KIND_STRUCT && btf_vlen(t) == 0))
+			return id;
+	}
+	return -ENOENT;
+}
+
+static int skip_mods(int id)
+{
+	for (;;) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		switch (btf_kind(t)) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_CONST:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+			id = t->type;
+			break;
+		default:
+			return id;
+		}
+	}
+}
+
+/* Render a type the way C spells it in a prototype ("struct queue *"). */
+static void type_str(int id, char *buf, size_t len)
+{
+	const struct btf_type *t;
+	char inner[200];
+
+	if (id == 0) {
+		snprintf(buf, len, "void");
+		return;
+	}
+	t = btf__type_by_id(btf, id);
+	switch (btf_kind(t)) {
+	case BTF_KIND_PTR:
+		type_str(t->type, inner, sizeof(inner));
+		snprintf(buf, len, "%s%s*", inner, inner[strlen(inner) - 1] == '*' ? "" : " ");
+		return;
+	case BTF_KIND_CONST:
+		type_str(t->type, inner, sizeof(inner));
+		snprintf(buf, len, "const %s", inner);
+		return;
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_TYPE_TAG:
+		type_str(t->type, buf, len);
+		return;
+	case BTF_KIND_STRUCT:
+		snprintf(buf, len, "struct %s", btf__name_by_offset(btf, t->name_off));
+		return;
+	case BTF_KIND_UNION:
+		snprintf(buf, len, "union %s", btf__name_by_offset(btf, t->name_off));
+		return;
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		snprintf(buf, len, "enum %s", btf__name_by_offset(btf, t->name_off));
+		return;
+	case BTF_KIND_FWD:
+		snprintf(buf, len, "%s %s", btf_kflag(t) ? "union" : "struct",
+			 btf__name_by_offset(btf, t->name_off));
+		return;
+	case BTF_KIND_FUNC_PROTO:
+		snprintf(buf, len, "fnptr");
+		return;
+	default:
+		snprintf(buf, len, "%s", btf__name_by_offset(btf, t->name_off));
+	}
+}
+
+/* Byte offset of a (possibly dotted) member path; size in *size. */
+static long member_off(int sid, const char *path, long *size)
+{
+	char name[128], *dot;
+	long off = 0;
+
+	snprintf(name, sizeof(name), "%s", path);
+	for (char *cur = name; cur; cur = dot) {
+		const struct btf_type *t = btf__type_by_id(btf, skip_mods(sid));
+		const struct btf_member *m;
+		int i, found = 0;
+
+		dot = strchr(cur, '.');
+		if (dot)
+			*dot++ = '\0';
+		if (!btf_is_composite(t))
+			return -1;
+		m = btf_members(t);
+		for (i = 0; i < btf_vlen(t); i++, m++) {
+			if (strcmp(btf__name_by_offset(btf, m->name_off), cur))
+				continue;
+			if (btf_member_bit_offset(t, i) % 8)
+				return -1;
+			off += btf_member_bit_offset(t, i) / 8;
+			sid = m->type;
+			found = 1;
+			break;
+		}
+		if (!found)
+			return -1;
+	}
+	*size = btf__resolve_size(btf, sid);
+	return off;
+}
+
+static void do_struct(char *args)
+{
+	char *sname = strtok(args, " \t"), *f;
+	int sid = find_type(sname, BTF_KIND_STRUCT);
+
+	if (sid < 0) {
+		fail("struct %s: not in the KFD provider's BTF", sname);
+		return;
+	}
+	printf("#define GP_SIZEOF_%s %lld\n", sname, (long long)btf__resolve_size(btf, sid));
+	while ((f = strtok(NULL, " \t"))) {
+		int optional = *f == '?';
+		char macro[160], *c;
+		long off, size;
+
+		if (optional)
+			f++;
+		snprintf(macro, sizeof(macro), "%s__%s", sname, f);
+		for (c = macro; *c; c++)
+			if (*c == '.')
+				*c = '_';
+		off = member_off(sid, f, &size);
+		if (off < 0) {
+			if (optional) {
+				printf("#define GP_HAVE_%s 0\n", macro);
+				continue;
+			}
+			fail("struct %s has no field '%s' (layout changed?)", sname, f);
+			continue;
+		}
+		if (optional)
+			printf("#define GP_HAVE_%s 1\n", macro);
+		printf("#define GP_OFF_%s %ld\n#define GP_SZ_%s %ld\n", macro, off, macro, size);
+	}
+}
+
+static const struct btf_type *func_proto(const char *fname)
+{
+	int id = find_type(fname, BTF_KIND_FUNC);
+
+	if (id < 0)
+		return NULL;
+	return btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+}
+
+static void emit_typedef(const struct btf_type *proto, const char *fname);
+
+static void do_hook(char *args)
+{
+	char *fname = strtok(args, " \t"), *pname;
+	const struct btf_type *proto = func_proto(fname);
+
+	if (!proto) {
+		fail("function %s: not in the KFD provider's BTF (renamed or inlined?)", fname);
+		return;
+	}
+	printf("#define GP_NARGS_%s %d\n", fname, btf_vlen(proto));
+	emit_typedef(proto, fname);
+	while ((pname = strtok(NULL, " \t"))) {
+		const struct btf_param *p = btf_params(proto);
+		int i;
+
+		for (i = 0; i < btf_vlen(proto); i++, p++)
+			if (!strcmp(btf__name_by_offset(btf, p->name_off), pname))
+				break;
+		if (i == btf_vlen(proto)) {
+			fail("function %s has no parameter '%s'", fname, pname);
+			continue;
+		}
+		printf("#define GP_ARG_%s__%s %d\n", fname, pname, i);
+	}
+}
+
+/* "ret(args)"; with @name, a C typedef of the function type instead. */
+static void proto_str(const struct btf_type *proto, const char *name, char *buf, size_t len)
+{
+	const struct btf_param *p = btf_params(proto);
+	char t[256];
+	size_t n;
+	int i;
+
+	type_str(proto->type, t, sizeof(t));
+	if (name)
+		n = snprintf(buf, len, "typedef %s%sgp_fn_%s_t(", t,
+			     t[strlen(t) - 1] == '*' ? "" : " ", name);
+	else
+		n = snprintf(buf, len, "%s(", t);
+	for (i = 0; i < btf_vlen(proto) && n < len; i++, p++) {
+		type_str(p->type, t, sizeof(t));
+		n += snprintf(buf + n, len - n, "%s%s", i ? ", " : "", t);
+	}
+	if (n < len)
+		snprintf(buf + n, len - n, name ? ");" : ")");
+}
+
+/* The kernel's own function type, so callers and kfdsim are compiler-checked. */
+static void emit_typedef(const struct btf_type *proto, const char *fname)
+{
+	char decl[1024];
+
+	proto_str(proto, fname, decl, sizeof(decl));
+	printf("%s\n", decl);
+}
+
+static void do_call(char *args)
+{
+	char *fname = strtok(args, " \t"), *want = strtok(NULL, "");
+	const struct btf_type *proto = func_proto(fname);
+	char have[1024];
+
+	if (!proto) {
+		fail("function %s: not in the KFD provider's BTF (renamed or inlined?)", fname);
+		return;
+	}
+	while (want && (*want == ' ' || *want == '\t'))
+		want++;
+	proto_str(proto, NULL, have, sizeof(have));
+	if (!want || strcmp(have, want)) {
+		fail("function %s: the kernel has '%s', gpreempt calls '%s'", fname, have,
+		     want ? want : "?");
+		return;
+	}
+	emit_typedef(proto, fname);
+}
+
+static void do_enum(char *args)
+{
+	char *name;
+
+	while ((name = strtok(args, " \t"))) {
+		int n = btf__type_cnt(btf), id, found = 0;
+
+		args = NULL;
+		for (id = 1; id < n && !found; id++) {
+			const struct btf_type *t = btf__type_by_id(btf, id);
+			const struct btf_enum *e;
+			int i;
+
+			if (btf_kind(t) != BTF_KIND_ENUM)
+				continue;
+			e = btf_enum(t);
+			for (i = 0; i < btf_vlen(t); i++, e++) {
+				if (strcmp(btf__name_by_offset(btf, e->name_off), name))
+					continue;
+				printf("#define GP_ENUM_%s %d\n", name, e->val);
+				found = 1;
+				break;
+			}
+		}
+		if (!found)
+			fail("enumerator %s: not in the KFD provider's BTF", name);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char line[1024];
+	FILE *spec;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s <base.btf> <split.btf> <layout.spec>\n", argv[0]);
+		return 2;
+	}
+	base = btf__parse_raw(argv[1]);
+	if (!base) {
+		fprintf(stderr, "btf-layout: cannot read base BTF %s: %s\n", argv[1],
+			strerror(errno));
+		return 1;
+	}
+	btf = btf__parse_raw_split(argv[2], base);
+	if (!btf) {
+		fprintf(stderr, "btf-layout: cannot read KFD BTF %s on base %s: %s\n", argv[2],
+			argv[1], strerror(errno));
+		return 1;
+	}
+	spec = fopen(argv[3], "r");
+	if (!spec) {
+		fprintf(stderr, "btf-layout: %s: %s\n", argv[3], strerror(errno));
+		return 1;
+	}
+	printf("/* SPDX-License-Identifier: GPL-2.0 */\n");
+	printf("/* Generated by scripts/btf-layout from %s; do not edit. */\n", argv[2]);
+	printf("#ifndef GP_LAYOUT_H\n#define GP_LAYOUT_H\n");
+	printf("struct kfd_process; struct kfd_process_device; struct kfd_node; struct queue;\n");
+	printf("struct queue_properties; struct process_queue_manager; struct mmu_notifier;\n");
+	printf("struct mm_struct; struct file; struct kfd_criu_queue_priv_data;\n");
+	printf("struct device_queue_manager; struct qcm_process_device; struct mqd_update_info;\n");
+	while (fgets(line, sizeof(line), spec)) {
+		char *nl = strchr(line, '\n'), *kw;
+
+		if (nl)
+			*nl = '\0';
+		if (line[0] == '#' || !line[0])
+			continue;
+		kw = strtok(line, " \t");
+		if (!kw)
+			continue;
+		if (!strcmp(kw, "struct"))
+			do_struct(strtok(NULL, ""));
+		else if (!strcmp(kw, "hook"))
+			do_hook(strtok(NULL, ""));
+		else if (!strcmp(kw, "call"))
+			do_call(strtok(NULL, ""));
+		else if (!strcmp(kw, "enum"))
+			do_enum(strtok(NULL, ""));
+		else
+			fail("spec: unknown keyword '%s'", kw);
+	}
+	printf("#endif /* GP_LAYOUT_H */\n");
+	fclose(spec);
+	btf__free(btf);
+	btf__free(base);
+	if (errors)
+		fprintf(stderr, "btf-layout: %d problem(s); gpreempt cannot be built for this KFD\n",
+			errors);
+	return errors ? 1 : 0;
+}
