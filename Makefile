@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpreempt top-level Makefile.
+#
+#   make            build gpreempt.ko (and kfdsim.ko, test tools)
+#   make check      unit tests + VM tests (real amdgpu.ko and kfdsim), TAP
+#   make demo       LC/BE demo on the simulated GPU, with and without gpreempt
+#   make bench      benchmarks (bench/out/)
+#   make lint       checkpatch --strict and sparse on module code
+#
+# Kernel: with KDIR unset, the Debian 6.12 kernel that scripts/setup cached
+# (.cache/kernel.env) if present, else the running kernel.  The KFD layout
+# comes from BTF: /sys/kernel/btf/{vmlinux,amdgpu} of the running kernel, or
+# the cached vmlinux + amdgpu.ko (override with BTF_BASE=/BTF_KFD=).
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD := build
+-include $(TOP)/.cache/kernel.env
+
+ifeq ($(KDIR),)
+ifneq ($(GP_KDIR),)
+KDIR := $(GP_KDIR)
+BTF_BASE ?= $(GP_VMLINUX)
+BTF_KFD ?= $(GP_AMDGPU_KO)
+else
+KDIR := /lib/modules/$(shell uname -r)/build
+BTF_BASE ?= /sys/kernel/btf/vmlinux
+BTF_KFD ?= /sys/kernel/btf/amdgpu
+endif
+endif
+
+CC_USER ?= gcc
+CFLAGS_USER ?= -O2 -g -Wall -Wextra -Werror
+CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+
+GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h
+TOOLS := $(BUILD)/gpload $(BUILD)/test_policy
+
+.PHONY: all modules tools setup check unit vmtest demo bench lint clean
+all: modules tools
+
+setup:
+	@$(TOP)/scripts/setup
+
+$(BUILD):
+	@mkdir -p $@
+
+# --- BTF layout -------------------------------------------------------------
+$(BUILD)/btf-layout: $(TOP)/scripts/btf-layout.c | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lbpf
+
+# Raw BTF from a file: an ELF's .BTF section (vmlinux, .ko) or a raw blob.
+define raw_btf
+	if [ "$$(head -c 4 $(1) | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then \
+		objcopy --dump-section .BTF=$(2) $(1) /dev/null; \
+	else cp $(1) $(2); fi
+endef
+
+$(BUILD)/base.btf: $(BTF_BASE) | $(BUILD)
+	@test -r "$(BTF_BASE)" || { echo "error: no vmlinux BTF at '$(BTF_BASE)' (run scripts/setup or set BTF_BASE)"; exit 1; }
+	@$(call raw_btf,$<,$@)
+
+$(BUILD)/kfd.btf: $(BTF_KFD) | $(BUILD)
+	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko>"; exit 1; }
+	@$(call raw_btf,$<,$@)
+
+$(BUILD)/gp_layout.h: $(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec
+	@echo "  GEN     $@"
+	@$(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec > $@.tmp || { rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+
+# --- BPF maps (light skeleton compiled into the module) ----------------------
+$(BUILD)/gp_maps.bpf.o: $(TOP)/bpf/gp_maps.bpf.c $(TOP)/bpf/gp_maps.h | $(BUILD)
+	$(CLANG) -g -O2 -target bpf -I/usr/include/x86_64-linux-gnu -I$(TOP)/bpf -c $< -o $@
+
+$(BUILD)/gp_maps.lskel.h: $(BUILD)/gp_maps.bpf.o
+	$(BPFTOOL) gen skeleton -L $< name gp_maps > $@.tmp && mv $@.tmp $@
+
+# --- kernel modules ------------------------------------------------------------
+modules: $(GEN)
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+# --- user-space tools ----------------------------------------------------------
+tools: $(TOOLS)
+
+$(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c $(TOP)/module/policy.h | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/module -o $@ $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c
+
+$(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)/test/kfdsim/kfdsim_ioctl.h) | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $(filter %.c,$^) -lm -lpthread
+
+# --- tests -------------------------------------------------------------------
+unit: tools
+	@$(TOP)/test/run-unit
+
+vmtest: all
+	@$(TOP)/test/run-vm
+
+check: setup
+	@$(MAKE) --no-print-directory all
+	@{ $(TOP)/test/run-unit; $(TOP)/test/run-vm; } | $(TOP)/scripts/tap-summary
+
+demo: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/demo
+
+bench: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/bench
+
+lint:
+	@$(TOP)/scripts/lint
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(TOP) clean || true
+	rm -rf $(BUILD)

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * probes.c - kprobes on amdkfd: learn every user queue and follow it.
+ *
+ *   kfd_procfs_add_queue(q)                queue born: q complete, p->mutex held
+ *   pqm_update_queue_properties(pqm, qid, p)  priority / percent change (ROCr
+ *                                          creates at 7 and sets priority later)
+ *   pqm_destroy_queue(pqm, qid)            queue dying (before KFD frees it)
+ *   kfd_process_notifier_release(mn, mm)   process dying (mm going away)
+ *   pqm_uninit(pqm)                        last chance before KFD frees queues
+ *   kfd_dbg_trap_enable(target, ...)       debugger attach: hands off
+ *
+ * Handlers run in atomic context: they only update the registry (spinlock,
+ * GFP_ATOMIC) and wake the monitor; they never sleep or call into KFD.
+ * Argument positions come from BTF (gp_layout.h).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kprobes.h>
+#include <linux/ptrace.h>
+#include "../module/gpreempt.h"
+#include "../module/kfd.h"
+
+#define GP_ARG(regs, fn, name) regs_get_kernel_argument(regs, GP_ARG_##fn##__##name)
+
+static int gp_on_add_queue(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct queue *q = (struct queue *)GP_ARG(regs, kfd_procfs_add_queue, q);
+
+	if (q && gp_registry_add_queue(q))
+		pr_warn_ratelimited("out of memory: a new queue stays unmanaged\n");
+	return 0;
+}
+
+static int gp_on_update_queue(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct process_queue_manager *pqm =
+		(void *)GP_ARG(regs, pqm_update_queue_properties, pqm);
+	u32 qid = GP_ARG(regs, pqm_update_queue_properties, qid);
+	char *props = (char *)GP_ARG(regs, pqm_update_queue_properties, p);
+
+	if (!pqm || !props)
+		return 0;
+	gp_registry_update_queue(kfd_pqm_process(pqm), qid,
+				 *(u32 *)(props + GP_OFF_queue_properties__priority),
+				 *(u32 *)(props + GP_OFF_queue_properties__queue_percent));
+	return 0;
+}
+
+static int gp_on_destroy_queue(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct process_queue_manager *pqm = (void *)GP_ARG(regs, pqm_destroy_queue, pqm);
+
+	if (pqm)
+		gp_registry_del_queue(kfd_pqm_process(pqm), GP_ARG(regs, pqm_destroy_queue, qid));
+	return 0;
+}
+
+static int gp_on_notifier_release(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct mmu_notifier *mn = (void *)GP_ARG(regs, kfd_process_notifier_release, mn);
+
+	if (mn)
+		gp_registry_proc_dead(kfd_mn_process(mn));
+	return 0;
+}
+
+static int gp_on_pqm_uninit(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct process_queue_manager *pqm = (void *)GP_ARG(regs, pqm_uninit, pqm);
+
+	if (pqm)
+		gp_registry_proc_dead(kfd_pqm_process(pqm));
+	return 0;
+}
+
+static int gp_on_dbg_trap_enable(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kfd_process *p = (void *)GP_ARG(regs, kfd_dbg_trap_enable, target);
+
+	if (p)
+		gp_registry_proc_debugged(p);
+	return 0;
+}
+
+static struct kprobe gp_probes[] = {
+	{ .symbol_name = "kfd_procfs_add_queue", .pre_handler = gp_on_add_queue },
+	{ .symbol_name = "pqm_update_queue_properties", .pre_handler = gp_on_update_queue },
+	{ .symbol_name = "pqm_destroy_queue", .pre_handler = gp_on_destroy_queue },
+	{ .symbol_name = "kfd_process_notifier_release", .pre_handler = gp_on_notifier_release },
+	{ .symbol_name = "pqm_uninit", .pre_handler = gp_on_pqm_uninit },
+	{ .symbol_name = "kfd_dbg_trap_enable", .pre_handler = gp_on_dbg_trap_enable },
+};
+
+static int gp_nregistered;
+
+/**
+ * gp_hooks_init() - register every probe, or none
+ *
+ * Return: 0, or the error of the first probe that failed (named in dmesg).
+ */
+int gp_hooks_init(void)
+{
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(gp_probes); i++) {
+		ret = register_kprobe(&gp_probes[i]);
+		if (ret) {
+			pr_err("cannot probe %s: %d\n", gp_probes[i].symbol_name, ret);
+			goto err_unregister_probes;
+		}
+		gp_nregistered++;
+	}
+	return 0;
+
+err_unregister_probes:
+	gp_hooks_exit();
+	return ret;
+}
+
+/**
+ * gp_hooks_exit() - unregister the probes; no handler runs after this
+ */
+void gp_hooks_exit(void)
+{
+	while (gp_nregistered > 0) {
+		struct kprobe *kp = &gp_probes[--gp_nregistered];
+
+		if (kp->nmissed)
+			pr_info("%s: %lu hits missed\n", kp->symbol_name, kp->nmissed);
+		unregister_kprobe(kp);
+		/* Allow re-registration (module parameters could retry). */
+		kp->addr = NULL;
+		kp->flags = 0;
+	}
+}
+
+/**
+ * gp_hooks_missed() - probe hits lost (kprobe nmissed), all probes
+ *
+ * Return: the sum.
+ */
+u64 gp_hooks_missed(void)
+{
+	u64 n = 0;
+	int i;
+
+	for (i = 0; i < gp_nregistered; i++)
+		n += gp_probes[i].nmissed;
+	return n;
+}

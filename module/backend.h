@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * backend.h - the safe action pattern shared by the preemption backends.
+ */
+#ifndef GP_BACKEND_H
+#define GP_BACKEND_H
+
+#include "gpreempt.h"
+
+struct kfd_process *gp_backend_get_process(struct gp_proc *pr);
+struct kfd_process_device *gp_backend_pdd(struct kfd_process *p, struct kfd_node *dev);
+bool gp_backend_dev_failed(struct device_queue_manager *dqm);
+void gp_backend_note_error(struct device_queue_manager *dqm, int err, const char *what);
+int gp_backend_trylock(struct kfd_process *p, bool blocking);
+
+#endif /* GP_BACKEND_H */

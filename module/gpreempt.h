@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gpreempt.h - shared declarations of the gpreempt module.
+ */
+#ifndef GP_GPREEMPT_H
+#define GP_GPREEMPT_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+#include <linux/spinlock.h>
+#include <linux/sched.h>
+#include "gp_maps.h"
+#include "policy.h"
+
+struct kfd_process;
+struct queue;
+struct page;
+struct pid;
+
+/* ---- parameters (params.c) ---- */
+struct gp_params {
+	unsigned int tick_us;
+	unsigned int idle_us;
+	unsigned int hysteresis_us;
+	unsigned int max_suspend_ms;
+	unsigned int min_slice_ms;
+	unsigned int max_actions;
+	int backend;		/* enum gp_backend_kind */
+	bool enable;
+	bool adopt_existing;
+};
+extern struct gp_params gp_param;
+
+/* ---- KFD entry points resolved at load (ksyms.c) ---- */
+#include "gp_layout.h"
+struct gp_kfd_fns {
+	gp_fn_kfd_process_evict_queues_t *evict;
+	gp_fn_kfd_process_restore_queues_t *restore;
+	gp_fn_kfd_lookup_process_by_pasid_t *lookup_by_pasid;
+	gp_fn_kfd_unref_process_t *unref;
+	gp_fn_pqm_get_user_queue_t *get_user_queue;
+};
+extern struct gp_kfd_fns gp_kfd;
+int gp_ksyms_init(void);
+void gp_ksyms_exit(void);
+unsigned long gp_lookup_name(const char *name);
+
+/* ---- registry (registry.c) ---- */
+/**
+ * struct gp_proc - a KFD process gpreempt knows
+ * @node: in gp_reg.procs
+ * @p: the kfd_process (identity only; dereferenced only under a KFD reference)
+ * @pasid: its PASID (key for kfd_lookup_process_by_pasid)
+ * @tgid: lead thread's tgid
+ * @comm: lead thread's comm at registration
+ * @dead: process teardown seen (notifier release / pqm_uninit)
+ * @debugged: a debugger attached: hands off
+ * @evicted: evictions by gpreempt not yet restored (0 or 1)
+ * @nqueues: live queues on this process
+ */
+struct gp_proc {
+	struct list_head node;
+	struct kfd_process *p;
+	u32 pasid;
+	pid_t tgid;
+	char comm[TASK_COMM_LEN];
+	bool dead;
+	bool debugged;
+	int evicted;
+	int nqueues;
+};
+
+/**
+ * struct gp_queue - one KFD user compute queue
+ * @node: in gp_reg.queues (monitor scan list)
+ * @hnode: in the (p, qid) hash; unhashed when the queue dies
+ * @proc: owner
+ * @q: KFD's struct queue (identity only, see gp_proc.p)
+ * @qid: KFD per-process queue id
+ * @kfd_priority: as KFD has it (create/update ioctl)
+ * @queue_percent: as KFD has it
+ * @rptr_uva: user address of the read dispatch id
+ * @wptr_uva: user address of the write dispatch id
+ * @gone: destroyed (or its process is); the monitor reaps it
+ * @ptr_path: enum gp_ptr_path
+ * @rptr: kernel mapping of @rptr_uva when pinned
+ * @wptr: kernel mapping of @wptr_uva when pinned
+ * @pages: pinned pages (0..2)
+ * @pin_va: user address of each pinned page
+ * @npages: entries in @pages
+ * @pid: owner's pid, for the access_process_vm path
+ * @last_rptr: last value read
+ * @last_wptr: last value read
+ * @pq: the policy's view
+ * @backend: backend used for the current park
+ * @info: the gp_queues map value (monitor-owned)
+ * @pending_since_ns: when pending was first seen in this busy period
+ * @info_parked_at: when the current park began
+ * @seen: the monitor has set the queue up
+ * @acted: already acted on in this tick (process-wide actions)
+ * @dirty: @info changed since the last map update
+ */
+struct gp_queue {
+	struct list_head node;
+	struct hlist_node hnode;
+	struct gp_proc *proc;
+	struct queue *q;
+	u32 qid;
+	u32 kfd_priority;
+	u32 queue_percent;
+	u64 rptr_uva;
+	u64 wptr_uva;
+	bool gone;
+
+	/* monitor-owned below */
+	int ptr_path;
+	u64 *rptr;
+	u64 *wptr;
+	struct page *pages[2];
+	unsigned long pin_va[2];
+	int npages;
+	struct pid *pid;
+	u64 last_rptr;
+	u64 last_wptr;
+	struct gp_pq pq;
+	int backend;
+	struct gp_queue_info info;
+	u64 pending_since_ns;
+	u64 info_parked_at;
+	bool seen;
+	bool acted;
+	bool dirty;
+};
+
+struct gp_registry {
+	spinlock_t lock;	/* protects the lists, hash and the hook-written fields */
+	struct list_head queues;
+	struct list_head procs;
+	unsigned int nqueues;
+	unsigned long gen;	/* bumped on every change */
+};
+extern struct gp_registry gp_reg;
+
+void gp_registry_init(void);
+int gp_registry_add_queue(struct queue *q);
+void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent);
+void gp_registry_del_queue(struct kfd_process *p, u32 qid);
+void gp_registry_proc_dead(struct kfd_process *p);
+void gp_registry_proc_debugged(struct kfd_process *p);
+int gp_registry_snapshot(struct gp_queue **out, int max);
+void gp_registry_reap(void (*release)(struct gp_queue *e));
+void gp_registry_free_all(void (*release)(struct gp_queue *e));
+int gp_registry_adopt_existing(void);
+
+/* ---- pointer access (ptr_access.c) ---- */
+void gp_ptr_setup(struct gp_queue *e);
+void gp_ptr_release(struct gp_queue *e);
+int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);
+
+/* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c) ---- */
+int gp_evict_process(struct gp_proc *pr, bool evict);
+int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking);
+
+/* ---- maps (maps.c) ---- */
+int gp_maps_init(void);
+void gp_maps_exit(void);
+void gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
+void gp_maps_del_queue(const struct gp_queue_key *key);
+void gp_maps_put_stats(const struct gp_stats *st);
+bool gp_maps_prio_override(pid_t tgid, const char *comm, int *prio);
+bool gp_maps_config(struct gp_config *cfg);
+
+/* ---- monitor (monitor.c) ---- */
+extern struct gp_stats gp_stats;	/* monitor-owned copy of the map value */
+int gp_monitor_start(void);
+void gp_monitor_stop(void);
+void gp_monitor_kick(void);
+void gp_monitor_release_all(void);
+
+/* ---- hooks (hooks/probes.c) ---- */
+int gp_hooks_init(void);
+void gp_hooks_exit(void);
+u64 gp_hooks_missed(void);
+
+#endif /* GP_GPREEMPT_H */

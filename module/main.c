@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpreempt - priority preemption for AMD GPU compute queues.
+ *
+ * Watches every user compute queue amdkfd creates (kprobes), scans their
+ * read/write dispatch ids from a kthread, and while a higher-priority queue
+ * has work takes lower-priority queues off the GPU through KFD's own paths
+ * (queue suspend + update_queue, or process eviction; CWSR saves their
+ * waves), putting them back when the high-priority work drains.  State and
+ * control are BPF maps (bpftool map dump name gp_queues).  rmmod resumes
+ * everything it parked.
+ *
+ * Setup order: KFD symbols -> maps -> registry -> probes -> existing queues
+ * -> monitor.  Teardown is the exact reverse.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include "gpreempt.h"
+
+static int __init gp_init(void)
+{
+	int ret, adopted = 0;
+
+	ret = gp_ksyms_init();
+	if (ret)
+		return ret;
+	ret = gp_maps_init();
+	if (ret)
+		goto err_ksyms;
+	gp_registry_init();
+	ret = gp_hooks_init();
+	if (ret)
+		goto err_maps;
+	if (gp_param.adopt_existing)
+		adopted = gp_registry_adopt_existing();
+	ret = gp_monitor_start();
+	if (ret)
+		goto err_hooks;
+	pr_info("loaded: backend %d, tick %u us, %d existing queue(s) adopted\n",
+		gp_param.backend, gp_param.tick_us, adopted);
+	return 0;
+
+err_hooks:
+	gp_hooks_exit();
+	gp_registry_free_all(NULL);
+err_maps:
+	gp_maps_exit();
+err_ksyms:
+	gp_ksyms_exit();
+	return ret;
+}
+
+static void __exit gp_exit(void)
+{
+	gp_monitor_stop();
+	gp_monitor_release_all();
+	gp_hooks_exit();
+	gp_maps_exit();
+	gp_ksyms_exit();
+	pr_info("unloaded: %llu preemptions, %llu resumes, %llu errors\n",
+		gp_stats.preempts, gp_stats.resumes, gp_stats.errors);
+}
+
+module_init(gp_init);
+module_exit(gp_exit);
+MODULE_DESCRIPTION("Priority preemption for AMD GPU compute queues (amdkfd)");
+MODULE_AUTHOR("gpreempt developers");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(BPF_INTERNAL);

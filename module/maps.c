@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * maps.c - gpreempt's BPF maps: state out (gp_queues, gp_stats), control in
+ * (gp_prio, gp_prio_comm, gp_config).
+ *
+ * The maps and their BTF come from bpf/gp_maps.bpf.c through a light
+ * skeleton run with kern_sys_bpf(), as kernel/bpf/preload does.  The module
+ * keeps one reference per map and closes the fds, so nothing is left in
+ * insmod's file table; bpftool finds the maps by name.  Values are written
+ * through map->ops under rcu_read_lock() from the monitor thread only.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bpf.h>
+#include <linux/file.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/string.h>
+#include "gpreempt.h"
+#include "gp_maps.lskel.h"
+
+static struct bpf_map *gp_map_queues, *gp_map_stats, *gp_map_prio, *gp_map_prio_comm,
+		      *gp_map_config;
+
+static struct bpf_map *gp_take_map(int *fd)
+{
+	struct bpf_map *map = bpf_map_get(*fd);
+
+	if (IS_ERR(map))
+		return map;
+	close_fd(*fd);
+	*fd = 0;
+	return map;
+}
+
+static void gp_put_maps(void)
+{
+	struct bpf_map **maps[] = { &gp_map_queues, &gp_map_stats, &gp_map_prio,
+				    &gp_map_prio_comm, &gp_map_config };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(maps); i++) {
+		if (*maps[i] && !IS_ERR(*maps[i]))
+			bpf_map_put(*maps[i]);
+		*maps[i] = NULL;
+	}
+}
+
+/**
+ * gp_maps_init() - create the maps
+ *
+ * Return: 0 or a negative errno.
+ */
+int gp_maps_init(void)
+{
+	struct gp_maps *gp_skel;
+	int ret = 0;
+
+	gp_skel = gp_maps__open();
+	if (!gp_skel)
+		return -ENOMEM;
+	ret = gp_maps__load(gp_skel);
+	if (ret) {
+		pr_err("cannot create the BPF maps: %d\n", ret);
+		gp_maps__destroy(gp_skel);
+		return ret;
+	}
+	gp_map_queues = gp_take_map(&gp_skel->maps.gp_queues.map_fd);
+	gp_map_stats = gp_take_map(&gp_skel->maps.gp_stats.map_fd);
+	gp_map_prio = gp_take_map(&gp_skel->maps.gp_prio.map_fd);
+	gp_map_prio_comm = gp_take_map(&gp_skel->maps.gp_prio_comm.map_fd);
+	gp_map_config = gp_take_map(&gp_skel->maps.gp_config.map_fd);
+	if (IS_ERR(gp_map_queues) || IS_ERR(gp_map_stats) || IS_ERR(gp_map_prio) ||
+	    IS_ERR(gp_map_prio_comm) || IS_ERR(gp_map_config)) {
+		pr_err("cannot take references on the BPF maps\n");
+		gp_put_maps();
+		ret = -ENOMEM;
+	}
+	/* Closes the never-attached program; the maps live on by reference. */
+	gp_maps__destroy(gp_skel);
+	return ret;
+}
+
+/**
+ * gp_maps_exit() - drop the maps; they disappear with their last reference
+ */
+void gp_maps_exit(void)
+{
+	gp_put_maps();
+}
+
+static void gp_map_update(struct bpf_map *map, const void *key, const void *val)
+{
+	int ret;
+
+	rcu_read_lock();
+	ret = map->ops->map_update_elem(map, (void *)key, (void *)val, BPF_ANY);
+	rcu_read_unlock();
+	if (ret)
+		pr_warn_ratelimited("map %s update failed: %d\n", map->name, ret);
+}
+
+/**
+ * gp_maps_put_queue() - publish one queue's state in gp_queues
+ * @key: tgid and qid
+ * @info: value
+ */
+void gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info)
+{
+	gp_map_update(gp_map_queues, key, info);
+}
+
+/**
+ * gp_maps_del_queue() - remove a queue from gp_queues
+ * @key: tgid and qid
+ */
+void gp_maps_del_queue(const struct gp_queue_key *key)
+{
+	rcu_read_lock();
+	gp_map_queues->ops->map_delete_elem(gp_map_queues, (void *)key);
+	rcu_read_unlock();
+}
+
+/**
+ * gp_maps_put_stats() - publish the global counters in gp_stats
+ * @st: value
+ */
+void gp_maps_put_stats(const struct gp_stats *st)
+{
+	u32 zero = 0;
+
+	gp_map_update(gp_map_stats, &zero, st);
+}
+
+static bool gp_read_override(struct bpf_map *map, const void *key, int *prio)
+{
+	struct gp_prio_override *v;
+	s32 val = -1;
+
+	rcu_read_lock();
+	v = map->ops->map_lookup_elem(map, (void *)key);
+	if (v)
+		val = READ_ONCE(v->priority);
+	rcu_read_unlock();
+	if (!v)
+		return false;
+	if (val < 0 || val > GP_PRIO_MAX) {
+		gp_stats.bad_control++;
+		pr_warn_ratelimited("ignoring %s override %d (valid: 0..%d)\n", map->name, val,
+				    GP_PRIO_MAX);
+		return false;
+	}
+	*prio = val;
+	return true;
+}
+
+/**
+ * gp_maps_prio_override() - priority override for a process, if any
+ * @tgid: process id (gp_prio key, wins)
+ * @comm: process name (gp_prio_comm key)
+ * @prio: result
+ *
+ * Out-of-range values are ignored and counted in gp_stats.bad_control.
+ * Return: true when an override applies.
+ */
+bool gp_maps_prio_override(pid_t tgid, const char *comm, int *prio)
+{
+	struct gp_comm key = { 0 };
+	u32 pid = tgid;
+
+	if (gp_read_override(gp_map_prio, &pid, prio))
+		return true;
+	strscpy(key.comm, comm, sizeof(key.comm));
+	return gp_read_override(gp_map_prio_comm, &key, prio);
+}
+
+/**
+ * gp_maps_config() - read gp_config
+ * @cfg: result (0 fields mean "use the module parameter")
+ *
+ * Return: true when read.
+ */
+bool gp_maps_config(struct gp_config *cfg)
+{
+	struct gp_config *v;
+	u32 zero = 0;
+
+	rcu_read_lock();
+	v = gp_map_config->ops->map_lookup_elem(gp_map_config, &zero);
+	if (v)
+		memcpy(cfg, v, sizeof(*cfg));
+	rcu_read_unlock();
+	return v;
+}

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * monitor.c - gpreempt's kthread: scan every managed queue's dispatch ids,
+ * ask the policy what to park, have the backends do it, publish the state.
+ *
+ * Tick period: gp_param.tick_us while something could need preempting (a
+ * queue is parked, or a queue has work while a higher-priority queue exists);
+ * otherwise it spins down to idle_us.  Hooks wake it at once on queue
+ * creation, priority change and teardown.  Only this thread calls into KFD
+ * (besides module unload, after it has stopped) and only it frees registry
+ * entries.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/log2.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include "gpreempt.h"
+#include "kfd.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+struct gp_stats gp_stats;
+
+static struct task_struct *gp_monitor_task;
+static DECLARE_WAIT_QUEUE_HEAD(gp_monitor_wq);
+static atomic_t gp_kicked = ATOMIC_INIT(0);
+static struct gp_queue **gp_snap;
+static struct gp_pq *gp_pqs;
+static unsigned long gp_last_gen = ~0UL;
+static u64 gp_last_scan_ns, gp_last_publish_ns;
+
+#define GP_PUBLISH_NS (100 * NSEC_PER_MSEC)
+
+/**
+ * gp_monitor_kick() - wake the monitor now (safe from kprobe context)
+ */
+void gp_monitor_kick(void)
+{
+	atomic_set(&gp_kicked, 1);
+	wake_up(&gp_monitor_wq);
+}
+
+static void gp_hist_add(u64 *hist, u64 ns)
+{
+	u64 us = ns / NSEC_PER_USEC;
+	int b = us ? ilog2(us) + 1 : 0;
+
+	hist[min(b, GP_HIST_BUCKETS - 1)]++;
+}
+
+static void gp_set_state(struct gp_queue *e, enum gp_qstate st)
+{
+	if (e->info.state != st) {
+		e->info.state = st;
+		gp_stats.state_transitions[st]++;
+		e->dirty = true;
+	}
+}
+
+/* Parameters for this tick: module params, overridden by valid gp_config fields. */
+static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us)
+{
+	struct gp_config cfg;
+	unsigned int hyst = READ_ONCE(gp_param.hysteresis_us);
+	unsigned int max_susp = READ_ONCE(gp_param.max_suspend_ms);
+	unsigned int slice = READ_ONCE(gp_param.min_slice_ms);
+	bool enable = READ_ONCE(gp_param.enable);
+	static struct gp_config last_bad;
+
+	*tick_us = READ_ONCE(gp_param.tick_us);
+	if (gp_maps_config(&cfg)) {
+		bool bad = cfg.enable > 2 || (cfg.tick_us && (cfg.tick_us < 10 || cfg.tick_us > 100000)) ||
+			   cfg.hysteresis_us > 10000000 || cfg.max_suspend_us > 600000000 ||
+			   cfg.min_slice_us > 60000000;
+
+		if (bad) {
+			if (memcmp(&cfg, &last_bad, sizeof(cfg))) {
+				gp_stats.bad_control++;
+				last_bad = cfg;
+				pr_warn_ratelimited("gp_config rejected: a field is out of range\n");
+			}
+		} else {
+			if (cfg.enable)
+				enable = cfg.enable == 1;
+			if (cfg.tick_us)
+				*tick_us = cfg.tick_us;
+			if (cfg.hysteresis_us)
+				hyst = cfg.hysteresis_us;
+			if (cfg.max_suspend_us)
+				max_susp = cfg.max_suspend_us / 1000 ?: 1;
+			if (cfg.min_slice_us)
+				slice = cfg.min_slice_us / 1000;
+		}
+	}
+	pp->hysteresis_ns = (u64)hyst * NSEC_PER_USEC;
+	pp->max_suspend_ns = (u64)max_susp * NSEC_PER_MSEC;
+	pp->min_slice_ns = (u64)slice * NSEC_PER_MSEC;
+	pp->max_actions = READ_ONCE(gp_param.max_actions);
+	pp->enabled = enable;
+}
+
+/* Called for each reaped queue. */
+static void gp_release_queue(struct gp_queue *e)
+{
+	struct gp_queue_key key = { .tgid = e->proc->tgid, .qid = e->qid };
+	struct gp_proc *pr = e->proc;
+
+	gp_ptr_release(e);
+	gp_maps_del_queue(&key);
+	gp_set_state(e, GP_Q_GONE);
+	/* Last queue of a live process gpreempt evicted: balance the eviction. */
+	if (pr->evicted && !READ_ONCE(pr->nqueues) && !READ_ONCE(pr->dead))
+		gp_evict_process(pr, false);
+}
+
+static bool gp_wants_evict(struct gp_queue *e, int n)
+{
+	int backend = READ_ONCE(gp_param.backend);
+	int i;
+
+	if (backend == GP_BACKEND_SUSPEND)
+		return false;
+	if (!GP_HAVE_queue_properties__is_suspended)
+		backend = GP_BACKEND_EVICT;
+	/* Process granularity only when every live queue of the process goes. */
+	for (i = 0; i < n; i++) {
+		struct gp_queue *x = gp_snap[i];
+
+		if (x->proc != e->proc || x->gone)
+			continue;
+		if (x->pq.state != GP_PS_PARKED && x->pq.action != GP_ACT_PARK)
+			return false;
+		if (x->pq.state == GP_PS_PARKED && x->backend != GP_BACKEND_EVICT)
+			return false;
+	}
+	return true;
+}
+
+static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int ret,
+		      int backend, u64 t0, u64 t1)
+{
+	bool park = e->pq.action == GP_ACT_PARK;
+	bool ok = !ret;
+
+	if (park)
+		trace_preempt(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret, t1 - t0);
+	else
+		trace_resume(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret, t1 - t0);
+
+	/* A queue that is gone is not coming back: treat unpark as done. */
+	if (!park && (ret == -ESRCH || ret == -ENOENT))
+		ok = true;
+	if (!ok) {
+		gp_set_state(e, park ? GP_Q_RUNNING : GP_Q_SUSPENDED);
+		if (ret != -EBUSY) {
+			e->info.errors++;
+			e->dirty = true;
+		}
+		return;
+	}
+	gp_policy_commit(pp, &e->pq, true, t1);
+	e->dirty = true;
+	if (park) {
+		e->backend = backend;
+		e->info.backend = backend;
+		e->info.preempts++;
+		e->info.last_preempt_ns = t1 - t0;
+		gp_stats.preempts++;
+		gp_hist_add(gp_stats.preempt_hist, t1 - t0);
+		gp_set_state(e, GP_Q_SUSPENDED);
+	} else {
+		e->info.resumes++;
+		e->info.suspended_ns += t1 - e->info_parked_at;
+		gp_stats.resumes++;
+		if (e->pq.reason == GP_WHY_STARVING)
+			gp_stats.starvation_slices++;
+		gp_set_state(e, GP_Q_RUNNING);
+	}
+	if (park)
+		e->info_parked_at = t1;
+}
+
+/* Apply the policy's actions; evictions are per process, suspends per queue. */
+static void gp_apply(int n, const struct gp_policy_params *pp)
+{
+	int i, j, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		enum gp_action act = pass ? GP_ACT_UNPARK : GP_ACT_PARK;
+
+		for (i = 0; i < n; i++) {
+			struct gp_queue *e = gp_snap[i];
+			bool by_proc;
+			u64 t0, t1;
+			int ret;
+
+			if (e->pq.action != act || e->acted)
+				continue;
+			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
+			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :
+				  e->backend == GP_BACKEND_EVICT;
+			if (!by_proc && act == GP_ACT_PARK &&
+			    READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT) {
+				/* Forced process granularity, but not all its queues go. */
+				gp_set_state(e, GP_Q_RUNNING);
+				continue;
+			}
+			t0 = ktime_get_ns();
+			if (by_proc)
+				ret = gp_evict_process(e->proc, act == GP_ACT_PARK);
+			else
+				ret = gp_suspend_queue(e, act == GP_ACT_PARK, false);
+			t1 = ktime_get_ns();
+			if (!by_proc) {
+				gp_commit(e, pp, ret, GP_BACKEND_SUSPEND, t0, t1);
+				continue;
+			}
+			/* The whole process moved: commit each of its queues. */
+			for (j = 0; j < n; j++) {
+				struct gp_queue *x = gp_snap[j];
+
+				if (x->proc != e->proc || x->gone)
+					continue;
+				if (act == GP_ACT_UNPARK && x->backend != GP_BACKEND_EVICT)
+					continue;
+				if (act == GP_ACT_UNPARK && x->pq.state != GP_PS_PARKED)
+					continue;
+				if (act == GP_ACT_PARK && x->pq.state == GP_PS_PARKED)
+					continue;
+				x->pq.action = act;
+				x->pq.reason = e->pq.reason;
+				x->acted = true;
+				gp_commit(x, pp, ret, GP_BACKEND_EVICT, t0, t1);
+			}
+		}
+	}
+}
+
+static void gp_publish(int n, u64 now, bool force)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+		struct gp_queue_key key = { .tgid = e->proc->tgid, .qid = e->qid };
+
+		if (e->gone || (!e->dirty && !force))
+			continue;
+		e->dirty = false;
+		gp_maps_put_queue(&key, &e->info);
+	}
+	gp_stats.probe_missed = gp_hooks_missed();
+	gp_maps_put_stats(&gp_stats);
+	if (force)
+		gp_last_publish_ns = now;
+}
+
+/* First sight of a queue: pointers, identity fields of the map value. */
+static void gp_first_sight(struct gp_queue *e, u64 now)
+{
+	struct gp_queue_info *in = &e->info;
+
+	gp_ptr_setup(e);
+	in->tgid = e->proc->tgid;
+	in->pasid = e->proc->pasid;
+	in->qid = e->qid;
+	memcpy(in->comm, e->proc->comm, sizeof(in->comm));
+	in->ptr_path = e->ptr_path;
+	e->pq.state = GP_PS_RUNNING;
+	e->pq.state_since_ns = now;
+	if (e->proc->evicted) {
+		/* Created while gpreempt holds its process evicted: KFD made it inactive. */
+		e->pq.state = GP_PS_PARKED;
+		e->backend = GP_BACKEND_EVICT;
+		e->info_parked_at = now;
+		in->state = GP_Q_SUSPENDED;
+	}
+	e->seen = true;
+	e->dirty = true;
+	gp_stats.queues_seen++;
+}
+
+/* One scan; returns true when the next one should come soon. */
+static bool gp_tick(void)
+{
+	struct gp_policy_params pp;
+	struct gp_policy_result res;
+	unsigned int tick_us;
+	bool fast = false;
+	int i, n, maxprio = INT_MIN;
+	u64 t0 = ktime_get_ns(), t1, since_last;
+
+	if (READ_ONCE(gp_reg.gen) != gp_last_gen) {
+		gp_last_gen = READ_ONCE(gp_reg.gen);
+		gp_registry_reap(gp_release_queue);
+	}
+	gp_effective_params(&pp, &tick_us);
+	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
+	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
+	gp_last_scan_ns = t0;
+
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+		struct gp_queue_info *in = &e->info;
+		u64 rptr = 0, wptr = 0;
+		bool pending;
+		int prio;
+
+		e->acted = false;
+		if (e->gone) {
+			e->pq.action = GP_ACT_NONE;
+			e->pq.pending = false;
+			continue;
+		}
+		if (!e->seen)
+			gp_first_sight(e, t0);
+		pending = gp_ptr_read(e, &rptr, &wptr) ? true : wptr != rptr;
+		prio = READ_ONCE(e->kfd_priority);
+		gp_maps_prio_override(e->proc->tgid, e->proc->comm, &prio);
+
+		if (pending && !e->pq.pending)
+			e->pending_since_ns = t0;
+		e->pq.pending = pending;
+		e->pq.prio = prio;
+		e->pq.parkable = !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->dead);
+		if (rptr != in->rptr || wptr != in->wptr || pending != in->pending ||
+		    prio != in->eff_priority || READ_ONCE(e->kfd_priority) != in->kfd_priority)
+			e->dirty = true;
+		in->rptr = rptr;
+		in->wptr = wptr;
+		in->pending = pending;
+		in->eff_priority = prio;
+		in->kfd_priority = READ_ONCE(e->kfd_priority);
+		in->queue_percent = READ_ONCE(e->queue_percent);
+		in->ptr_path = e->ptr_path;
+		maxprio = max(maxprio, prio);
+	}
+
+	/* The policy works on a dense array. */
+	for (i = 0; i < n; i++)
+		gp_pqs[i] = gp_snap[i]->pq;
+	gp_policy_decide(&pp, gp_pqs, n, t0, &res);
+	for (i = 0; i < n; i++) {
+		gp_snap[i]->pq = gp_pqs[i];
+		if (gp_snap[i]->gone)
+			gp_snap[i]->pq.action = GP_ACT_NONE;
+	}
+
+	if (res.inversion) {
+		gp_stats.inversions++;
+		/* Detection: the work appeared at most one tick before this scan. */
+		for (i = 0; i < n; i++) {
+			struct gp_queue *e = gp_snap[i];
+
+			if (e->pq.prio == res.top_prio && e->pq.pending && e->pending_since_ns == t0)
+				gp_hist_add(gp_stats.detect_hist, since_last);
+		}
+	}
+	gp_apply(n, &pp);
+
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+
+		if (e->gone)
+			continue;
+		if (e->pq.state == GP_PS_PARKED ||
+		    (e->pq.pending && e->pq.prio < maxprio) || e->pq.last_pending_ns == t0)
+			fast = true;
+	}
+
+	t1 = ktime_get_ns();
+	gp_stats.ticks++;
+	if (fast)
+		gp_stats.busy_ticks++;
+	gp_stats.scan_ns_last = t1 - t0;
+	gp_stats.scan_ns_total += t1 - t0;
+	gp_stats.scan_ns_max = max(gp_stats.scan_ns_max, t1 - t0);
+	gp_stats.queues = n;
+	gp_publish(n, t1, t1 - gp_last_publish_ns >= GP_PUBLISH_NS);
+	return fast;
+}
+
+static int gp_monitor_fn(void *unused)
+{
+	while (!kthread_should_stop()) {
+		bool fast = gp_tick();
+		u64 us = fast ? READ_ONCE(gp_param.tick_us) : READ_ONCE(gp_param.idle_us);
+		struct gp_config cfg;
+
+		if (fast && gp_maps_config(&cfg) && cfg.tick_us >= 10 && cfg.tick_us <= 100000)
+			us = cfg.tick_us;
+		wait_event_interruptible_hrtimeout(gp_monitor_wq,
+						   atomic_xchg(&gp_kicked, 0) || kthread_should_stop(),
+						   ns_to_ktime(us * NSEC_PER_USEC));
+	}
+	return 0;
+}
+
+/**
+ * gp_monitor_start() - allocate the scan arrays and start the kthread
+ *
+ * Return: 0 or a negative errno.
+ */
+int gp_monitor_start(void)
+{
+	gp_snap = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_snap), GFP_KERNEL);
+	gp_pqs = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_pqs), GFP_KERNEL);
+	if (!gp_snap || !gp_pqs)
+		goto err_free;
+	gp_monitor_task = kthread_run(gp_monitor_fn, NULL, "gpreempt");
+	if (IS_ERR(gp_monitor_task)) {
+		pr_err("cannot start the monitor thread: %ld\n", PTR_ERR(gp_monitor_task));
+		gp_monitor_task = NULL;
+		goto err_free;
+	}
+	return 0;
+
+err_free:
+	kvfree(gp_pqs);
+	kvfree(gp_snap);
+	gp_pqs = NULL;
+	gp_snap = NULL;
+	return -ENOMEM;
+}
+
+/**
+ * gp_monitor_stop() - stop the kthread (no KFD call happens after this)
+ */
+void gp_monitor_stop(void)
+{
+	if (gp_monitor_task)
+		kthread_stop(gp_monitor_task);
+	gp_monitor_task = NULL;
+}
+
+/**
+ * gp_monitor_release_all() - unpark everything gpreempt parked, free all
+ *
+ * Module unload, after gp_monitor_stop(): waits for p->mutex where needed,
+ * so it returns only when every parked queue is back (or gone with its
+ * process) and every eviction is balanced.
+ */
+void gp_monitor_release_all(void)
+{
+	int i, n, left = 0;
+
+	if (!gp_snap)
+		return;
+	gp_registry_reap(gp_release_queue);
+	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+		int ret;
+
+		if (e->gone || e->pq.state != GP_PS_PARKED)
+			continue;
+		if (e->backend == GP_BACKEND_EVICT)
+			ret = gp_evict_process(e->proc, false);
+		else
+			ret = gp_suspend_queue(e, false, true);
+		if (ret && ret != -ESRCH && ret != -ENOENT)
+			left++;
+		e->pq.state = GP_PS_RUNNING;
+	}
+	if (left)
+		pr_err("%d queue(s) could not be resumed at unload\n", left);
+	gp_registry_free_all(gp_release_queue);
+	kvfree(gp_pqs);
+	kvfree(gp_snap);
+	gp_pqs = NULL;
+	gp_snap = NULL;
+}

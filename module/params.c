@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * params.c - module parameters, each validated by its setter so a bad value
+ * fails insmod (or the sysfs write) with a message naming the parameter.
+ * All of them can also be changed at run time through
+ * /sys/module/gpreempt/parameters/; gp_config overrides them per field.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include "gpreempt.h"
+
+struct gp_params gp_param = {
+	.tick_us = 100,
+	.idle_us = 5000,
+	.hysteresis_us = 2000,
+	.max_suspend_ms = 1000,
+	.min_slice_ms = 20,
+	.max_actions = 8,
+	.backend = GP_BACKEND_AUTO,
+	.enable = true,
+	.adopt_existing = true,
+};
+
+struct gp_uint_range {
+	unsigned int *val;
+	unsigned int min, max;
+	const char *name;
+};
+
+static int gp_set_uint(const char *val, const struct kernel_param *kp)
+{
+	const struct gp_uint_range *r = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret || v < r->min || v > r->max) {
+		pr_err("%s=%s: expected an integer in %u..%u\n", r->name, val, r->min, r->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*r->val, v);
+	gp_monitor_kick();
+	return 0;
+}
+
+static int gp_get_uint(char *buf, const struct kernel_param *kp)
+{
+	const struct gp_uint_range *r = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*r->val));
+}
+
+static const struct kernel_param_ops gp_uint_ops = {
+	.set = gp_set_uint,
+	.get = gp_get_uint,
+};
+
+#define GP_UINT_PARAM(field, lo, hi, desc)					\
+	static struct gp_uint_range gp_range_##field = {			\
+		.val = &gp_param.field, .min = lo, .max = hi, .name = #field };	\
+	module_param_cb(field, &gp_uint_ops, &gp_range_##field, 0644);		\
+	MODULE_PARM_DESC(field, desc " [" #lo ".." #hi "]")
+
+GP_UINT_PARAM(tick_us, 10, 100000,
+	      "Monitor scan period in microseconds while work is pending; bounds detection latency (default 100)");
+GP_UINT_PARAM(idle_us, 100, 1000000,
+	      "Monitor scan period in microseconds when nothing can be preempted (default 5000)");
+GP_UINT_PARAM(hysteresis_us, 0, 10000000,
+	      "Time in microseconds a level stays busy after its last pending work before lower queues resume (default 2000)");
+GP_UINT_PARAM(max_suspend_ms, 1, 600000,
+	      "Starvation guard: longest continuous park of a queue in milliseconds (default 1000)");
+GP_UINT_PARAM(min_slice_ms, 0, 60000,
+	      "Starvation guard: run time in milliseconds granted after max_suspend_ms (default 20)");
+GP_UINT_PARAM(max_actions, 1, 64,
+	      "Most park/unpark state changes per tick; each may remap the whole device (default 8)");
+
+static const char * const gp_backend_names[] = {
+	[GP_BACKEND_AUTO] = "auto",
+	[GP_BACKEND_EVICT] = "evict",
+	[GP_BACKEND_SUSPEND] = "suspend",
+};
+
+static int gp_set_backend(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(gp_backend_names, val);
+
+	if (i < 0) {
+		pr_err("backend=%s: expected auto, evict or suspend\n", val);
+		return -EINVAL;
+	}
+#if !GP_HAVE_queue_properties__is_suspended
+	if (i == GP_BACKEND_SUSPEND) {
+		pr_err("backend=suspend: this KFD has no queue_properties.is_suspended\n");
+		return -EINVAL;
+	}
+#endif
+	WRITE_ONCE(gp_param.backend, i);
+	return 0;
+}
+
+static int gp_get_backend(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", gp_backend_names[READ_ONCE(gp_param.backend)]);
+}
+
+static const struct kernel_param_ops gp_backend_ops = {
+	.set = gp_set_backend,
+	.get = gp_get_backend,
+};
+
+module_param_cb(backend, &gp_backend_ops, NULL, 0644);
+MODULE_PARM_DESC(backend,
+		 "How to park: auto (evict whole processes when all their queues are parked, else suspend the queue), evict, suspend (default auto)");
+
+static int gp_set_enable(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+
+	if (kstrtobool(val, &v)) {
+		pr_err("enable=%s: expected 0 or 1\n", val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(gp_param.enable, v);
+	gp_monitor_kick();
+	return 0;
+}
+
+static const struct kernel_param_ops gp_enable_ops = {
+	.set = gp_set_enable,
+	.get = param_get_bool,
+};
+
+module_param_cb(enable, &gp_enable_ops, &gp_param.enable, 0644);
+MODULE_PARM_DESC(enable, "Preempt (1) or only observe (0); 0 resumes everything parked (default 1)");
+
+module_param_named(adopt_existing, gp_param.adopt_existing, bool, 0444);
+MODULE_PARM_DESC(adopt_existing,
+		 "At load, find queues that already exist by walking KFD's processes (default 1)");

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * policy.c - which queues run and which are parked.
+ *
+ * The rule, in plain words:
+ *   - A priority level is *busy* while one of its queues has pending work,
+ *     and for a hysteresis interval after the last time it had some.
+ *   - The highest busy level runs.  A queue below it that has work (or is
+ *     already parked) is parked; a parked queue is unparked once no level
+ *     above it is busy any more.  Queues at or above the top are never parked.
+ *   - Starvation guard: a queue parked for max_suspend gets a min_slice of run
+ *     time before it may be parked again, so best-effort work always moves.
+ *   - Every state change may cost a full preempt/remap of the device (HWS),
+ *     so at most max_actions changes are made per tick; parks go first (they
+ *     are what the latency-critical work is waiting for), lowest priority
+ *     first; the rest wait for the next tick.
+ *
+ * Pure C: no kernel calls, no allocation; the caller owns the array.  The
+ * same file is compiled into test/unit/ for unit and property tests.
+ */
+#include "policy.h"
+
+static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
+{
+	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < pp->hysteresis_ns);
+}
+
+static void want(struct gp_pq *q, enum gp_action a, enum gp_reason why)
+{
+	q->action = a;
+	q->reason = why;
+}
+
+/**
+ * gp_policy_decide() - compute park/unpark actions for one tick
+ * @pp: parameters
+ * @q: all managed queues; @q[i].action/.reason are written
+ * @n: number of queues
+ * @now: monotonic time in ns
+ * @res: summary (may be NULL)
+ *
+ * The caller applies the actions and reports each outcome with
+ * gp_policy_commit().
+ */
+void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
+		      struct gp_policy_result *res)
+{
+	struct gp_policy_result r = { 0 };
+	u32 i, budget = pp->max_actions;
+
+	for (i = 0; i < n; i++) {
+		q[i].action = GP_ACT_NONE;
+		q[i].reason = GP_WHY_NONE;
+		q[i].granted = false;
+		if (q[i].pending)
+			q[i].last_pending_ns = now;
+		if (level_busy(&q[i], pp, now) && (!r.top_valid || q[i].prio > r.top_prio)) {
+			r.top_valid = true;
+			r.top_prio = q[i].prio;
+		}
+	}
+
+	/* Desired actions, without the budget. */
+	for (i = 0; i < n; i++) {
+		struct gp_pq *x = &q[i];
+		bool below = r.top_valid && x->prio < r.top_prio;
+
+		if (below && x->pending && x->state == GP_PS_RUNNING)
+			r.inversion = true;
+
+		if (x->state == GP_PS_PARKED) {
+			if (!pp->enabled)
+				want(x, GP_ACT_UNPARK, GP_WHY_DISABLED);
+			else if (!x->parkable)
+				want(x, GP_ACT_UNPARK, GP_WHY_UNMANAGED);
+			else if (!below)
+				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
+			else if (now - x->state_since_ns >= pp->max_suspend_ns)
+				want(x, GP_ACT_UNPARK, GP_WHY_STARVING);
+		} else if (pp->enabled && x->parkable && below && x->pending &&
+			   now >= x->slice_until_ns) {
+			want(x, GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
+		}
+	}
+
+	/* Spend the budget: parks first, lowest priority first, then unparks. */
+	while (budget) {
+		struct gp_pq *best = NULL;
+
+		for (i = 0; i < n; i++) {
+			struct gp_pq *x = &q[i];
+
+			if (x->action == GP_ACT_NONE || x->granted)
+				continue;
+			if (!best ||
+			    (x->action == GP_ACT_PARK && best->action != GP_ACT_PARK) ||
+			    (x->action == best->action && x->prio < best->prio))
+				best = x;
+		}
+		if (!best)
+			break;
+		budget--;
+		best->granted = true;
+		if (best->action == GP_ACT_PARK)
+			r.parks++;
+		else
+			r.unparks++;
+	}
+	for (i = 0; i < n; i++) {
+		if (q[i].action != GP_ACT_NONE && !q[i].granted) {
+			q[i].action = GP_ACT_NONE;
+			q[i].reason = GP_WHY_NONE;
+			r.deferred++;
+		}
+	}
+
+	if (res)
+		*res = r;
+}
+
+/**
+ * gp_policy_commit() - record the outcome of a queue's action
+ * @pp: parameters
+ * @q: the queue whose action was applied
+ * @ok: the backend succeeded
+ * @now: monotonic time in ns
+ *
+ * On success the state flips; an unpark for starvation opens a slice during
+ * which the queue is not parked again.  On failure nothing changes and the
+ * next tick decides again.
+ */
+void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool ok, u64 now)
+{
+	if (!ok || q->action == GP_ACT_NONE)
+		return;
+	if (q->action == GP_ACT_PARK) {
+		q->state = GP_PS_PARKED;
+	} else {
+		q->state = GP_PS_RUNNING;
+		if (q->reason == GP_WHY_STARVING)
+			q->slice_until_ns = now + pp->min_slice_ns;
+	}
+	q->state_since_ns = now;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * policy.h - gpreempt's preemption policy: pure C, no kernel calls, so the
+ * same file builds into the module and into user-space unit/fuzz tests.
+ */
+#ifndef GP_POLICY_H
+#define GP_POLICY_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+typedef uint64_t u64;
+typedef uint32_t u32;
+#endif
+
+enum gp_pstate {
+	GP_PS_RUNNING = 0,	/* on the GPU */
+	GP_PS_PARKED = 1,	/* taken off by gpreempt */
+};
+
+enum gp_action {
+	GP_ACT_NONE = 0,
+	GP_ACT_PARK = 1,
+	GP_ACT_UNPARK = 2,
+};
+
+enum gp_reason {
+	GP_WHY_NONE = 0,
+	GP_WHY_HIGHER_PENDING,	/* park: a higher level has (recent) work */
+	GP_WHY_HIGHER_IDLE,	/* unpark: higher levels idle past hysteresis */
+	GP_WHY_STARVING,	/* unpark: starvation guard slice */
+	GP_WHY_UNMANAGED,	/* unpark: queue no longer parkable */
+	GP_WHY_DISABLED,	/* unpark: gpreempt disabled */
+};
+
+/**
+ * struct gp_policy_params - knobs of the policy (all times in ns)
+ * @hysteresis_ns: a level counts as busy this long after its last pending work
+ * @max_suspend_ns: starvation guard, longest continuous park
+ * @min_slice_ns: run time granted to a starving queue before it may be parked again
+ * @max_actions: state changes allowed per tick (each one may remap the device)
+ * @enabled: false: unpark everything, park nothing
+ */
+struct gp_policy_params {
+	u64 hysteresis_ns;
+	u64 max_suspend_ns;
+	u64 min_slice_ns;
+	u32 max_actions;
+	bool enabled;
+};
+
+/**
+ * struct gp_pq - one queue as the policy sees it
+ * @prio: effective priority (higher runs first); any int range
+ * @pending: the queue has work (wptr != rptr) at this scan
+ * @parkable: gpreempt may park it (compute, not debugged, device healthy)
+ * @state: current state, updated by the caller from the backend's result
+ * @state_since_ns: when @state was entered
+ * @last_pending_ns: policy-owned: last time @pending was seen
+ * @slice_until_ns: policy-owned: starvation slice, no park before this
+ * @granted: policy-owned scratch (action within the tick's budget)
+ * @action: output of gp_policy_decide()
+ * @reason: why (enum gp_reason)
+ */
+struct gp_pq {
+	int prio;
+	bool pending;
+	bool parkable;
+	enum gp_pstate state;
+	u64 state_since_ns;
+	u64 last_pending_ns;
+	u64 slice_until_ns;
+	bool granted;
+	enum gp_action action;
+	enum gp_reason reason;
+};
+
+/**
+ * struct gp_policy_result - summary of one decision round
+ * @top_valid: some level is busy
+ * @top_prio: the highest busy level
+ * @inversion: a queue below @top_prio is running with pending work
+ * @parks: park actions emitted
+ * @unparks: unpark actions emitted
+ * @deferred: actions held back by @max_actions
+ */
+struct gp_policy_result {
+	bool top_valid;
+	int top_prio;
+	bool inversion;
+	u32 parks;
+	u32 unparks;
+	u32 deferred;
+};
+
+void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
+		      struct gp_policy_result *res);
+void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool ok, u64 now);
+
+#endif /* GP_POLICY_H */

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * registry.c - the KFD processes and compute queues gpreempt manages.
+ *
+ * Lock story:
+ *   gp_reg.lock (spinlock, taken in kprobe handlers and by the monitor)
+ *   protects the queue and process lists, the (process, qid) hash, and the
+ *   fields the hooks write (gp_queue.kfd_priority/.queue_percent/.gone,
+ *   gp_proc.dead/.debugged/.nqueues).  It is never held across a KFD call or
+ *   a user-memory access.
+ *
+ * Lifetime: hooks create entries (GFP_ATOMIC) and mark them gone when KFD
+ * destroys the queue or the process, synchronously, before KFD frees
+ * anything; only the monitor thread frees entries (gp_registry_reap()), so
+ * the monitor may use entries of its snapshot without the lock.  Entries
+ * hold no reference on KFD objects: the kfd_process and queue pointers are
+ * identities, dereferenced only inside the backends' safe pattern (KFD
+ * process reference + p->mutex + pqm_get_user_queue()).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hash.h>
+#include <linux/hashtable.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include "gpreempt.h"
+#include "kfd.h"
+
+struct gp_registry gp_reg;
+static DEFINE_HASHTABLE(gp_queue_hash, 10);
+
+static u32 gp_key(struct kfd_process *p, u32 qid)
+{
+	return hash_ptr(p, 32) ^ hash_32(qid, 32);
+}
+
+/**
+ * gp_registry_init() - empty registry
+ */
+void gp_registry_init(void)
+{
+	spin_lock_init(&gp_reg.lock);
+	INIT_LIST_HEAD(&gp_reg.queues);
+	INIT_LIST_HEAD(&gp_reg.procs);
+	hash_init(gp_queue_hash);
+}
+
+static struct gp_queue *gp_find_locked(struct kfd_process *p, u32 qid)
+{
+	struct gp_queue *e;
+
+	hash_for_each_possible(gp_queue_hash, e, hnode, gp_key(p, qid))
+		if (e->proc->p == p && e->qid == qid)
+			return e;
+	return NULL;
+}
+
+static struct gp_proc *gp_proc_find_locked(struct kfd_process *p)
+{
+	struct gp_proc *pr;
+
+	list_for_each_entry(pr, &gp_reg.procs, node)
+		if (pr->p == p && !pr->dead)
+			return pr;
+	return NULL;
+}
+
+static int gp_add(struct queue *q, gfp_t gfp)
+{
+	struct kfd_process *p = kfd_q_process(q);
+	struct task_struct *lead = kfd_p_lead_thread(p);
+	struct gp_proc *pr, *new_pr;
+	struct gp_queue *e;
+	unsigned long flags;
+	u32 qid = *KFD_QP(q, queue_id, u32);
+
+	if (*KFD_QP(q, type, u32) != GP_ENUM_KFD_QUEUE_TYPE_COMPUTE)
+		return 0;	/* SDMA & co: not managed */
+
+	e = kzalloc(sizeof(*e), gfp);
+	new_pr = kzalloc(sizeof(*new_pr), gfp);
+	if (!e || !new_pr) {
+		kfree(e);
+		kfree(new_pr);
+		return -ENOMEM;
+	}
+	e->q = q;
+	e->qid = qid;
+	e->kfd_priority = READ_ONCE(*KFD_QP(q, priority, u32));
+	e->queue_percent = READ_ONCE(*KFD_QP(q, queue_percent, u32));
+	e->rptr_uva = (u64)(uintptr_t)READ_ONCE(*KFD_QP(q, read_ptr, void *));
+	e->wptr_uva = (u64)(uintptr_t)READ_ONCE(*KFD_QP(q, write_ptr, void *));
+	e->ptr_path = GP_PTR_NONE;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	if (gp_find_locked(p, qid)) {
+		spin_unlock_irqrestore(&gp_reg.lock, flags);
+		kfree(e);
+		kfree(new_pr);
+		return 0;	/* adopted and hooked at once */
+	}
+	pr = gp_proc_find_locked(p);
+	if (!pr) {
+		pr = new_pr;
+		new_pr = NULL;
+		pr->p = p;
+		pr->pasid = kfd_p_pasid(p);
+		pr->tgid = lead ? lead->tgid : 0;
+		if (lead)
+			strscpy_pad(pr->comm, lead->comm, sizeof(pr->comm));
+		pr->debugged = kfd_p_debugged(p);
+		list_add_tail(&pr->node, &gp_reg.procs);
+	}
+	pr->nqueues++;
+	e->proc = pr;
+	list_add_tail(&e->node, &gp_reg.queues);
+	hash_add(gp_queue_hash, &e->hnode, gp_key(p, qid));
+	gp_reg.nqueues++;
+	gp_reg.gen++;
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	kfree(new_pr);
+	gp_monitor_kick();
+	return 0;
+}
+
+/**
+ * gp_registry_add_queue() - a queue was created (kprobe context)
+ * @q: KFD's queue, complete, with its process's mutex held by the caller
+ *
+ * Return: 0, or -ENOMEM (the queue stays unmanaged).
+ */
+int gp_registry_add_queue(struct queue *q)
+{
+	return gp_add(q, GFP_ATOMIC);
+}
+
+/**
+ * gp_registry_update_queue() - KFD is changing a queue's priority/percent
+ * @p: process
+ * @qid: queue id
+ * @priority: new priority
+ * @percent: new queue_percent
+ */
+void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent)
+{
+	struct gp_queue *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	e = gp_find_locked(p, qid);
+	if (e) {
+		WRITE_ONCE(e->kfd_priority, priority);
+		WRITE_ONCE(e->queue_percent, percent);
+		gp_reg.gen++;
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	if (e)
+		gp_monitor_kick();
+}
+
+static void gp_mark_gone_locked(struct gp_queue *e)
+{
+	WRITE_ONCE(e->gone, true);
+	hash_del(&e->hnode);
+	e->proc->nqueues--;
+	gp_reg.gen++;
+}
+
+/**
+ * gp_registry_del_queue() - KFD is destroying a queue
+ * @p: process
+ * @qid: queue id
+ */
+void gp_registry_del_queue(struct kfd_process *p, u32 qid)
+{
+	struct gp_queue *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	e = gp_find_locked(p, qid);
+	if (e)
+		gp_mark_gone_locked(e);
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	if (e)
+		gp_monitor_kick();
+}
+
+/**
+ * gp_registry_proc_dead() - a KFD process is being torn down
+ * @p: process
+ *
+ * Every queue of @p is marked gone; gpreempt will not call KFD for it again.
+ * Evictions gpreempt made die with the process (KFD frees its qpd).
+ */
+void gp_registry_proc_dead(struct kfd_process *p)
+{
+	struct gp_proc *pr;
+	struct gp_queue *e;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(e, &gp_reg.queues, node) {
+		if (e->proc->p == p && !e->gone)
+			gp_mark_gone_locked(e);
+	}
+	list_for_each_entry(pr, &gp_reg.procs, node) {
+		if (pr->p == p && !pr->dead) {
+			WRITE_ONCE(pr->dead, true);
+			found = true;
+		}
+	}
+	gp_reg.gen++;
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	if (found)
+		gp_monitor_kick();
+}
+
+/**
+ * gp_registry_proc_debugged() - a debugger attached to a KFD process
+ * @p: process; its queues are unparked and left alone from now on
+ */
+void gp_registry_proc_debugged(struct kfd_process *p)
+{
+	struct gp_proc *pr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(pr, &gp_reg.procs, node)
+		if (pr->p == p)
+			WRITE_ONCE(pr->debugged, true);
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	gp_monitor_kick();
+}
+
+/**
+ * gp_registry_snapshot() - the queues to scan this tick
+ * @out: array to fill
+ * @max: its size
+ *
+ * Entries stay valid until the caller (the monitor) reaps them.
+ * Return: number of entries written.
+ */
+int gp_registry_snapshot(struct gp_queue **out, int max)
+{
+	struct gp_queue *e;
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(e, &gp_reg.queues, node) {
+		if (n == max)
+			break;
+		out[n++] = e;
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	return n;
+}
+
+/**
+ * gp_registry_reap() - free gone queues and dead, empty processes
+ * @release: called (unlocked) for each queue before it is freed
+ *
+ * Monitor thread only.  A process entry is freed when it is dead or has no
+ * queue left and gpreempt holds no eviction on it.
+ */
+void gp_registry_reap(void (*release)(struct gp_queue *e))
+{
+	struct gp_queue *e, *tmp;
+	struct gp_proc *pr, *ptmp;
+	unsigned long flags;
+	LIST_HEAD(dead);
+	LIST_HEAD(dead_procs);
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry_safe(e, tmp, &gp_reg.queues, node) {
+		if (e->gone) {
+			list_move(&e->node, &dead);
+			gp_reg.nqueues--;
+		}
+	}
+	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node) {
+		bool used = false;
+
+		list_for_each_entry(e, &gp_reg.queues, node)
+			if (e->proc == pr) {
+				used = true;
+				break;
+			}
+		list_for_each_entry(e, &dead, node)
+			if (e->proc == pr) {
+				used = true;
+				break;
+			}
+		if (!used && (pr->dead || !pr->evicted))
+			list_move(&pr->node, &dead_procs);
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+
+	list_for_each_entry_safe(e, tmp, &dead, node) {
+		release(e);
+		kfree(e);
+	}
+	list_for_each_entry_safe(pr, ptmp, &dead_procs, node)
+		kfree(pr);
+}
+
+/**
+ * gp_registry_free_all() - mark everything gone and free it (module exit)
+ * @release: as for gp_registry_reap()
+ */
+void gp_registry_free_all(void (*release)(struct gp_queue *e))
+{
+	struct gp_queue *e;
+	struct gp_proc *pr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(e, &gp_reg.queues, node)
+		if (!e->gone)
+			gp_mark_gone_locked(e);
+	list_for_each_entry(pr, &gp_reg.procs, node)
+		pr->dead = true;
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	gp_registry_reap(release);
+}
+
+/**
+ * gp_registry_adopt_existing() - register the queues that existed before load
+ *
+ * Walks every PASID through kfd_lookup_process_by_pasid() (KFD's own
+ * SRCU-protected lookup, +1 reference) and each process's queue list under
+ * p->mutex, the lock KFD's ioctls hold while creating/destroying queues.
+ * Runs after the probes are registered, so no queue slips between the two;
+ * duplicates are ignored by gp_add().
+ *
+ * Return: number of queues adopted.
+ */
+int gp_registry_adopt_existing(void)
+{
+	int n = 0;
+	u32 pasid;
+
+	for (pasid = 1; pasid < (1U << 16); pasid++) {
+		struct kfd_process *p = gp_kfd.lookup_by_pasid(pasid);
+		struct process_queue_manager *pqm;
+		struct list_head *head, *pos;
+
+		if (!p)
+			continue;
+		pqm = kfd_p_pqm(p);
+		head = (struct list_head *)((char *)pqm + GP_OFF_process_queue_manager__queues);
+		mutex_lock(kfd_p_mutex(p));
+		list_for_each(pos, head) {
+			char *pqn = (char *)pos - GP_OFF_process_queue_node__process_queue_list;
+			struct queue *q = *(struct queue **)(pqn + GP_OFF_process_queue_node__q);
+
+			if (q && !gp_add(q, GFP_KERNEL))
+				n++;
+		}
+		mutex_unlock(kfd_p_mutex(p));
+		gp_kfd.unref(p);
+		cond_resched();
+	}
+	return n;
+}
