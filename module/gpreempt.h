@@ -9,6 +9,7 @@
 #include <linux/types.h>
 #include <linux/spinlock.h>
 #include <linux/sched.h>
+#include "gp_layout.h"
 #include "gp_maps.h"
 #include "policy.h"
 
@@ -29,10 +30,10 @@ struct gp_params {
 	bool enable;
 	bool adopt_existing;
 };
+
 extern struct gp_params gp_param;
 
 /* ---- KFD entry points resolved at load (ksyms.c) ---- */
-#include "gp_layout.h"
 struct gp_kfd_fns {
 	gp_fn_kfd_process_evict_queues_t *evict;
 	gp_fn_kfd_process_restore_queues_t *restore;
@@ -40,6 +41,7 @@ struct gp_kfd_fns {
 	gp_fn_kfd_unref_process_t *unref;
 	gp_fn_pqm_get_user_queue_t *get_user_queue;
 };
+
 extern struct gp_kfd_fns gp_kfd;
 int gp_ksyms_init(void);
 void gp_ksyms_exit(void);
@@ -139,6 +141,7 @@ struct gp_registry {
 	unsigned int nqueues;
 	unsigned long gen;	/* bumped on every change */
 };
+
 extern struct gp_registry gp_reg;
 
 void gp_registry_init(void);

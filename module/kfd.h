@@ -22,7 +22,7 @@
 /* Pointer to field @f of struct @s at @ptr, read as type @T. */
 #define KFD_PTR(ptr, s, f, T) ({					\
 	static_assert(GP_SZ_##s##__##f == sizeof(T), #s "." #f " size");	\
-	(T *)((char *)(ptr) + GP_OFF_##s##__##f); })
+	(typeof(T) *)((char *)(ptr) + GP_OFF_##s##__##f); })
 
 #define KFD_GET(ptr, s, f, T) READ_ONCE(*KFD_PTR(ptr, s, f, T))
 

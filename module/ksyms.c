@@ -70,7 +70,7 @@ static int gp_resolve(const char *name, void **fn)
 	}
 	preempt_enable();
 	if (!mod) {
-		pr_err("%s is not in a module (KFD built into the kernel is not supported)\n", name);
+		pr_err("%s is not in a module (built-in KFD is not supported)\n", name);
 		return -ENOENT;
 	}
 	if (gp_kfd_owner && mod != gp_kfd_owner) {

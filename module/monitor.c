@@ -63,6 +63,13 @@ static void gp_set_state(struct gp_queue *e, enum gp_qstate st)
 	}
 }
 
+static bool gp_config_valid(const struct gp_config *c)
+{
+	return c->enable <= 2 && (!c->tick_us || (c->tick_us >= 10 && c->tick_us <= 100000)) &&
+	       c->hysteresis_us <= 10000000 && c->max_suspend_us <= 600000000 &&
+	       c->min_slice_us <= 60000000;
+}
+
 /* Parameters for this tick: module params, overridden by valid gp_config fields. */
 static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us)
 {
@@ -75,11 +82,7 @@ static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_
 
 	*tick_us = READ_ONCE(gp_param.tick_us);
 	if (gp_maps_config(&cfg)) {
-		bool bad = cfg.enable > 2 || (cfg.tick_us && (cfg.tick_us < 10 || cfg.tick_us > 100000)) ||
-			   cfg.hysteresis_us > 10000000 || cfg.max_suspend_us > 600000000 ||
-			   cfg.min_slice_us > 60000000;
-
-		if (bad) {
+		if (!gp_config_valid(&cfg)) {
 			if (memcmp(&cfg, &last_bad, sizeof(cfg))) {
 				gp_stats.bad_control++;
 				last_bad = cfg;
@@ -149,9 +152,11 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 	bool ok = !ret;
 
 	if (park)
-		trace_preempt(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret, t1 - t0);
+		trace_preempt(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret,
+			      t1 - t0);
 	else
-		trace_resume(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret, t1 - t0);
+		trace_resume(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret,
+			     t1 - t0);
 
 	/* A queue that is gone is not coming back: treat unpark as done. */
 	if (!park && (ret == -ESRCH || ret == -ENOENT))
@@ -286,8 +291,8 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 	gp_stats.queues_seen++;
 }
 
-/* One scan; returns true when the next one should come soon. */
-static bool gp_tick(void)
+/* One scan; returns the period until the next one in microseconds. */
+static unsigned int gp_tick(void)
 {
 	struct gp_policy_params pp;
 	struct gp_policy_result res;
@@ -358,7 +363,8 @@ static bool gp_tick(void)
 		for (i = 0; i < n; i++) {
 			struct gp_queue *e = gp_snap[i];
 
-			if (e->pq.prio == res.top_prio && e->pq.pending && e->pending_since_ns == t0)
+			if (e->pq.prio == res.top_prio && e->pq.pending &&
+			    e->pending_since_ns == t0)
 				gp_hist_add(gp_stats.detect_hist, since_last);
 		}
 	}
@@ -383,21 +389,18 @@ static bool gp_tick(void)
 	gp_stats.scan_ns_max = max(gp_stats.scan_ns_max, t1 - t0);
 	gp_stats.queues = n;
 	gp_publish(n, t1, t1 - gp_last_publish_ns >= GP_PUBLISH_NS);
-	return fast;
+	return fast ? tick_us : READ_ONCE(gp_param.idle_us);
 }
 
 static int gp_monitor_fn(void *unused)
 {
 	while (!kthread_should_stop()) {
-		bool fast = gp_tick();
-		u64 us = fast ? READ_ONCE(gp_param.tick_us) : READ_ONCE(gp_param.idle_us);
-		struct gp_config cfg;
+		u64 ns = (u64)gp_tick() * NSEC_PER_USEC;
 
-		if (fast && gp_maps_config(&cfg) && cfg.tick_us >= 10 && cfg.tick_us <= 100000)
-			us = cfg.tick_us;
 		wait_event_interruptible_hrtimeout(gp_monitor_wq,
-						   atomic_xchg(&gp_kicked, 0) || kthread_should_stop(),
-						   ns_to_ktime(us * NSEC_PER_USEC));
+						   atomic_xchg(&gp_kicked, 0) ||
+						   kthread_should_stop(),
+						   ns_to_ktime(ns));
 	}
 	return 0;
 }

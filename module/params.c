@@ -59,24 +59,53 @@ static const struct kernel_param_ops gp_uint_ops = {
 	.get = gp_get_uint,
 };
 
-#define GP_UINT_PARAM(field, lo, hi, desc)					\
-	static struct gp_uint_range gp_range_##field = {			\
-		.val = &gp_param.field, .min = lo, .max = hi, .name = #field };	\
-	module_param_cb(field, &gp_uint_ops, &gp_range_##field, 0644);		\
-	MODULE_PARM_DESC(field, desc " [" #lo ".." #hi "]")
+static struct gp_uint_range gp_range_tick_us = {
+	.val = &gp_param.tick_us, .min = 10, .max = 100000, .name = "tick_us",
+};
 
-GP_UINT_PARAM(tick_us, 10, 100000,
-	      "Monitor scan period in microseconds while work is pending; bounds detection latency (default 100)");
-GP_UINT_PARAM(idle_us, 100, 1000000,
-	      "Monitor scan period in microseconds when nothing can be preempted (default 5000)");
-GP_UINT_PARAM(hysteresis_us, 0, 10000000,
-	      "Time in microseconds a level stays busy after its last pending work before lower queues resume (default 2000)");
-GP_UINT_PARAM(max_suspend_ms, 1, 600000,
-	      "Starvation guard: longest continuous park of a queue in milliseconds (default 1000)");
-GP_UINT_PARAM(min_slice_ms, 0, 60000,
-	      "Starvation guard: run time in milliseconds granted after max_suspend_ms (default 20)");
-GP_UINT_PARAM(max_actions, 1, 64,
-	      "Most park/unpark state changes per tick; each may remap the whole device (default 8)");
+module_param_cb(tick_us, &gp_uint_ops, &gp_range_tick_us, 0644);
+MODULE_PARM_DESC(tick_us,
+		 "Monitor scan period in microseconds while work is pending; bounds detection latency (default 100) [10..100000]");
+
+static struct gp_uint_range gp_range_idle_us = {
+	.val = &gp_param.idle_us, .min = 100, .max = 1000000, .name = "idle_us",
+};
+
+module_param_cb(idle_us, &gp_uint_ops, &gp_range_idle_us, 0644);
+MODULE_PARM_DESC(idle_us,
+		 "Monitor scan period in microseconds when nothing can be preempted (default 5000) [100..1000000]");
+
+static struct gp_uint_range gp_range_hysteresis_us = {
+	.val = &gp_param.hysteresis_us, .min = 0, .max = 10000000, .name = "hysteresis_us",
+};
+
+module_param_cb(hysteresis_us, &gp_uint_ops, &gp_range_hysteresis_us, 0644);
+MODULE_PARM_DESC(hysteresis_us,
+		 "Time in microseconds a level stays busy after its last pending work before lower queues resume (default 2000) [0..10000000]");
+
+static struct gp_uint_range gp_range_max_suspend_ms = {
+	.val = &gp_param.max_suspend_ms, .min = 1, .max = 600000, .name = "max_suspend_ms",
+};
+
+module_param_cb(max_suspend_ms, &gp_uint_ops, &gp_range_max_suspend_ms, 0644);
+MODULE_PARM_DESC(max_suspend_ms,
+		 "Starvation guard: longest continuous park of a queue in milliseconds (default 1000) [1..600000]");
+
+static struct gp_uint_range gp_range_min_slice_ms = {
+	.val = &gp_param.min_slice_ms, .min = 0, .max = 60000, .name = "min_slice_ms",
+};
+
+module_param_cb(min_slice_ms, &gp_uint_ops, &gp_range_min_slice_ms, 0644);
+MODULE_PARM_DESC(min_slice_ms,
+		 "Starvation guard: run time in milliseconds granted after max_suspend_ms (default 20) [0..60000]");
+
+static struct gp_uint_range gp_range_max_actions = {
+	.val = &gp_param.max_actions, .min = 1, .max = 64, .name = "max_actions",
+};
+
+module_param_cb(max_actions, &gp_uint_ops, &gp_range_max_actions, 0644);
+MODULE_PARM_DESC(max_actions,
+		 "Most park/unpark state changes per tick; each may remap the whole device (default 8) [1..64]");
 
 static const char * const gp_backend_names[] = {
 	[GP_BACKEND_AUTO] = "auto",

@@ -141,8 +141,8 @@ int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
 		task = get_pid_task(e->pid, PIDTYPE_TGID);
 		if (!task)
 			return -ESRCH;
-		ok = access_process_vm(task, e->wptr_uva, wptr, sizeof(*wptr), 0) == sizeof(*wptr) &&
-		     access_process_vm(task, e->rptr_uva, rptr, sizeof(*rptr), 0) == sizeof(*rptr);
+		ok = access_process_vm(task, e->wptr_uva, wptr, 8, 0) == 8 &&
+		     access_process_vm(task, e->rptr_uva, rptr, 8, 0) == 8;
 		put_task_struct(task);
 		return ok ? 0 : -EFAULT;
 	default:

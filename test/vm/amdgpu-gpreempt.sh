@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpreempt against the real Debian 6.12 amdgpu.ko (no device): it builds
+# against the real layouts, attaches to the real symbols, exposes its maps
+# and reverts on rmmod.  Runs inside the test guest (test/run-vm amdgpu).
+. test/lib/tap.sh
+KO=module/gpreempt.ko
+PROBES="kfd_procfs_add_queue pqm_update_queue_properties pqm_destroy_queue kfd_process_notifier_release pqm_uninit kfd_dbg_trap_enable"
+
+dmesg_has() { dmesg | grep -q -- "$1"; }
+dmesg -C
+
+# Before amdgpu is loaded: insmod must refuse with one clear line.
+if insmod $KO 2>/dev/null; then
+	tap_not_ok "insmod without amdgpu refused"
+	rmmod gpreempt
+else
+	if dmesg_has "is amdgpu (with KFD) loaded"; then
+		tap_ok "insmod without amdgpu refused"
+	else
+		tap_not_ok "insmod without amdgpu refused # no message"
+	fi
+fi
+
+t0=$(cut -d' ' -f1 /proc/uptime)
+tap_check "modprobe amdgpu" modprobe -d "$GP_KROOT" amdgpu
+t1=$(cut -d' ' -f1 /proc/uptime)
+tap_diag "modprobe amdgpu took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s"
+tap_check "/dev/kfd and amdgpu BTF present" test -c /dev/kfd -a -r /sys/kernel/btf/amdgpu
+
+# The layout built from amdgpu.ko's BTF equals the one from the live kernel.
+if build/btf-layout /sys/kernel/btf/vmlinux /sys/kernel/btf/amdgpu scripts/layout.spec >/tmp/live.h 2>/tmp/live.err &&
+	diff <(grep -v '^/\*' /tmp/live.h) <(grep -v '^/\*' build/gp_layout.h) >/tmp/layout.diff; then
+	tap_ok "layout from live /sys/kernel/btf/amdgpu matches the build's"
+else
+	tap_not_ok "layout from live /sys/kernel/btf/amdgpu matches the build's"
+	sed 's/^/# /' /tmp/live.err /tmp/layout.diff | head -20
+fi
+
+# Bad parameters: refused, with the parameter named.
+for bad in tick_us=1 tick_us=abc backend=foo max_actions=0 max_actions=65 hysteresis_us=-1 enable=maybe; do
+	dmesg -C
+	if insmod $KO "$bad" 2>/dev/null; then
+		tap_not_ok "insmod $bad refused"
+		rmmod gpreempt
+	elif dmesg | grep -q "${bad%%=*}"; then
+		tap_ok "insmod $bad refused"
+	else
+		tap_not_ok "insmod $bad refused # dmesg does not name it"
+	fi
+done
+
+dmesg -C
+tap_check "insmod gpreempt.ko" insmod $KO tick_us=200
+missing=""
+for p in $PROBES; do
+	grep -q " $p+" /sys/kernel/debug/kprobes/list || missing="$missing $p"
+done
+if [ -z "$missing" ]; then tap_ok "all KFD probes attached"; else tap_not_ok "all KFD probes attached # missing:$missing"; fi
+tap_check "monitor thread running" pgrep -x gpreempt
+
+if bpftool -j map dump name gp_stats | jq -e '.[0].formatted.value | has("ticks") and has("preempts") and has("scan_ns_total") and (.detect_hist | length) == 20' >/dev/null; then
+	tap_ok "bpftool dumps gp_stats with named fields"
+else
+	tap_not_ok "bpftool dumps gp_stats with named fields"
+fi
+tap_check "gp_queues is dumpable" bash -c 'bpftool -j map dump name gp_queues | jq -e "length == 0"'
+
+# gp_prio: write tgid 4242 -> priority 11, read it back.
+bpftool map update name gp_prio key 0x92 0x10 0 0 value 11 0 0 0
+if bpftool -j map dump name gp_prio | jq -e '.[].formatted | select(.key == 4242) | .value.priority == 11' >/dev/null; then
+	tap_ok "gp_prio write is read back"
+else
+	tap_not_ok "gp_prio write is read back"
+fi
+# gp_config with an out-of-range tick is rejected and counted.
+bpftool map update name gp_config key 0 0 0 0 value 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+sleep 0.5
+if bpftool -j map dump name gp_stats | jq -e '.[0].formatted.value.bad_control >= 1' >/dev/null; then
+	tap_ok "bad gp_config value rejected and counted"
+else
+	tap_not_ok "bad gp_config value rejected and counted"
+fi
+tap_check_fails "runtime write tick_us=0 refused" sh -c 'echo 0 > /sys/module/gpreempt/parameters/tick_us'
+tap_check "runtime write tick_us=500 accepted" sh -c 'echo 500 > /sys/module/gpreempt/parameters/tick_us && grep -qx 500 /sys/module/gpreempt/parameters/tick_us'
+tap_check "tracepoints gpreempt:preempt/resume exist" test -d /sys/kernel/tracing/events/gpreempt/preempt -a -d /sys/kernel/tracing/events/gpreempt/resume
+ticks=$(bpftool -j map dump name gp_stats | jq '.[0].formatted.value.ticks')
+tap_diag "idle monitor: $ticks ticks since load (idle period $(cat /sys/module/gpreempt/parameters/idle_us) us)"
+
+tap_check "rmmod gpreempt" rmmod gpreempt
+left=""
+for p in $PROBES; do
+	grep -q " $p+" /sys/kernel/debug/kprobes/list && left="$left $p"
+done
+if [ -z "$left" ]; then tap_ok "rmmod leaves no probe"; else tap_not_ok "rmmod leaves no probe # left:$left"; fi
+if bpftool map show | grep -q ' name gp_'; then tap_not_ok "rmmod leaves no map"; else tap_ok "rmmod leaves no map"; fi
+tap_check_fails "rmmod leaves no thread" pgrep -x gpreempt
+tap_check "amdgpu still unloadable (no reference leaked)" bash -c '[ "$(cat /sys/module/amdgpu/refcnt)" = 0 ]'
+if dmesg | grep -E 'BUG|WARNING|Oops|general protection|RIP:' >/tmp/bad.txt; then
+	tap_not_ok "dmesg has no BUG/WARNING/Oops"
+	sed 's/^/# /' /tmp/bad.txt | head
+else
+	tap_ok "dmesg has no BUG/WARNING/Oops"
+fi
+tap_done
