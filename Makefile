@@ -35,7 +35,7 @@ CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h
-TOOLS := $(BUILD)/gpload $(BUILD)/test_policy
+TOOLS := $(BUILD)/btf-layout $(if $(wildcard test/gpload/*.c),$(BUILD)/gpload)
 
 .PHONY: all modules tools setup check unit vmtest demo bench lint clean
 all: modules tools
@@ -92,14 +92,21 @@ $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)
 
 # --- tests -------------------------------------------------------------------
 unit: tools
-	@$(TOP)/test/run-unit
+	@$(TOP)/test/run-unit | $(TOP)/scripts/tap-summary
 
 vmtest: all
-	@$(TOP)/test/run-vm
+	@$(TOP)/test/run-vm | $(TOP)/scripts/tap-summary
 
+# Every runner's exit status is a test of its own, so a runner that dies
+# without printing a failing line still fails the run.
 check: setup
 	@$(MAKE) --no-print-directory all
-	@{ $(TOP)/test/run-unit; $(TOP)/test/run-vm; } | $(TOP)/scripts/tap-summary
+	@start=$$(date +%s); { \
+		$(TOP)/test/run-unit || echo "not ok - test/run-unit exit status"; \
+		$(TOP)/scripts/lint || echo "not ok - scripts/lint exit status"; \
+		$(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; \
+		echo "# make check: $$(( $$(date +%s) - start )) s"; \
+	} | $(TOP)/scripts/tap-summary
 
 demo: setup
 	@$(MAKE) --no-print-directory all
