@@ -33,8 +33,8 @@ int gp_evict_process(struct gp_proc *pr, bool evict)
 		return 0;
 	p = gp_backend_get_process(pr);
 	if (!p) {
-		/* Its queues died with it; nothing to restore. */
-		if (!evict && READ_ONCE(pr->dead)) {
+		/* Gone (KFD no longer finds it): its queues died with it. */
+		if (!evict) {
 			pr->evicted = 0;
 			gp_stats.evicts_outstanding--;
 		}
