@@ -179,6 +179,7 @@ int gp_monitor_start(void);
 void gp_monitor_stop(void);
 void gp_monitor_kick(void);
 void gp_monitor_release_all(void);
+void gp_monitor_free(void);
 
 /* ---- hooks (hooks/probes.c) ---- */
 int gp_hooks_init(void);

@@ -43,7 +43,7 @@ static int __init gp_init(void)
 
 err_hooks:
 	gp_hooks_exit();
-	gp_registry_free_all(NULL);
+	gp_registry_free_all(gp_ptr_release);
 err_maps:
 	gp_maps_exit();
 err_ksyms:
@@ -56,6 +56,7 @@ static void __exit gp_exit(void)
 	gp_monitor_stop();
 	gp_monitor_release_all();
 	gp_hooks_exit();
+	gp_monitor_free();
 	gp_maps_exit();
 	gp_ksyms_exit();
 	pr_info("unloaded: %llu preemptions, %llu resumes, %llu errors\n",

@@ -443,7 +443,7 @@ void gp_monitor_stop(void)
 }
 
 /**
- * gp_monitor_release_all() - unpark everything gpreempt parked, free all
+ * gp_monitor_release_all() - unpark everything gpreempt parked
  *
  * Module unload, after gp_monitor_stop(): waits for p->mutex where needed,
  * so it returns only when every parked queue is back (or gone with its
@@ -473,6 +473,15 @@ void gp_monitor_release_all(void)
 	}
 	if (left)
 		pr_err("%d queue(s) could not be resumed at unload\n", left);
+}
+
+/**
+ * gp_monitor_free() - free the registry and the scan arrays
+ *
+ * Module unload, after the probes are gone (nothing can add entries).
+ */
+void gp_monitor_free(void)
+{
 	gp_registry_free_all(gp_release_queue);
 	kvfree(gp_pqs);
 	kvfree(gp_snap);

@@ -258,11 +258,13 @@ int gp_registry_snapshot(struct gp_queue **out, int max)
 }
 
 /**
- * gp_registry_reap() - free gone queues and dead, empty processes
- * @release: called (unlocked) for each queue before it is freed
+ * gp_registry_reap() - free gone queues and finished processes
+ * @release: called (unlocked, may sleep) for each queue before it is freed;
+ *	     may be NULL
  *
- * Monitor thread only.  A process entry is freed when it is dead or has no
- * queue left and gpreempt holds no eviction on it.
+ * Monitor thread only (or module unload once the monitor has stopped).  A
+ * process entry is freed once it has no live queue and gpreempt holds no
+ * eviction on it (or it is dead: its evictions died with it).
  */
 void gp_registry_reap(void (*release)(struct gp_queue *e))
 {
@@ -279,28 +281,19 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 			gp_reg.nqueues--;
 		}
 	}
-	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node) {
-		bool used = false;
-
-		list_for_each_entry(e, &gp_reg.queues, node)
-			if (e->proc == pr) {
-				used = true;
-				break;
-			}
-		list_for_each_entry(e, &dead, node)
-			if (e->proc == pr) {
-				used = true;
-				break;
-			}
-		if (!used && (pr->dead || !pr->evicted))
-			list_move(&pr->node, &dead_procs);
-	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 
 	list_for_each_entry_safe(e, tmp, &dead, node) {
-		release(e);
+		if (release)
+			release(e);
 		kfree(e);
 	}
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node)
+		if (!pr->nqueues && (pr->dead || !pr->evicted))
+			list_move(&pr->node, &dead_procs);
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	list_for_each_entry_safe(pr, ptmp, &dead_procs, node)
 		kfree(pr);
 }
