@@ -4,7 +4,8 @@
  *
  *   kfd_procfs_add_queue(q)                queue born: q complete, p->mutex held
  *   pqm_update_queue_properties(pqm, qid, p)  priority / percent change (ROCr
- *                                          creates at 7 and sets priority later)
+ *                                          creates at 7 and sets priority later);
+ *                                          a kretprobe: recorded only if it succeeded
  *   pqm_destroy_queue(pqm, qid)            queue dying (before KFD frees it)
  *   kfd_process_notifier_release(mn, mm)   process dying (mm going away)
  *   pqm_uninit(pqm)                        last chance before KFD frees queues
@@ -32,20 +33,46 @@ static int gp_on_add_queue(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-static int gp_on_update_queue(struct kprobe *kp, struct pt_regs *regs)
+/* Per-call data of the pqm_update_queue_properties kretprobe. */
+struct gp_update_call {
+	struct kfd_process *p;
+	u32 qid;
+	u32 priority;
+	u32 percent;
+};
+
+static int gp_on_update_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
+	struct gp_update_call *c = (struct gp_update_call *)ri->data;
 	struct process_queue_manager *pqm =
 		(void *)GP_ARG(regs, pqm_update_queue_properties, pqm);
-	u32 qid = GP_ARG(regs, pqm_update_queue_properties, qid);
 	char *props = (char *)GP_ARG(regs, pqm_update_queue_properties, p);
 
 	if (!pqm || !props)
-		return 0;
-	gp_registry_update_queue(kfd_pqm_process(pqm), qid,
-				 *(u32 *)(props + GP_OFF_queue_properties__priority),
-				 *(u32 *)(props + GP_OFF_queue_properties__queue_percent));
+		return 1;	/* nothing to follow: skip the return handler */
+	c->p = kfd_pqm_process(pqm);
+	c->qid = GP_ARG(regs, pqm_update_queue_properties, qid);
+	c->priority = *(u32 *)(props + GP_OFF_queue_properties__priority);
+	c->percent = *(u32 *)(props + GP_OFF_queue_properties__queue_percent);
 	return 0;
 }
+
+static int gp_on_update_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct gp_update_call *c = (struct gp_update_call *)ri->data;
+
+	if (regs_return_value(regs) == 0)
+		gp_registry_update_queue(c->p, c->qid, c->priority, c->percent);
+	return 0;
+}
+
+static struct kretprobe gp_update_probe = {
+	.kp.symbol_name = "pqm_update_queue_properties",
+	.entry_handler = gp_on_update_entry,
+	.handler = gp_on_update_return,
+	.data_size = sizeof(struct gp_update_call),
+	.maxactive = 64,
+};
 
 static int gp_on_destroy_queue(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -85,7 +112,6 @@ static int gp_on_dbg_trap_enable(struct kprobe *kp, struct pt_regs *regs)
 
 static struct kprobe gp_probes[] = {
 	{ .symbol_name = "kfd_procfs_add_queue", .pre_handler = gp_on_add_queue },
-	{ .symbol_name = "pqm_update_queue_properties", .pre_handler = gp_on_update_queue },
 	{ .symbol_name = "pqm_destroy_queue", .pre_handler = gp_on_destroy_queue },
 	{ .symbol_name = "kfd_process_notifier_release", .pre_handler = gp_on_notifier_release },
 	{ .symbol_name = "pqm_uninit", .pre_handler = gp_on_pqm_uninit },
@@ -93,6 +119,7 @@ static struct kprobe gp_probes[] = {
 };
 
 static int gp_nregistered;
+static bool gp_update_registered;
 
 /**
  * gp_hooks_init() - register every probe, or none
@@ -111,6 +138,12 @@ int gp_hooks_init(void)
 		}
 		gp_nregistered++;
 	}
+	ret = register_kretprobe(&gp_update_probe);
+	if (ret) {
+		pr_err("cannot probe %s: %d\n", gp_update_probe.kp.symbol_name, ret);
+		goto err_unregister_probes;
+	}
+	gp_update_registered = true;
 	return 0;
 
 err_unregister_probes:
@@ -123,6 +156,15 @@ err_unregister_probes:
  */
 void gp_hooks_exit(void)
 {
+	if (gp_update_registered) {
+		unregister_kretprobe(&gp_update_probe);
+		if (gp_update_probe.nmissed || gp_update_probe.kp.nmissed)
+			pr_info("%s: %d returns missed\n", gp_update_probe.kp.symbol_name,
+				gp_update_probe.nmissed);
+		gp_update_probe.kp.addr = NULL;
+		gp_update_probe.kp.flags = 0;
+		gp_update_registered = false;
+	}
 	while (gp_nregistered > 0) {
 		struct kprobe *kp = &gp_probes[--gp_nregistered];
 
@@ -147,5 +189,7 @@ u64 gp_hooks_missed(void)
 
 	for (i = 0; i < gp_nregistered; i++)
 		n += gp_probes[i].nmissed;
+	if (gp_update_registered)
+		n += gp_update_probe.nmissed + gp_update_probe.kp.nmissed;
 	return n;
 }
