@@ -6,14 +6,13 @@
 #ifndef GP_POLICY_H
 #define GP_POLICY_H
 
-#ifdef __KERNEL__
 #include <linux/types.h>
-#else
+#ifndef __KERNEL__
+/* User-space build (unit and fuzz tests): the kernel's names for the UAPI types. */
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-typedef uint64_t u64;
-typedef uint32_t u32;
+#define u64 __u64
+#define u32 __u32
 #endif
 
 enum gp_pstate {
