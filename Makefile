@@ -34,7 +34,7 @@ CFLAGS_USER ?= -O2 -g -Wall -Wextra -Werror
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 
-GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h
+GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
 TOOLS := $(BUILD)/btf-layout $(if $(wildcard test/gpload/*.c),$(BUILD)/gpload)
 
 .PHONY: all modules tools setup check unit vmtest demo bench lint clean
@@ -73,6 +73,12 @@ $(BUILD)/gp_layout.h: $(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(T
 # --- BPF maps (light skeleton compiled into the module) ----------------------
 $(BUILD)/gp_maps.bpf.o: $(TOP)/bpf/gp_maps.bpf.c $(TOP)/bpf/gp_maps.h | $(BUILD)
 	$(CLANG) -g -O2 -target bpf -I/usr/include/x86_64-linux-gnu -I$(TOP)/bpf -c $< -o $@
+
+# libbpf-dev's skel_internal.h (its __KERNEL__ branch), alone on the module's
+# include path: the rest of /usr/include must not leak into kernel code.
+$(BUILD)/inc/bpf/skel_internal.h: /usr/include/bpf/skel_internal.h
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 $(BUILD)/gp_maps.lskel.h: $(BUILD)/gp_maps.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name gp_maps > $@.tmp && mv $@.tmp $@
