@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chardev.c - /dev/kfdsim, after amdkfd's kfd_chardev.c: open creates the
+ * process, ioctls create/destroy/update queues under p->mutex with the
+ * argument checks of kfd_ioctl_create_queue()/kfd_ioctl_update_queue(),
+ * plus test hooks (evict/restore, debugger attach, reset flag, state query).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/kfd_ioctl.h>
+#include "kfdsim.h"
+
+static int ks_open(struct inode *inode, struct file *filp)
+{
+	struct kfd_process *p;
+	int ret = ks_process_create(&p);
+
+	if (ret)
+		return ret;
+	filp->private_data = p;
+	return 0;
+}
+
+static int ks_release(struct inode *inode, struct file *filp)
+{
+	ks_process_file_release(filp->private_data);
+	return 0;
+}
+
+static bool ks_user_range_ok(u64 addr, u64 len)
+{
+	return addr && access_ok((void __user *)addr, len);
+}
+
+static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user *arg)
+{
+	struct kfdsim_create_queue_args args;
+	unsigned int qid;
+	struct queue *q;
+	int ret;
+
+	if (copy_from_user(&args, arg, sizeof(args)))
+		return -EFAULT;
+	if (args.queue_percentage > KFDSIM_MAX_QUEUE_PERCENTAGE) {
+		pr_err_ratelimited("queue percentage must be between 0 and %d\n",
+				   KFDSIM_MAX_QUEUE_PERCENTAGE);
+		return -EINVAL;
+	}
+	if (args.queue_priority > KFDSIM_MAX_QUEUE_PRIORITY) {
+		pr_err_ratelimited("queue priority must be between 0 and %d\n",
+				   KFDSIM_MAX_QUEUE_PRIORITY);
+		return -EINVAL;
+	}
+	if (!is_power_of_2(args.ring_size) || args.ring_size < KFDSIM_MIN_RING_SIZE ||
+	    args.ring_size > KFDSIM_MAX_RING_SIZE) {
+		pr_err_ratelimited("ring size must be a power of 2 in %d..%d\n",
+				   KFDSIM_MIN_RING_SIZE, KFDSIM_MAX_RING_SIZE);
+		return -EINVAL;
+	}
+	if ((args.read_pointer_address | args.write_pointer_address | args.signal_base_address |
+	     args.signal_size) & 7 || args.signal_size > KFDSIM_MAX_SIGNAL_SIZE) {
+		pr_err_ratelimited("pointers and signal area must be 8-byte aligned\n");
+		return -EINVAL;
+	}
+	if (!ks_user_range_ok(args.ring_base_address, args.ring_size) ||
+	    !ks_user_range_ok(args.read_pointer_address, 8) ||
+	    !ks_user_range_ok(args.write_pointer_address, 8) ||
+	    (args.signal_size && !ks_user_range_ok(args.signal_base_address, args.signal_size))) {
+		pr_err_ratelimited("can't access ring, pointers or signals\n");
+		return -EFAULT;
+	}
+
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	ret = ks_queue_pin(q, args.ring_base_address, args.ring_size, args.read_pointer_address,
+			   args.write_pointer_address, args.signal_base_address, args.signal_size);
+	if (ret) {
+		pr_err_ratelimited("can't pin the queue's memory: %d\n", ret);
+		kfree(q);
+		return ret;
+	}
+	q->properties.type = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
+	q->properties.format = GP_ENUM_KFD_QUEUE_FORMAT_AQL;
+	q->properties.queue_address = args.ring_base_address;
+	q->properties.queue_size = args.ring_size;
+	q->properties.queue_percent = args.queue_percentage;
+	q->properties.priority = args.queue_priority;
+	q->properties.read_ptr = (void __user *)args.read_pointer_address;
+	q->properties.write_ptr = (void __user *)args.write_pointer_address;
+
+	mutex_lock(&p->mutex);
+	ret = pqm_create_queue(&p->pqm, &ks_node, filp, &q->properties, &qid, NULL, NULL,
+			       NULL, NULL);
+	mutex_unlock(&p->mutex);
+	if (ret) {
+		ks_queue_unpin(q);
+		kfree(q);
+		return ret;
+	}
+	args.queue_id = qid;
+	return copy_to_user(arg, &args, sizeof(args)) ? -EFAULT : 0;
+}
+
+static int ks_destroy_queue(struct kfd_process *p, void __user *arg)
+{
+	struct kfdsim_destroy_queue_args args;
+	int ret;
+
+	if (copy_from_user(&args, arg, sizeof(args)))
+		return -EFAULT;
+	mutex_lock(&p->mutex);
+	ret = pqm_destroy_queue(&p->pqm, args.queue_id);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+static int ks_update_queue(struct kfd_process *p, void __user *arg)
+{
+	struct kfdsim_update_queue_args args;
+	struct queue_properties props = {};
+	int ret;
+
+	if (copy_from_user(&args, arg, sizeof(args)))
+		return -EFAULT;
+	if (args.queue_percentage > KFDSIM_MAX_QUEUE_PERCENTAGE) {
+		pr_err_ratelimited("queue percentage must be between 0 and %d\n",
+				   KFDSIM_MAX_QUEUE_PERCENTAGE);
+		return -EINVAL;
+	}
+	if (args.queue_priority > KFDSIM_MAX_QUEUE_PRIORITY) {
+		pr_err_ratelimited("queue priority must be between 0 and %d\n",
+				   KFDSIM_MAX_QUEUE_PRIORITY);
+		return -EINVAL;
+	}
+	if (args.ring_base_address && !access_ok((void __user *)args.ring_base_address,
+						 args.ring_size)) {
+		pr_err_ratelimited("can't access ring base address\n");
+		return -EFAULT;
+	}
+	if (!is_power_of_2(args.ring_size) && args.ring_size) {
+		pr_err_ratelimited("ring size must be a power of 2 or 0\n");
+		return -EINVAL;
+	}
+	props.queue_address = args.ring_base_address;
+	props.queue_size = args.ring_size;
+	props.queue_percent = args.queue_percentage;
+	props.priority = args.queue_priority;
+	mutex_lock(&p->mutex);
+	ret = pqm_update_queue_properties(&p->pqm, args.queue_id, &props);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+static int ks_test(struct kfd_process *p, void __user *arg)
+{
+	struct kfdsim_test_args args;
+	struct queue *q;
+	int ret = 0;
+
+	if (copy_from_user(&args, arg, sizeof(args)))
+		return -EFAULT;
+	switch (args.op) {
+	case KFDSIM_TEST_EVICT:
+		ret = kfd_process_evict_queues(p, KFD_QUEUE_EVICTION_TRIGGER_TTM);
+		break;
+	case KFDSIM_TEST_RESTORE:
+		ret = kfd_process_restore_queues(p);
+		break;
+	case KFDSIM_TEST_DBG_ENABLE:
+		mutex_lock(&p->mutex);
+		ret = kfd_dbg_trap_enable(p, 0, NULL, NULL);
+		mutex_unlock(&p->mutex);
+		break;
+	case KFDSIM_TEST_SET_RESET:
+		WRITE_ONCE(ks_pdd(p)->has_reset_queue, true);
+		break;
+	case KFDSIM_TEST_QUERY:
+		mutex_lock(&p->mutex);
+		q = pqm_get_user_queue(&p->pqm, args.queue_id);
+		if (q)
+			args.value = (q->properties.is_active ? KFDSIM_Q_ACTIVE : 0) |
+				     (q->properties.is_evicted ? KFDSIM_Q_EVICTED : 0) |
+				     (q->properties.is_suspended ? KFDSIM_Q_SUSPENDED : 0);
+		else
+			ret = -EINVAL;
+		mutex_unlock(&p->mutex);
+		break;
+	case KFDSIM_TEST_PASID:
+		args.value = p->pasid;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!ret && copy_to_user(arg, &args, sizeof(args)))
+		ret = -EFAULT;
+	return ret;
+}
+
+static long ks_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct kfd_process *p = filp->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	/* As KFD: only the process that opened the file may use it. */
+	if (p->lead_thread != current->group_leader)
+		return -EBADF;
+	switch (cmd) {
+	case KFDSIM_IOC_CREATE_QUEUE:
+		return ks_create_queue(p, filp, uarg);
+	case KFDSIM_IOC_DESTROY_QUEUE:
+		return ks_destroy_queue(p, uarg);
+	case KFDSIM_IOC_UPDATE_QUEUE:
+		return ks_update_queue(p, uarg);
+	case KFDSIM_IOC_TEST:
+		return ks_test(p, uarg);
+	default:
+		pr_err_ratelimited("unknown ioctl 0x%x\n", cmd);
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations ks_fops = {
+	.owner = THIS_MODULE,
+	.open = ks_open,
+	.release = ks_release,
+	.unlocked_ioctl = ks_ioctl,
+	.compat_ioctl = ks_ioctl,
+};
+
+static struct miscdevice ks_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "kfdsim",
+	.fops = &ks_fops,
+	.mode = 0666,
+};
+
+/**
+ * ks_chardev_init() - register /dev/kfdsim
+ *
+ * Return: 0 or a negative errno.
+ */
+int ks_chardev_init(void)
+{
+	return misc_register(&ks_misc);
+}
+
+/**
+ * ks_chardev_exit() - unregister /dev/kfdsim
+ */
+void ks_chardev_exit(void)
+{
+	misc_deregister(&ks_misc);
+}

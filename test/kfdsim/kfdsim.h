@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kfdsim.h - the simulated KFD's structures.
+ *
+ * Every field gpreempt reads sits at the offset the real Debian 6.12 amdgpu
+ * has it (build/gp_layout.h, generated from amdgpu's BTF); each struct is a
+ * union of "padding + field" views sized like the real one, followed by
+ * kfdsim's private state.  The static_asserts in layout.c fail the build if
+ * anything drifts.
+ */
+#ifndef KFDSIM_H
+#define KFDSIM_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include "gp_layout.h"
+#include "kfdsim_ioctl.h"
+
+/* A member of struct @s placed at its real offset. */
+#define KS_AT(s, f, decl) struct { u8 __pad_##f[GP_OFF_##s##__##f]; decl; }
+
+#define KS_MAX_PDDS (GP_SZ_kfd_process__pdds / sizeof(void *))
+
+struct kfd_process;
+struct kfd_node;
+struct queue;
+struct device_queue_manager;
+struct qcm_process_device;
+struct mqd_update_info;
+
+struct queue_properties {
+	union {
+		u8 __size[GP_SIZEOF_queue_properties];
+		KS_AT(queue_properties, type, u32 type);
+		KS_AT(queue_properties, format, u32 format);
+		KS_AT(queue_properties, queue_id, unsigned int queue_id);
+		KS_AT(queue_properties, queue_address, u64 queue_address);
+		KS_AT(queue_properties, queue_size, u64 queue_size);
+		KS_AT(queue_properties, priority, u32 priority);
+		KS_AT(queue_properties, queue_percent, u32 queue_percent);
+		KS_AT(queue_properties, read_ptr, void __user *read_ptr);
+		KS_AT(queue_properties, write_ptr, void __user *write_ptr);
+		KS_AT(queue_properties, is_evicted, bool is_evicted);
+		KS_AT(queue_properties, is_suspended, bool is_suspended);
+		KS_AT(queue_properties, is_active, bool is_active);
+	};
+};
+
+/* QUEUE_IS_ACTIVE() of 6.12 priv.h:554 */
+#define QUEUE_IS_ACTIVE(q) ((q).queue_size > 0 && (q).queue_address != 0 && \
+			    (q).queue_percent > 0 && !(q).is_evicted && !(q).is_suspended)
+
+struct process_queue_manager {
+	struct kfd_process *process;
+	struct list_head queues;
+	unsigned long *queue_slot_bitmap;
+};
+
+struct process_queue_node {
+	struct queue *q;
+	void *kq;
+	struct list_head process_queue_list;
+};
+
+struct qcm_process_device {
+	union {
+		u8 __size[GP_SIZEOF_qcm_process_device];
+		struct device_queue_manager *dqm;
+		KS_AT(qcm_process_device, pqm, struct process_queue_manager *pqm);
+		KS_AT(qcm_process_device, queues_list, struct list_head queues_list);
+		KS_AT(qcm_process_device, is_debug, bool is_debug);
+		KS_AT(qcm_process_device, evicted, unsigned int evicted);
+	};
+};
+
+struct kfd_process_device {
+	union {
+		u8 __size[GP_SIZEOF_kfd_process_device];
+		struct kfd_node *dev;
+		KS_AT(kfd_process_device, process, struct kfd_process *process);
+		KS_AT(kfd_process_device, qpd, struct qcm_process_device qpd);
+		KS_AT(kfd_process_device, has_reset_queue, bool has_reset_queue);
+	};
+};
+
+/* kfdsim-private per-queue state: pinned user memory and the CP's view. */
+#define KS_MAX_INFLIGHT 16
+
+struct ks_packet_run {
+	u64 id;			/* packet index */
+	u32 wg_total;
+	u32 wg_launched;
+	u32 wg_done;
+	u64 ns_per_wg;
+	u64 *signal;		/* kernel mapping, or NULL */
+};
+
+struct ks_saved_wg {
+	u32 slot;		/* index into inflight[] (packet id % KS_MAX_INFLIGHT) */
+	u64 remaining_ns;
+};
+
+struct ks_queue {
+	struct page **pages;	/* pinned: ring, rptr/wptr, signals */
+	int npages;
+	void *ring_map;		/* vmap of the ring pages */
+	void *sig_map;		/* vmap of the signal pages */
+	u64 *rptr;
+	u64 *wptr;
+	u64 ring_uva, sig_uva;
+	u32 ring_slots, sig_size;
+	bool mapped;		/* on the simulated hardware */
+	u64 fetched;		/* next packet index to fetch */
+	u64 retired;		/* next packet index to retire (== *rptr) */
+	struct ks_packet_run inflight[KS_MAX_INFLIGHT];
+	struct ks_saved_wg *saved;	/* CWSR-saved workgroups */
+	u32 nsaved, saved_cap;
+	u32 running;		/* workgroups on CUs */
+	u64 busy_ns;
+	u64 packets_done;
+	u64 preemptions;
+	struct list_head gpu_node;	/* in ks_gpu.queues */
+};
+
+struct queue {
+	union {
+		u8 __size[GP_SIZEOF_queue];
+		struct list_head list;
+		KS_AT(queue, mqd, void *mqd);
+		KS_AT(queue, properties, struct queue_properties properties);
+		KS_AT(queue, process, struct kfd_process *process);
+		KS_AT(queue, device, struct kfd_node *device);
+	};
+	struct ks_queue ks;
+};
+
+struct kfd_process {
+	union {
+		u8 __size[GP_SIZEOF_kfd_process];
+		KS_AT(kfd_process, mm, void *mm);
+		KS_AT(kfd_process, ref, struct kref ref);
+		KS_AT(kfd_process, release_work, struct work_struct release_work);
+		KS_AT(kfd_process, mutex, struct mutex mutex);
+		KS_AT(kfd_process, lead_thread, struct task_struct *lead_thread);
+		KS_AT(kfd_process, mmu_notifier, struct mmu_notifier mmu_notifier);
+		KS_AT(kfd_process, pasid, u32 pasid);
+		KS_AT(kfd_process, pdds, struct kfd_process_device *pdds[KS_MAX_PDDS]);
+		KS_AT(kfd_process, n_pdds, u32 n_pdds);
+		KS_AT(kfd_process, pqm, struct process_queue_manager pqm);
+		KS_AT(kfd_process, debug_trap_enabled, bool debug_trap_enabled);
+	};
+	/* kfdsim-private */
+	struct list_head table_node;	/* ks_processes, SRCU */
+	struct kfd_process_device pdd;
+	unsigned long qid_bitmap[BITS_TO_LONGS(1024)];
+};
+
+typedef int ks_dqm_queue_fn(struct device_queue_manager *dqm, struct queue *q,
+			    struct mqd_update_info *minfo);
+typedef int ks_dqm_qpd_fn(struct device_queue_manager *dqm, struct qcm_process_device *qpd);
+
+struct device_queue_manager_ops {
+	union {
+		u8 __size[GP_SIZEOF_device_queue_manager_ops];
+		KS_AT(device_queue_manager_ops, update_queue, ks_dqm_queue_fn *update_queue);
+		KS_AT(device_queue_manager_ops, evict_process_queues,
+		      ks_dqm_qpd_fn *evict_process_queues);
+		KS_AT(device_queue_manager_ops, restore_process_queues,
+		      ks_dqm_qpd_fn *restore_process_queues);
+	};
+};
+
+struct device_queue_manager {
+	union {
+		u8 __size[GP_SIZEOF_device_queue_manager];
+		struct device_queue_manager_ops ops;
+		KS_AT(device_queue_manager, dev, struct kfd_node *dev);
+		KS_AT(device_queue_manager, sched_policy, int sched_policy);
+		KS_AT(device_queue_manager, is_hws_hang, bool is_hws_hang);
+		KS_AT(device_queue_manager, sched_running, bool sched_running);
+	};
+	struct mutex lock;	/* "dqm_lock": after p->mutex, before the gpu lock */
+};
+
+struct kfd_dev {
+	union {
+		u8 __size[GP_SIZEOF_kfd_dev];
+		KS_AT(kfd_dev, shared_resources_enable_mes, bool enable_mes);
+		KS_AT(kfd_dev, cwsr_enabled, bool cwsr_enabled);
+	};
+};
+
+struct kfd_node {
+	union {
+		u8 __size[GP_SIZEOF_kfd_node];
+		KS_AT(kfd_node, dqm, struct device_queue_manager *dqm);
+		KS_AT(kfd_node, kfd, struct kfd_dev *kfd);
+	};
+};
+
+/*
+ * The KFD functions gpreempt probes or calls, declared with the types
+ * generated from the real amdgpu's BTF: a definition with another prototype
+ * does not compile.
+ */
+gp_fn_pqm_create_queue_t pqm_create_queue;
+gp_fn_kfd_procfs_add_queue_t kfd_procfs_add_queue;
+gp_fn_pqm_destroy_queue_t pqm_destroy_queue;
+gp_fn_pqm_update_queue_properties_t pqm_update_queue_properties;
+gp_fn_pqm_get_user_queue_t pqm_get_user_queue;
+gp_fn_pqm_uninit_t pqm_uninit;
+gp_fn_kfd_lookup_process_by_pasid_t kfd_lookup_process_by_pasid;
+gp_fn_kfd_unref_process_t kfd_unref_process;
+gp_fn_kfd_process_notifier_release_t kfd_process_notifier_release;
+gp_fn_kfd_process_evict_queues_t kfd_process_evict_queues;
+gp_fn_kfd_process_restore_queues_t kfd_process_restore_queues;
+gp_fn_kfd_dbg_trap_enable_t kfd_dbg_trap_enable;
+
+/* ---- module parameters and global state (main.c) ---- */
+struct ks_params {
+	unsigned int num_cu;
+	bool mes;		/* sched=mes: per-queue remove/add */
+	unsigned int runlist_us;
+	unsigned int mes_us;
+	unsigned int cwsr_save_us;
+	unsigned int cwsr_restore_us;
+	unsigned int poll_us;
+};
+
+extern struct ks_params ks_param;
+extern struct kfd_node ks_node;
+extern struct device_queue_manager ks_dqm;
+extern struct kfd_dev ks_kfd_dev;
+
+struct ks_stats {
+	atomic64_t packets_completed;
+	atomic64_t workgroups_completed;
+	atomic64_t preemptions;
+	atomic64_t cwsr_saves;
+	atomic64_t cwsr_restores;
+	atomic64_t runlist_updates;
+	atomic64_t mes_calls;
+	atomic_t processes;
+	atomic_t queues;
+};
+
+extern struct ks_stats ks_stats;
+
+/* ---- process.c ---- */
+int ks_process_create(struct kfd_process **out);
+void ks_process_file_release(struct kfd_process *p);
+int ks_processes_init(void);
+void ks_processes_exit(void);
+
+/* ---- gpu.c: the simulated command processor ---- */
+int ks_gpu_start(void);
+void ks_gpu_stop(void);
+void ks_gpu_add_queue(struct queue *q);
+void ks_gpu_remove_queue(struct queue *q);
+void ks_gpu_set_mapped(struct queue *q, bool mapped);
+void ks_gpu_runlist_update(void);
+void ks_gpu_show(struct seq_file *m);
+
+/* ---- dqm.c ---- */
+void ks_dqm_init(void);
+int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd);
+int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd);
+void ks_dqm_process_termination(struct qcm_process_device *qpd);
+
+/* ---- pqm.c ---- */
+int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig,
+		 u32 sig_size);
+void ks_queue_unpin(struct queue *q);
+struct kfd_process_device *ks_pdd(struct kfd_process *p);
+
+/* ---- chardev.c ---- */
+int ks_chardev_init(void);
+void ks_chardev_exit(void);
+
+#endif /* KFDSIM_H */

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kfdsim_ioctl.h - user interface of /dev/kfdsim, the simulated KFD + GPU,
+ * modelled on /dev/kfd (include/uapi/linux/kfd_ioctl.h).
+ *
+ * A queue is a ring of 64-byte AQL-like packets in ordinary user memory plus
+ * two 64-bit packet indices (read/write dispatch ids, like ROCr's
+ * amd_queue_t.read_dispatch_id/write_dispatch_id).  The producer writes a
+ * packet, then its header (release), then bumps the write index; the
+ * simulated command processor notices new work by polling the write index
+ * (no doorbell call), runs the packet's workgroups on the simulated compute
+ * units, advances the read index once per finished packet and adds 1 to the
+ * packet's completion signal, which must lie in the queue's signal area.
+ */
+#ifndef KFDSIM_IOCTL_H
+#define KFDSIM_IOCTL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define KFDSIM_MAX_QUEUE_PRIORITY 15	/* KFD_MAX_QUEUE_PRIORITY */
+#define KFDSIM_MAX_QUEUE_PERCENTAGE 100	/* KFD_MAX_QUEUE_PERCENTAGE */
+#define KFDSIM_MIN_RING_SIZE 1024	/* bytes; power of two */
+#define KFDSIM_MAX_RING_SIZE (1 << 22)
+#define KFDSIM_MAX_SIGNAL_SIZE (1 << 22)
+
+#define KFDSIM_PKT_INVALID 1
+#define KFDSIM_PKT_DISPATCH 2
+
+struct kfdsim_packet {
+	__u16 header;		/* KFDSIM_PKT_*; written last by the producer */
+	__u16 reserved0;
+	__u32 workgroups;	/* >= 1 */
+	__u64 ns_per_workgroup;	/* modelled run time of one workgroup on one CU */
+	__u64 completion_signal; /* user address of a __u64 in the signal area, or 0 */
+	__u64 reserved[5];
+};
+
+struct kfdsim_create_queue_args {
+	__u64 ring_base_address;	/* to KFD: ring of struct kfdsim_packet */
+	__u64 write_pointer_address;	/* to KFD: __u64 packet index */
+	__u64 read_pointer_address;	/* to KFD: __u64 packet index */
+	__u64 signal_base_address;	/* to KFD: completion signals */
+	__u32 ring_size;		/* to KFD: bytes, power of two */
+	__u32 signal_size;		/* to KFD: bytes, multiple of 8 */
+	__u32 queue_percentage;		/* to KFD: 0..100 */
+	__u32 queue_priority;		/* to KFD: 0..15 */
+	__u32 queue_id;			/* from KFD */
+	__u32 pad;
+};
+
+struct kfdsim_destroy_queue_args {
+	__u32 queue_id;
+	__u32 pad;
+};
+
+struct kfdsim_update_queue_args {
+	__u64 ring_base_address;	/* must be the queue's ring (or 0 to disable) */
+	__u32 queue_id;
+	__u32 ring_size;
+	__u32 queue_percentage;
+	__u32 queue_priority;
+};
+
+enum kfdsim_test_op {
+	KFDSIM_TEST_EVICT = 1,		/* kfd_process_evict_queues(own process) */
+	KFDSIM_TEST_RESTORE = 2,	/* kfd_process_restore_queues(own process) */
+	KFDSIM_TEST_DBG_ENABLE = 3,	/* kfd_dbg_trap_enable(own process) */
+	KFDSIM_TEST_SET_RESET = 4,	/* mark the device pdd has_reset_queue */
+	KFDSIM_TEST_QUERY = 5,		/* queue state -> value */
+	KFDSIM_TEST_PASID = 6,		/* own pasid -> value */
+};
+
+#define KFDSIM_Q_ACTIVE (1 << 0)
+#define KFDSIM_Q_EVICTED (1 << 1)
+#define KFDSIM_Q_SUSPENDED (1 << 2)
+
+struct kfdsim_test_args {
+	__u32 op;		/* enum kfdsim_test_op */
+	__u32 queue_id;
+	__u64 value;		/* from KFD */
+};
+
+#define KFDSIM_IOC_MAGIC 'K'
+#define KFDSIM_IOC_CREATE_QUEUE _IOWR(KFDSIM_IOC_MAGIC, 0x02, struct kfdsim_create_queue_args)
+#define KFDSIM_IOC_DESTROY_QUEUE _IOWR(KFDSIM_IOC_MAGIC, 0x03, struct kfdsim_destroy_queue_args)
+#define KFDSIM_IOC_UPDATE_QUEUE _IOW(KFDSIM_IOC_MAGIC, 0x07, struct kfdsim_update_queue_args)
+#define KFDSIM_IOC_TEST _IOWR(KFDSIM_IOC_MAGIC, 0x40, struct kfdsim_test_args)
+
+#endif /* KFDSIM_IOCTL_H */

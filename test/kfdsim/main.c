@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsim - a simulated amdkfd + AMD GPU for testing gpreempt without
+ * hardware.  It provides every KFD function gpreempt probes or calls, with
+ * the real names and prototypes, and every structure it reads at the real
+ * offsets, so the same gpreempt.ko attaches to amdgpu and to kfdsim (never
+ * both at once).  See gpu.c for the hardware model, dqm.c for the
+ * scheduling costs.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include "kfdsim.h"
+
+struct ks_params ks_param = {
+	.num_cu = 8,
+	.runlist_us = 100,
+	.mes_us = 30,
+	.cwsr_save_us = 20,
+	.cwsr_restore_us = 10,
+	.poll_us = 50,
+};
+
+struct kfd_node ks_node;
+struct device_queue_manager ks_dqm;
+struct kfd_dev ks_kfd_dev;
+struct ks_stats ks_stats;
+static struct dentry *ks_debugfs;
+static char *sched = "hws";
+
+module_param_named(num_cu, ks_param.num_cu, uint, 0444);
+MODULE_PARM_DESC(num_cu, "Simulated compute units [1..256] (default 8)");
+module_param(sched, charp, 0444);
+MODULE_PARM_DESC(sched, "Scheduler model: hws (every change remaps all queues) or mes (per queue)");
+module_param_named(runlist_us, ks_param.runlist_us, uint, 0644);
+MODULE_PARM_DESC(runlist_us, "HWS runlist update (unmap all + map) cost in us [0..100000] (default 100)");
+module_param_named(mes_us, ks_param.mes_us, uint, 0644);
+MODULE_PARM_DESC(mes_us, "MES add/remove queue cost in us [0..100000] (default 30)");
+module_param_named(cwsr_save_us, ks_param.cwsr_save_us, uint, 0644);
+MODULE_PARM_DESC(cwsr_save_us, "CWSR save cost per preempted workgroup in us [0..100000] (default 20)");
+module_param_named(cwsr_restore_us, ks_param.cwsr_restore_us, uint, 0644);
+MODULE_PARM_DESC(cwsr_restore_us, "CWSR restore cost per workgroup in us [0..100000] (default 10)");
+module_param_named(poll_us, ks_param.poll_us, uint, 0644);
+MODULE_PARM_DESC(poll_us, "Command processor write-pointer poll period in us [5..10000] (default 50)");
+
+static int ks_stats_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "processes %d\nqueues %d\npackets_completed %lld\nworkgroups_completed %lld\npreemptions %lld\ncwsr_saves %lld\ncwsr_restores %lld\nrunlist_updates %lld\nmes_calls %lld\n",
+		   atomic_read(&ks_stats.processes), atomic_read(&ks_stats.queues),
+		   atomic64_read(&ks_stats.packets_completed),
+		   atomic64_read(&ks_stats.workgroups_completed),
+		   atomic64_read(&ks_stats.preemptions), atomic64_read(&ks_stats.cwsr_saves),
+		   atomic64_read(&ks_stats.cwsr_restores),
+		   atomic64_read(&ks_stats.runlist_updates), atomic64_read(&ks_stats.mes_calls));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ks_stats);
+
+static int ks_queues_show(struct seq_file *m, void *unused)
+{
+	ks_gpu_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ks_queues);
+
+static int ks_check_params(void)
+{
+	const struct { const char *name; unsigned int v, lo, hi; } r[] = {
+		{ "num_cu", ks_param.num_cu, 1, 256 },
+		{ "runlist_us", ks_param.runlist_us, 0, 100000 },
+		{ "mes_us", ks_param.mes_us, 0, 100000 },
+		{ "cwsr_save_us", ks_param.cwsr_save_us, 0, 100000 },
+		{ "cwsr_restore_us", ks_param.cwsr_restore_us, 0, 100000 },
+		{ "poll_us", ks_param.poll_us, 5, 10000 },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(r); i++) {
+		if (r[i].v < r[i].lo || r[i].v > r[i].hi) {
+			pr_err("%s=%u out of range %u..%u\n", r[i].name, r[i].v, r[i].lo, r[i].hi);
+			return -EINVAL;
+		}
+	}
+	if (!strcmp(sched, "mes")) {
+		ks_param.mes = true;
+	} else if (strcmp(sched, "hws")) {
+		pr_err("sched=%s: expected hws or mes\n", sched);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init ks_init(void)
+{
+	int ret = ks_check_params();
+
+	if (ret)
+		return ret;
+	ks_dqm_init();
+	ret = ks_processes_init();
+	if (ret)
+		return ret;
+	ret = ks_gpu_start();
+	if (ret)
+		goto err_processes;
+	ret = ks_chardev_init();
+	if (ret)
+		goto err_gpu;
+	ks_debugfs = debugfs_create_dir("kfdsim", NULL);
+	debugfs_create_file("stats", 0444, ks_debugfs, NULL, &ks_stats_fops);
+	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
+	pr_info("simulated GPU: %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
+		ks_param.num_cu, ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
+		ks_param.cwsr_save_us, ks_param.cwsr_restore_us);
+	return 0;
+
+err_gpu:
+	ks_gpu_stop();
+err_processes:
+	ks_processes_exit();
+	return ret;
+}
+
+static void __exit ks_exit(void)
+{
+	debugfs_remove_recursive(ks_debugfs);
+	ks_chardev_exit();
+	ks_processes_exit();
+	ks_gpu_stop();
+}
+
+module_init(ks_init);
+module_exit(ks_exit);
+MODULE_DESCRIPTION("Simulated amdkfd + AMD GPU for gpreempt's tests");
+MODULE_LICENSE("GPL");

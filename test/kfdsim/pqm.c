@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pqm.c - simulated process queue manager, after amdkfd's
+ * kfd_process_queue_manager.c: create/destroy/update/lookup/uninit of user
+ * queues, called with p->mutex held (the ioctls take it), and the pinning of
+ * the user memory the simulated hardware reads (KFD's kfd_queue_acquire_buffers
+ * takes BO references; kfdsim pins the pages instead).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include "kfdsim.h"
+
+
+#define KS_MAX_QUEUES_PER_PROCESS 1024
+
+/**
+ * ks_pdd() - the process's (single) simulated device data
+ * @p: process
+ *
+ * Return: the pdd.
+ */
+struct kfd_process_device *ks_pdd(struct kfd_process *p)
+{
+	return &p->pdd;
+}
+
+static struct process_queue_node *ks_find(struct process_queue_manager *pqm, unsigned int qid)
+{
+	struct process_queue_node *pqn;
+
+	list_for_each_entry(pqn, &pqm->queues, process_queue_list)
+		if (pqn->q && pqn->q->properties.queue_id == qid)
+			return pqn;
+	return NULL;
+}
+
+/* Pin [uva, uva + len) and map it contiguously. */
+static void *ks_pin_map(struct queue *q, u64 uva, u32 len)
+{
+	unsigned long first = uva & PAGE_MASK;
+	int n = (PAGE_ALIGN(uva + len) - first) >> PAGE_SHIFT;
+	struct page **pages = q->ks.pages + q->ks.npages;
+	long got;
+	void *map;
+
+	got = pin_user_pages_fast(first, n, FOLL_WRITE | FOLL_LONGTERM, pages);
+	if (got != n) {
+		if (got > 0)
+			unpin_user_pages(pages, got);
+		return NULL;
+	}
+	map = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	if (!map) {
+		unpin_user_pages(pages, n);
+		return NULL;
+	}
+	q->ks.npages += n;
+	return map + offset_in_page(uva);
+}
+
+static int ks_npages(u64 uva, u32 len)
+{
+	return (PAGE_ALIGN(uva + len) - (uva & PAGE_MASK)) >> PAGE_SHIFT;
+}
+
+/**
+ * ks_queue_pin() - pin and map the user memory of a new queue
+ * @q: queue
+ * @ring: ring address
+ * @ring_size: bytes
+ * @rptr: read index address
+ * @wptr: write index address
+ * @sig: signal area address
+ * @sig_size: bytes
+ *
+ * Return: 0 or -EFAULT/-ENOMEM.
+ */
+int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig,
+		 u32 sig_size)
+{
+	struct ks_queue *ks = &q->ks;
+	int max = ks_npages(ring, ring_size) + 2 + (sig_size ? ks_npages(sig, sig_size) : 0);
+	void *r, *w;
+
+	ks->pages = kcalloc(max + 2, sizeof(*ks->pages), GFP_KERNEL);
+	if (!ks->pages)
+		return -ENOMEM;
+	ks->ring_map = ks_pin_map(q, ring, ring_size);
+	r = ks_pin_map(q, rptr, 8);
+	w = ks_pin_map(q, wptr, 8);
+	if (sig_size)
+		ks->sig_map = ks_pin_map(q, sig, sig_size);
+	if (!ks->ring_map || !r || !w || (sig_size && !ks->sig_map)) {
+		if (r)
+			vunmap((void *)((unsigned long)r & PAGE_MASK));
+		if (w)
+			vunmap((void *)((unsigned long)w & PAGE_MASK));
+		ks->rptr = NULL;
+		ks->wptr = NULL;
+		ks_queue_unpin(q);
+		return -EFAULT;
+	}
+	ks->rptr = r;
+	ks->wptr = w;
+	ks->ring_uva = ring;
+	ks->ring_slots = ring_size / sizeof(struct kfdsim_packet);
+	ks->sig_uva = sig;
+	ks->sig_size = sig_size;
+	return 0;
+}
+
+/**
+ * ks_queue_unpin() - undo ks_queue_pin()
+ * @q: queue, off the simulated hardware
+ */
+void ks_queue_unpin(struct queue *q)
+{
+	struct ks_queue *ks = &q->ks;
+
+	if (ks->ring_map)
+		vunmap((void *)((unsigned long)ks->ring_map & PAGE_MASK));
+	if (ks->sig_map)
+		vunmap((void *)((unsigned long)ks->sig_map & PAGE_MASK));
+	if (ks->rptr)
+		vunmap((void *)((unsigned long)ks->rptr & PAGE_MASK));
+	if (ks->wptr)
+		vunmap((void *)((unsigned long)ks->wptr & PAGE_MASK));
+	if (ks->npages)
+		unpin_user_pages(ks->pages, ks->npages);
+	kfree(ks->pages);
+	kfree(ks->saved);
+	memset(ks, 0, sizeof(*ks));
+}
+
+/**
+ * kfd_procfs_add_queue() - KFD's sysfs entry for a new queue (here: a no-op
+ * that marks the same point in the flow: @q is complete, p->mutex held)
+ * @q: queue
+ *
+ * Return: 0.
+ */
+noinline int kfd_procfs_add_queue(struct queue *q)
+{
+	barrier();
+	return 0;
+}
+
+/**
+ * pqm_create_queue() - create a user queue (6.12 prototype)
+ * @pqm: the process's queue manager
+ * @dev: device
+ * @f: the /dev/kfdsim file
+ * @properties: queue properties from the ioctl
+ * @qid: out: queue id
+ * @q_data: CRIU data (unused, must be NULL)
+ * @restore_mqd: CRIU (unused)
+ * @restore_ctl_stack: CRIU (unused)
+ * @p_doorbell_offset_in_process: out: doorbell offset (unused, may be NULL)
+ *
+ * The caller has pinned the queue's memory into properties' queue (see
+ * chardev.c) and holds p->mutex.
+ *
+ * Return: 0 or a negative errno.
+ */
+noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+			      struct file *f, struct queue_properties *properties,
+			      unsigned int *qid, const struct kfd_criu_queue_priv_data *q_data,
+			      const void *restore_mqd, const void *restore_ctl_stack,
+			      uint32_t *p_doorbell_offset_in_process)
+{
+	struct queue *q = container_of(properties, struct queue, properties);
+	struct process_queue_node *pqn;
+	unsigned int id;
+	int ret;
+
+	id = find_first_zero_bit(pqm->queue_slot_bitmap, KS_MAX_QUEUES_PER_PROCESS);
+	if (id >= KS_MAX_QUEUES_PER_PROCESS)
+		return -ENOMEM;
+	pqn = kzalloc(sizeof(*pqn), GFP_KERNEL);
+	if (!pqn)
+		return -ENOMEM;
+	set_bit(id, pqm->queue_slot_bitmap);
+	q->properties.queue_id = id;
+	q->process = pqm->process;
+	q->device = dev;
+	pqn->q = q;
+	ret = ks_dqm_create_queue(q, &ks_pdd(pqm->process)->qpd);
+	if (ret) {
+		clear_bit(id, pqm->queue_slot_bitmap);
+		kfree(pqn);
+		return ret;
+	}
+	list_add(&pqn->process_queue_list, &pqm->queues);
+	*qid = id;
+	if (p_doorbell_offset_in_process)
+		*p_doorbell_offset_in_process = id * 8;
+	kfd_procfs_add_queue(q);
+	return 0;
+}
+
+/**
+ * pqm_destroy_queue() - destroy a user queue
+ * @pqm: queue manager
+ * @qid: queue id
+ *
+ * Return: 0 or -EINVAL.
+ */
+noinline int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid)
+{
+	struct process_queue_node *pqn = ks_find(pqm, qid);
+	struct queue *q;
+
+	if (!pqn) {
+		pr_err_ratelimited("queue id %u does not exist\n", qid);
+		return -EINVAL;
+	}
+	q = pqn->q;
+	ks_dqm_destroy_queue(q, &ks_pdd(pqm->process)->qpd);
+	list_del(&pqn->process_queue_list);
+	clear_bit(qid, pqm->queue_slot_bitmap);
+	ks_queue_unpin(q);
+	kfree(q);
+	kfree(pqn);
+	return 0;
+}
+
+/**
+ * pqm_update_queue_properties() - apply the update ioctl (6.12 pqm.c:570)
+ * @pqm: queue manager
+ * @qid: queue id
+ * @p: new address, size, percent, priority
+ *
+ * Return: 0, -EFAULT (ring does not match the pinned one) or the dqm's error.
+ */
+noinline int pqm_update_queue_properties(struct process_queue_manager *pqm, unsigned int qid,
+					 struct queue_properties *p)
+{
+	struct process_queue_node *pqn = ks_find(pqm, qid);
+	struct device_queue_manager *dqm;
+	struct queue *q;
+
+	if (!pqn)
+		return -EFAULT;
+	q = pqn->q;
+	/* KFD re-looks-up the ring BO: the mapping must match exactly. */
+	if (p->queue_address && p->queue_size &&
+	    (p->queue_address != q->ks.ring_uva ||
+	     p->queue_size != (u64)q->ks.ring_slots * sizeof(struct kfdsim_packet)))
+		return -EFAULT;
+	q->properties.queue_address = p->queue_address;
+	q->properties.queue_size = p->queue_size;
+	q->properties.queue_percent = p->queue_percent;
+	q->properties.priority = p->priority;
+	dqm = q->device->dqm;
+	return dqm->ops.update_queue(dqm, q, NULL);
+}
+
+/**
+ * pqm_get_user_queue() - find a queue by id
+ * @pqm: queue manager (p->mutex held)
+ * @qid: queue id
+ *
+ * Return: the queue or NULL.
+ */
+noinline struct queue *pqm_get_user_queue(struct process_queue_manager *pqm, unsigned int qid)
+{
+	struct process_queue_node *pqn = ks_find(pqm, qid);
+
+	return pqn ? pqn->q : NULL;
+}
+
+/**
+ * pqm_uninit() - free every queue of a dead process (after termination)
+ * @pqm: queue manager
+ */
+noinline void pqm_uninit(struct process_queue_manager *pqm)
+{
+	struct process_queue_node *pqn, *tmp;
+
+	list_for_each_entry_safe(pqn, tmp, &pqm->queues, process_queue_list) {
+		if (pqn->q) {
+			ks_queue_unpin(pqn->q);
+			kfree(pqn->q);
+		}
+		list_del(&pqn->process_queue_list);
+		kfree(pqn);
+	}
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * process.c - simulated KFD process lifetime, after amdkfd's kfd_process.c:
+ * creation on open, the process table (SRCU, lookups take a reference),
+ * teardown from the mm's notifier release, final free from a workqueue on
+ * the last reference, and process-wide eviction with KFD's nesting count.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/srcu.h>
+#include "kfdsim.h"
+
+static LIST_HEAD(ks_processes);
+static DEFINE_MUTEX(ks_table_lock);
+DEFINE_STATIC_SRCU(ks_processes_srcu);
+static DEFINE_IDA(ks_pasid_ida);
+static struct workqueue_struct *ks_process_wq;
+
+
+/* kfd_process_wq_release(): the last reference is gone. */
+static void ks_process_wq_release(struct work_struct *work)
+{
+	struct kfd_process *p = container_of(work, struct kfd_process, release_work);
+
+	ks_dqm_process_termination(&p->pdd.qpd);
+	pqm_uninit(&p->pqm);
+	put_task_struct(p->lead_thread);
+	ida_free(&ks_pasid_ida, p->pasid);
+	mutex_destroy(&p->mutex);
+	atomic_dec(&ks_stats.processes);
+	kfree(p);
+	module_put(THIS_MODULE);
+}
+
+static void ks_process_ref_release(struct kref *ref)
+{
+	struct kfd_process *p = container_of(ref, struct kfd_process, ref);
+
+	INIT_WORK(&p->release_work, ks_process_wq_release);
+	queue_work(ks_process_wq, &p->release_work);
+}
+
+/**
+ * kfd_unref_process() - drop a process reference
+ * @p: process
+ */
+noinline void kfd_unref_process(struct kfd_process *p)
+{
+	kref_put(&p->ref, ks_process_ref_release);
+}
+
+/**
+ * kfd_lookup_process_by_pasid() - find a live process by PASID
+ * @pasid: PASID
+ *
+ * Return: the process with a reference, or NULL.
+ */
+noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
+{
+	struct kfd_process *p, *ret = NULL;
+	int idx = srcu_read_lock(&ks_processes_srcu);
+
+	list_for_each_entry_srcu(p, &ks_processes, table_node,
+				 srcu_read_lock_held(&ks_processes_srcu)) {
+		if (p->pasid == pasid) {
+			kref_get(&p->ref);
+			ret = p;
+			break;
+		}
+	}
+	srcu_read_unlock(&ks_processes_srcu, idx);
+	return ret;
+}
+
+static void ks_free_notifier(struct mmu_notifier *mn)
+{
+	kfd_unref_process(container_of(mn, struct kfd_process, mmu_notifier));
+}
+
+/**
+ * kfd_process_notifier_release() - the process's mm is going away
+ * @mn: the process's notifier
+ * @mm: its mm
+ *
+ * As in KFD: no lookup finds the process any more, p->mm is cleared, the
+ * notifier's reference is dropped; the queues stay until the last reference.
+ */
+noinline void kfd_process_notifier_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	struct kfd_process *p = container_of(mn, struct kfd_process, mmu_notifier);
+
+	mutex_lock(&ks_table_lock);
+	list_del_rcu(&p->table_node);
+	mutex_unlock(&ks_table_lock);
+	synchronize_srcu(&ks_processes_srcu);
+	WRITE_ONCE(p->mm, NULL);
+	mmu_notifier_put(&p->mmu_notifier);
+}
+
+static const struct mmu_notifier_ops ks_mn_ops = {
+	.release = kfd_process_notifier_release,
+	.free_notifier = ks_free_notifier,
+};
+
+/**
+ * ks_process_create() - the /dev/kfdsim open path (kfd_create_process)
+ * @out: new process, with the file's reference
+ *
+ * Return: 0 or a negative errno.
+ */
+int ks_process_create(struct kfd_process **out)
+{
+	struct kfd_process *p;
+	int ret;
+
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p) {
+		ret = -ENOMEM;
+		goto err_put_module;
+	}
+	ret = ida_alloc_range(&ks_pasid_ida, 1, 0xffff, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free;
+	p->pasid = ret;
+	kref_init(&p->ref);		/* the file's reference */
+	mutex_init(&p->mutex);
+	p->lead_thread = current->group_leader;
+	get_task_struct(p->lead_thread);
+	p->mm = current->mm;
+	p->pqm.process = p;
+	INIT_LIST_HEAD(&p->pqm.queues);
+	p->pqm.queue_slot_bitmap = p->qid_bitmap;
+	p->pdd.dev = &ks_node;
+	p->pdd.process = p;
+	p->pdd.qpd.dqm = &ks_dqm;
+	p->pdd.qpd.pqm = &p->pqm;
+	INIT_LIST_HEAD(&p->pdd.qpd.queues_list);
+	p->pdds[0] = &p->pdd;
+	p->n_pdds = 1;
+
+	kref_get(&p->ref);		/* the notifier's reference */
+	p->mmu_notifier.ops = &ks_mn_ops;
+	ret = mmu_notifier_register(&p->mmu_notifier, current->mm);
+	if (ret) {
+		put_task_struct(p->lead_thread);
+		ida_free(&ks_pasid_ida, p->pasid);
+		goto err_free;
+	}
+	mutex_lock(&ks_table_lock);
+	list_add_tail_rcu(&p->table_node, &ks_processes);
+	mutex_unlock(&ks_table_lock);
+	atomic_inc(&ks_stats.processes);
+	*out = p;
+	return 0;
+
+err_free:
+	kfree(p);
+err_put_module:
+	module_put(THIS_MODULE);
+	return ret;
+}
+
+/**
+ * ks_process_file_release() - the /dev/kfdsim file is closed
+ * @p: process
+ */
+void ks_process_file_release(struct kfd_process *p)
+{
+	kfd_unref_process(p);
+}
+
+/**
+ * kfd_process_evict_queues() - evict every queue of @p (all devices)
+ * @p: referenced process
+ * @trigger: KFD_QUEUE_EVICTION_TRIGGER_*
+ *
+ * Return: 0 or the dqm's error.
+ */
+noinline int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger)
+{
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < p->n_pdds; i++) {
+		struct device_queue_manager *dqm = p->pdds[i]->qpd.dqm;
+		int r = dqm->ops.evict_process_queues(dqm, &p->pdds[i]->qpd);
+
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+/**
+ * kfd_process_restore_queues() - undo one kfd_process_evict_queues()
+ * @p: referenced process
+ *
+ * Return: 0 or the dqm's error.
+ */
+noinline int kfd_process_restore_queues(struct kfd_process *p)
+{
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < p->n_pdds; i++) {
+		struct device_queue_manager *dqm = p->pdds[i]->qpd.dqm;
+		int r = dqm->ops.restore_process_queues(dqm, &p->pdds[i]->qpd);
+
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+/**
+ * kfd_dbg_trap_enable() - a debugger attaches (test ioctl)
+ * @target: process
+ * @fd: debugger event fd (unused)
+ * @runtime_info: unused
+ * @runtime_size: unused
+ *
+ * Return: 0.
+ */
+noinline int kfd_dbg_trap_enable(struct kfd_process *target, uint32_t fd,
+				 void __user *runtime_info, uint32_t *runtime_size)
+{
+	WRITE_ONCE(target->debug_trap_enabled, true);
+	return 0;
+}
+
+/**
+ * ks_processes_init() - create the release workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ks_processes_init(void)
+{
+	ks_process_wq = alloc_workqueue("kfdsim_wq", 0, 0);
+	return ks_process_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * ks_processes_exit() - wait for every release (module unload)
+ */
+void ks_processes_exit(void)
+{
+	mmu_notifier_synchronize();
+	if (ks_process_wq)
+		destroy_workqueue(ks_process_wq);
+}
