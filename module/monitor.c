@@ -117,9 +117,16 @@ static void gp_release_queue(struct gp_queue *e)
 	gp_ptr_release(e);
 	gp_maps_del_queue(&key);
 	gp_set_state(e, GP_Q_GONE);
-	/* Last queue of a live process gpreempt evicted: balance the eviction. */
-	if (pr->evicted && !READ_ONCE(pr->nqueues) && !READ_ONCE(pr->dead))
+	if (!pr->evicted || READ_ONCE(pr->nqueues))
+		return;
+	if (READ_ONCE(pr->dead)) {
+		/* Its eviction died with it: KFD freed the qpd. */
+		pr->evicted = 0;
+		gp_stats.evicts_outstanding--;
+	} else {
+		/* Last queue of a live process gpreempt evicted: balance it. */
 		gp_evict_process(pr, false);
+	}
 }
 
 static bool gp_wants_evict(struct gp_queue *e, int n)

@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpreempt on kfdsim: LC (priority 12) and BE (priority 3) processes from
+# gpload; every packet must complete exactly once (gpload's exit status),
+# BE must be parked while LC has work and unparked after.  Runs inside the
+# test guest (test/run-vm sim).
+. test/lib/tap.sh
+GPLOAD=build/gpload
+LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200"
+BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
+
+qfield() {	# tgid field -> value from gp_queues (first queue of tgid)
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
+}
+gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+ksq() {	# pasid-less lookup: the kfdsim line of the queue with priority $1
+	grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1
+}
+wait_for() {	# seconds cmd...
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
+stat_is() { [ "$(gstat "$1")" = "$2" ]; }
+no_queue() { [ -z "$(qfield "$1" state)" ]; }
+ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
+load() {	# kfdsim args | gpreempt args
+	insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko $2
+}
+unload() {
+	rmmod gpreempt 2>/dev/null
+	wait_for 5 ks_idle
+	rmmod kfdsim
+}
+dmesg -C
+
+# 1. LC + BE for each backend and each scheduler model.
+for sched in hws mes; do
+	for backend in suspend evict; do
+		name="$backend/$sched"
+		load "sched=$sched" "backend=$backend"
+		$GPLOAD $BE_ARGS --duration 6 --json /tmp/be.json --quiet &
+		be=$!
+		sleep 1
+		$GPLOAD $LC_ARGS --duration 3 --period-us 3000 --json /tmp/lc.json --quiet
+		lc_rc=$?
+		pre=$(qfield $be preempts)
+		res=$(qfield $be resumes)
+		wait_for 3 state_is $be 0
+		st=$(qfield $be state)
+		wait $be
+		be_rc=$?
+		tap_check "$name: LC packets completed exactly once" test $lc_rc -eq 0
+		tap_check "$name: BE packets completed exactly once" test $be_rc -eq 0
+		if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
+			tap_ok "$name: BE parked and unparked while LC ran ($pre/$res)"
+		else
+			tap_not_ok "$name: BE parked and unparked while LC ran (${pre:-none}/${res:-none})"
+		fi
+		tap_check "$name: BE running again after LC finished" test "$st" = 0
+		tap_diag "$name: LC $(jq -r '"p50 \(.p50_us) us p99 \(.p99_us) us"' /tmp/lc.json), BE $(jq -r '.throughput_wgus_per_s' /tmp/be.json) wg-us/s, backend calls: $(gstat preempts) parks"
+		unload
+	done
+done
+
+# 2. The BE application's own ROCr-style updates (percent 100) do not undo a
+# park.  LC work is long and the hysteresis generous, so gpreempt itself never
+# unparks during the sampling window (its resume counter proves it).
+load "" "backend=suspend max_suspend_ms=60000 hysteresis_us=200000"
+$GPLOAD $BE_ARGS --rocr --update-ms 20 --duration 10 --json /tmp/be.json --quiet &
+be=$!
+sleep 0.5
+$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --duration 8 --period-us 300 --quiet &
+lc=$!
+wait_for 3 state_is $be 2
+res0=$(gstat resumes)
+parked=0 samples=0
+for i in $(seq 15); do
+	line=$(ksq 3)
+	samples=$((samples + 1))
+	case "$line" in *"active=0"*"suspended=1"*) parked=$((parked + 1)) ;; esac
+	sleep 0.1
+done
+res1=$(gstat resumes)
+wait $lc
+wait $be
+be_rc=$?
+upd=$(jq -r .updates /tmp/be.json)
+if [ "$parked" -eq "$samples" ] && [ "$upd" -gt 20 ] && [ "$res0" = "$res1" ]; then
+	tap_ok "ROCr-style updates (percent 100) do not undo a park ($upd updates, parked in $parked/$samples samples)"
+else
+	tap_not_ok "ROCr-style updates (percent 100) do not undo a park ($upd updates, parked in $parked/$samples samples, resumes $res0 -> $res1)"
+fi
+tap_check "ROCr-style BE: exactly once" test $be_rc -eq 0
+unload
+
+# 3. gp_prio override turns the roles around, live.
+load "" "max_suspend_ms=60000"
+$GPLOAD $BE_ARGS --duration 8 --quiet &
+be=$!
+$GPLOAD $LC_ARGS --duration 8 --period-us 300 --quiet &
+lc=$!
+wait_for 3 state_is $be 2
+key=$(printf '%08x' $be | sed 's/\(..\)\(..\)\(..\)\(..\)/0x\4 0x\3 0x\2 0x\1/')
+bpftool map update name gp_prio key $key value 15 0 0 0
+if wait_for 3 state_is $lc 2 && [ "$(qfield $be eff_priority)" = 15 ] && state_is $be 0; then
+	tap_ok "gp_prio override: BE at 15 parks LC instead"
+else
+	tap_not_ok "gp_prio override: BE at 15 parks LC instead (LC state $(qfield $lc state), BE state $(qfield $be state))"
+fi
+bpftool map delete name gp_prio key $key
+if wait_for 3 state_is $be 2 && state_is $lc 0; then
+	tap_ok "gp_prio override removed: roles return"
+else
+	tap_not_ok "gp_prio override removed: roles return"
+fi
+# 4. rmmod while BE is parked resumes it before returning.
+rmmod gpreempt
+line=$(ksq 3)
+case "$line" in
+*"active=1 evicted=0 suspended=0"*) tap_ok "rmmod mid-run resumes the parked BE queue" ;;
+*) tap_not_ok "rmmod mid-run resumes the parked BE queue # $line" ;;
+esac
+wait $lc
+lc_rc=$?
+wait $be
+tap_check "after rmmod: BE and LC complete exactly once" test $? -eq 0 -a $lc_rc -eq 0
+unload
+
+# 5. kill -9 of a parked BE (evict backend) and of LC mid-run.
+load "" "backend=evict max_suspend_ms=60000"
+$GPLOAD $BE_ARGS --duration 20 --quiet &
+be=$!
+$GPLOAD $LC_ARGS --duration 20 --period-us 300 --quiet &
+lc=$!
+wait_for 3 state_is $be 2
+kill -9 $be
+wait $be 2>/dev/null
+tap_check "kill -9 of a parked BE: its queues leave gp_queues" wait_for 3 no_queue $be
+tap_check "kill -9 of a parked BE: gpreempt holds no eviction" wait_for 3 stat_is evicts_outstanding 0
+$GPLOAD $BE_ARGS --duration 20 --quiet &
+be=$!
+wait_for 3 state_is $be 2
+kill -9 $lc
+wait $lc 2>/dev/null
+tap_check "kill -9 of LC mid-run: BE resumes" wait_for 3 state_is $be 0
+kill $be
+wait $be
+tap_check "BE after LC's death: exactly once" test $? -eq 0
+unload
+
+# 6. A debugged process is left alone.
+load "" ""
+$GPLOAD $BE_ARGS --debug --duration 4 --quiet &
+be=$!
+$GPLOAD $LC_ARGS --duration 3 --period-us 300 --quiet
+sleep 0.2
+tap_check "debugged BE is never parked" test "$(qfield $be preempts)" = 0
+wait $be
+unload
+
+# 7. Create/destroy churn while the monitor parks and unparks.
+load "" ""
+$GPLOAD $BE_ARGS --duration 5 --quiet &
+be=$!
+$GPLOAD $LC_ARGS --duration 5 --period-us 2000 --quiet &
+lc=$!
+pids=""
+for i in 1 2 3; do
+	$GPLOAD --mode churn --prio $((4 + i * 2)) --wg-us 100 --duration 4 --quiet &
+	pids="$pids $!"
+done
+rc=0
+for p in $pids $lc $be; do wait $p || rc=1; done
+tap_check "churn of queue create/destroy during preemption: exactly once everywhere" test $rc -eq 0
+tap_check "churn: gpreempt manages no queue once all exited" wait_for 3 stat_is queues 0
+tap_diag "churn: $(gstat queues_seen) queues seen, $(gstat preempts) parks, $(gstat errors) errors"
+unload
+
+# 8. 1000 queues: registration and scan cost.
+load "" ""
+$GPLOAD --mode idle --queues 1000 --duration 30 --quiet &
+idle=$!
+if wait_for 20 stat_is queues 1000; then
+	tap_ok "1000 queues registered"
+else
+	tap_not_ok "1000 queues registered # $(gstat queues)"
+fi
+sleep 1
+tap_diag "1000 idle queues: scan $(gstat scan_ns_last) ns per tick ($(( $(gstat scan_ns_last) / 1000 )) ns per queue)"
+kill $idle
+wait $idle
+tap_check "1000 queues unregistered at exit" wait_for 10 stat_is queues 0
+unload
+
+if dmesg | grep -E 'BUG|WARNING|Oops|RIP:' >/tmp/bad.txt; then
+	tap_not_ok "gpreempt on kfdsim: dmesg has no BUG/WARNING/Oops"
+	sed 's/^/# /' /tmp/bad.txt | head
+else
+	tap_ok "gpreempt on kfdsim: dmesg has no BUG/WARNING/Oops"
+fi
+tap_done
