@@ -11,9 +11,11 @@
  *   - Starvation guard: a queue parked for max_suspend gets a min_slice of run
  *     time before it may be parked again, so best-effort work always moves.
  *   - Every state change may cost a full preempt/remap of the device (HWS),
- *     so at most max_actions changes are made per tick; parks go first (they
- *     are what the latency-critical work is waiting for), lowest priority
- *     first; the rest wait for the next tick.
+ *     so at most max_actions changes are made per tick.  Order: unparks that
+ *     the guarantees demand (starvation, unmanaged, disabled) first, so no
+ *     stream of parks can starve them; then parks (what the latency-critical
+ *     work waits for), lowest priority first; then ordinary unparks.  The
+ *     rest wait for the next tick.
  *
  * Pure C: no kernel calls, no allocation; the caller owns the array.  The
  * same file is compiled into test/unit/ for unit and property tests.
@@ -23,6 +25,14 @@
 static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
 {
 	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < pp->hysteresis_ns);
+}
+
+/* Budget order: 0 = owed unparks, 1 = parks, 2 = unparks after idle. */
+static int rank(const struct gp_pq *q)
+{
+	if (q->action == GP_ACT_PARK)
+		return 1;
+	return q->reason == GP_WHY_HIGHER_IDLE ? 2 : 0;
 }
 
 static void want(struct gp_pq *q, enum gp_action a, enum gp_reason why)
@@ -83,7 +93,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		}
 	}
 
-	/* Spend the budget: parks first, lowest priority first, then unparks. */
+	/* Spend the budget in rank order, lowest priority first within a rank. */
 	while (budget) {
 		struct gp_pq *best = NULL;
 
@@ -92,9 +102,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 
 			if (x->action == GP_ACT_NONE || x->granted)
 				continue;
-			if (!best ||
-			    (x->action == GP_ACT_PARK && best->action != GP_ACT_PARK) ||
-			    (x->action == best->action && x->prio < best->prio))
+			if (!best || rank(x) < rank(best) ||
+			    (rank(x) == rank(best) && x->prio < best->prio))
 				best = x;
 		}
 		if (!best)
