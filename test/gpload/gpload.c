@@ -13,7 +13,8 @@
  * was incremented exactly once and that the read index caught up with the
  * write index at the end.  --rocr behaves like ROCr: create at priority 7,
  * then UPDATE_QUEUE to the wanted priority with percent 100 (and again every
- * --update-ms).  SIGINT/SIGTERM: stop submitting, drain, verify, report.
+ * --update-ms).  --debug marks the process debugged (kfd_dbg_trap_enable).
+ * SIGINT/SIGTERM: stop submitting, drain, verify, report.
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
 #define _GNU_SOURCE
@@ -51,7 +52,7 @@ static struct {
 	const char *mode;
 	int prio, queues, wg, k, inflight, update_ms;
 	double duration, wg_us, period_us;
-	bool poisson, rocr, quiet;
+	bool poisson, rocr, quiet, debug;
 	const char *json, *lat_out;
 	unsigned int seed;
 } opt = {
@@ -293,6 +294,12 @@ static int run(void)
 			return 1;
 		}
 	}
+	if (opt.debug) {
+		struct kfdsim_test_args t = { .op = KFDSIM_TEST_DBG_ENABLE };
+
+		if (ioctl(fd, KFDSIM_IOC_TEST, &t))
+			errors++;
+	}
 	if (!opt.quiet)
 		printf("gpload %s: pid %d, %d queue(s) at priority %d\n", opt.mode, getpid(),
 		       opt.queues, opt.prio);
@@ -377,7 +384,8 @@ static void usage(void)
 		"usage: gpload [--mode lc|be|churn|idle] [--prio 0..15] [--queues N]\n"
 		"              [--duration S] [--wg N] [--wg-us US] [--k N] [--period-us US]\n"
 		"              [--poisson] [--inflight N] [--rocr] [--update-ms MS]\n"
-		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n");
+		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
+		"              [--debug (attach the simulated debugger)]\n");
 }
 
 int main(int argc, char **argv)
@@ -388,7 +396,7 @@ int main(int argc, char **argv)
 		{ "k", 1, 0, 'k' }, { "period-us", 1, 0, 'P' }, { "poisson", 0, 0, 'o' },
 		{ "inflight", 1, 0, 'i' }, { "rocr", 0, 0, 'r' }, { "update-ms", 1, 0, 'U' },
 		{ "json", 1, 0, 'j' }, { "lat-out", 1, 0, 'l' }, { "seed", 1, 0, 's' },
-		{ "quiet", 0, 0, 'Q' }, { "help", 0, 0, 'h' }, { 0 } };
+		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "help", 0, 0, 'h' }, { 0 } };
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -409,6 +417,7 @@ int main(int argc, char **argv)
 		case 'l': opt.lat_out = optarg; break;
 		case 's': opt.seed = atoi(optarg); break;
 		case 'Q': opt.quiet = true; break;
+		case 'D': opt.debug = true; break;
 		default: usage(); return 2;
 		}
 	}
