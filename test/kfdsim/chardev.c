@@ -14,7 +14,6 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <uapi/linux/kfd_ioctl.h>
 #include "kfdsim.h"
 
 static int ks_open(struct inode *inode, struct file *filp)
@@ -169,10 +168,10 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		return -EFAULT;
 	switch (args.op) {
 	case KFDSIM_TEST_EVICT:
-		ret = kfd_process_evict_queues(p, KFD_QUEUE_EVICTION_TRIGGER_TTM);
+		ret = ks_test_evict(p);
 		break;
 	case KFDSIM_TEST_RESTORE:
-		ret = kfd_process_restore_queues(p);
+		ret = ks_test_restore(p);
 		break;
 	case KFDSIM_TEST_DBG_ENABLE:
 		mutex_lock(&p->mutex);

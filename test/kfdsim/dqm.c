@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dqm.c - simulated device queue manager, after amdkfd's
- * kfd_device_queue_manager.c (HWS "cpsch" op-set with its MES branches):
+ * kfd_device_queue_manager.c (6.12), the HWS "cpsch" op-set with its MES
+ * branches:
  *
- *   update_queue():   recompute is_active = QUEUE_IS_ACTIVE(); a change is a
- *                     map/unmap.  6.12 returns -EACCES after the unmap when
- *                     the pdd has a reset queue.
- *   evict/restore_process_queues(): qpd->evicted nesting (dqm.c:1187/1338).
- *   create/destroy/process termination.
+ *   update_queue():   HWS: unmap_queues_cpsch + update_mqd (is_active =
+ *                     QUEUE_IS_ACTIVE()) + map_queues_cpsch, on every call;
+ *                     MES: remove_queue_mes if it was active, add_queue_mes
+ *                     if it is.  With pdd->has_reset_queue: -EACCES after
+ *                     the unmap/remove, nothing mapped again (dqm.c:964).
+ *   evict_process_queues_cpsch() / restore_process_queues_cpsch():
+ *                     qpd->evicted nesting (dqm.c:1187, 1338), one
+ *                     execute_queues_cpsch (HWS) or per-queue remove/add.
+ *   create_queue_cpsch(), destroy_queue_cpsch(), process_termination_cpsch().
  *
- * Cost model of a map/unmap change: HWS (default) preempts and remaps every
- * queue of the device (unmap_queues_cpsch + map_queues_cpsch): all in-flight
- * workgroups are CWSR-saved, nothing runs for runlist_us, and the caller
- * waits that long (the fence wait).  MES removes/adds only the affected
- * queue, the caller waits mes_us.  Lock order: p->mutex -> dqm lock -> gpu.
+ * Costs: an HWS runlist change (ks_gpu_hws_execute) CWSR-saves every
+ * running workgroup of the device and stalls it for runlist_us, and the
+ * caller waits that long (the preemption fence); an MES call saves only its
+ * queue's workgroups and the caller waits mes_us.
+ *
+ * Lock order: p->mutex -> dqm->lock -> the GPU spinlock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,90 +32,101 @@ static void ks_wait_us(unsigned int us)
 		usleep_range(us, us + us / 8 + 1);
 }
 
-/* The hardware reflects a change of q's is_active (dqm lock held). */
-static void ks_apply(struct queue *q)
+/* execute_queues_cpsch(): unmap everything, map the active queues. */
+static void ks_execute_queues(void)
 {
-	if (ks_param.mes) {
-		ks_gpu_set_mapped(q, q->properties.is_active);
-		atomic64_inc(&ks_stats.mes_calls);
-		ks_wait_us(ks_param.mes_us);
-	} else {
-		ks_gpu_set_mapped(q, q->properties.is_active);
-		ks_gpu_runlist_update();
+	if (ks_gpu_hws_execute())
 		ks_wait_us(ks_param.runlist_us);
-	}
 }
 
-static struct kfd_process_device *ks_q_pdd(struct queue *q)
+static void ks_add_queue_mes(struct queue *q)
 {
-	return ks_pdd(q->process);
+	ks_gpu_mes_set(q, true);
+	ks_wait_us(ks_param.mes_us);
 }
 
+static void ks_remove_queue_mes(struct queue *q)
+{
+	ks_gpu_mes_set(q, false);
+	ks_wait_us(ks_param.mes_us);
+}
+
+/* dqm->ops.update_queue: the real update_queue() of 6.12 dqm.c:934. */
 static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
 {
-	bool prev;
+	struct kfd_process_device *pdd = ks_pdd(q->process);
+	bool prev_active;
 	int ret = 0;
 
 	mutex_lock(&dqm->lock);
-	prev = q->properties.is_active;
-	if (ks_q_pdd(q)->has_reset_queue) {
-		/* 6.12 dqm.c:964: unmapped, and not mapped again. */
-		if (prev) {
-			q->properties.is_active = false;
-			ks_apply(q);
-		}
+	prev_active = q->properties.is_active;
+	if (ks_param.mes && prev_active)
+		ks_remove_queue_mes(q);
+	if (READ_ONCE(pdd->has_reset_queue)) {
+		/*
+		 * "queue is reset so inaccessable": HWS has unmapped the whole
+		 * runlist and maps nothing again until the next runlist change.
+		 */
+		if (!ks_param.mes && ks_gpu_hws_unmap_all())
+			ks_wait_us(ks_param.runlist_us);
 		ret = -EACCES;
 		goto out;
 	}
+	/* update_mqd() */
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
-	if (q->properties.is_active != prev || !ks_param.mes)
-		ks_apply(q);	/* HWS unmaps + maps the runlist on every update */
+	if (!ks_param.mes) {
+		/* unmap_queues_cpsch() + map_queues_cpsch(), every time */
+		ks_gpu_hws_mark(q, q->properties.is_active);
+		ks_execute_queues();
+	} else if (q->properties.is_active) {
+		ks_add_queue_mes(q);
+	}
 out:
 	mutex_unlock(&dqm->lock);
 	return ret;
 }
 
+/* dqm->ops.evict_process_queues: evict_process_queues_cpsch(). */
 static int ks_evict_process_queues(struct device_queue_manager *dqm,
 				   struct qcm_process_device *qpd)
 {
 	struct queue *q;
-	bool changed = false;
 
 	mutex_lock(&dqm->lock);
-	if (qpd->evicted++ > 0)
+	atomic64_inc(&ks_stats.evict_calls);
+	atomic_inc(&ks_stats.evicted_refs);
+	if (qpd->evicted++ > 0)	/* already evicted, do nothing */
 		goto out;
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		q->properties.is_evicted = true;
 		if (!q->properties.is_active)
 			continue;
 		q->properties.is_active = false;
-		ks_gpu_set_mapped(q, false);
-		changed = true;
-		if (ks_param.mes) {
-			atomic64_inc(&ks_stats.mes_calls);
-			ks_wait_us(ks_param.mes_us);
-		}
+		if (ks_param.mes)
+			ks_remove_queue_mes(q);
+		else
+			ks_gpu_hws_mark(q, false);
 	}
-	if (changed && !ks_param.mes) {
-		ks_gpu_runlist_update();
-		ks_wait_us(ks_param.runlist_us);
-	}
+	if (!ks_param.mes)
+		ks_execute_queues();
 out:
 	mutex_unlock(&dqm->lock);
 	return 0;
 }
 
+/* dqm->ops.restore_process_queues: restore_process_queues_cpsch(). */
 static int ks_restore_process_queues(struct device_queue_manager *dqm,
 				     struct qcm_process_device *qpd)
 {
 	struct queue *q;
-	bool changed = false;
 
 	mutex_lock(&dqm->lock);
-	if (WARN_ON_ONCE(!qpd->evicted))
+	if (WARN_ON_ONCE(!qpd->evicted))	/* already restored, do nothing */
 		goto out;
-	if (qpd->evicted > 1) {
+	atomic64_inc(&ks_stats.restore_calls);
+	atomic_dec(&ks_stats.evicted_refs);
+	if (qpd->evicted > 1) {	/* ref count still > 0, decrement and do nothing */
 		qpd->evicted--;
 		goto out;
 	}
@@ -118,17 +135,13 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 		if (!QUEUE_IS_ACTIVE(q->properties))
 			continue;
 		q->properties.is_active = true;
-		ks_gpu_set_mapped(q, true);
-		changed = true;
-		if (ks_param.mes) {
-			atomic64_inc(&ks_stats.mes_calls);
-			ks_wait_us(ks_param.mes_us);
-		}
+		if (ks_param.mes)
+			ks_add_queue_mes(q);
+		else
+			ks_gpu_hws_mark(q, true);
 	}
-	if (changed && !ks_param.mes) {
-		ks_gpu_runlist_update();
-		ks_wait_us(ks_param.runlist_us);
-	}
+	if (!ks_param.mes)
+		ks_execute_queues();
 	qpd->evicted = 0;
 out:
 	mutex_unlock(&dqm->lock);
@@ -150,19 +163,26 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 		q->properties.is_evicted = true;
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
 	ks_gpu_add_queue(q);
-	if (q->properties.is_active)
-		ks_apply(q);
 	atomic_inc(&ks_stats.queues);
+	if (q->properties.is_active) {
+		if (ks_param.mes) {
+			ks_add_queue_mes(q);
+		} else {
+			ks_gpu_hws_mark(q, true);
+			ks_execute_queues();
+		}
+	}
 	mutex_unlock(&ks_dqm.lock);
 	return 0;
 }
 
 /**
  * ks_dqm_destroy_queue() - take a queue off the device for good
+ * (destroy_queue_cpsch)
  * @q: queue
  * @qpd: its process's device data
  *
- * In-flight work of a destroyed queue is discarded (KFD resets its waves).
+ * In-flight work of a destroyed queue is dropped (its waves are gone).
  *
  * Return: 0.
  */
@@ -171,7 +191,12 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
 	mutex_lock(&ks_dqm.lock);
 	if (q->properties.is_active) {
 		q->properties.is_active = false;
-		ks_apply(q);
+		if (ks_param.mes) {
+			ks_remove_queue_mes(q);
+		} else {
+			ks_gpu_hws_mark(q, false);
+			ks_execute_queues();
+		}
 	}
 	ks_gpu_remove_queue(q);
 	list_del(&q->list);
@@ -182,22 +207,33 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
 
 /**
  * ks_dqm_process_termination() - the process is gone: drop all its queues
+ * (process_termination_cpsch)
  * @qpd: its device data
  */
 void ks_dqm_process_termination(struct qcm_process_device *qpd)
 {
 	struct queue *q, *tmp;
+	bool hws = false;
 
 	mutex_lock(&ks_dqm.lock);
 	list_for_each_entry_safe(q, tmp, &qpd->queues_list, list) {
-		q->properties.is_active = false;
-		ks_gpu_set_mapped(q, false);
+		if (q->properties.is_active) {
+			q->properties.is_active = false;
+			if (ks_param.mes) {
+				ks_remove_queue_mes(q);
+			} else {
+				ks_gpu_hws_mark(q, false);
+				hws = true;
+			}
+		}
 		ks_gpu_remove_queue(q);
 		list_del(&q->list);
 		atomic_dec(&ks_stats.queues);
 	}
-	if (!ks_param.mes)
-		ks_gpu_runlist_update();
+	if (hws)
+		ks_execute_queues();
+	atomic_sub(qpd->evicted, &ks_stats.evicted_refs);
+	qpd->evicted = 0;
 	mutex_unlock(&ks_dqm.lock);
 }
 
@@ -211,8 +247,8 @@ void ks_dqm_init(void)
 	ks_dqm.ops.evict_process_queues = ks_evict_process_queues;
 	ks_dqm.ops.restore_process_queues = ks_restore_process_queues;
 	ks_dqm.dev = &ks_node;
-	ks_dqm.sched_policy = ks_param.mes ? GP_ENUM_KFD_SCHED_POLICY_HWS :
-					     GP_ENUM_KFD_SCHED_POLICY_HWS;
+	/* MES is the HWS op-set with enable_mes set, as in KFD. */
+	ks_dqm.sched_policy = GP_ENUM_KFD_SCHED_POLICY_HWS;
 	ks_dqm.sched_running = true;
 	ks_kfd_dev.enable_mes = ks_param.mes;
 	ks_kfd_dev.cwsr_enabled = true;

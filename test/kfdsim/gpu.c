@@ -3,22 +3,27 @@
  * gpu.c - the simulated GPU: one command-processor kthread and num_cu
  * compute units.
  *
- * The CP polls the write index of every mapped queue (there is no doorbell
- * call: gpreempt, like on real hardware, can only learn of work by reading
- * the same pointers), fetches AQL-like dispatch packets in order, and
- * launches their workgroups on free CUs, one workgroup per CU for its
- * modelled time.  Arbitration: a free CU goes to the highest-priority mapped
- * queue that has a workgroup to launch (round robin within a priority);
- * running workgroups are never interrupted by arbitration.  A packet is
- * complete when all its workgroups are; the read index advances over
- * completed packets in order and each packet's completion signal gets +1
- * exactly once.
+ * The CP polls the write index of every runnable queue every poll_us (there
+ * is no doorbell call: gpreempt, like on real hardware, can only learn of
+ * work by reading the same pointers), fetches AQL-like dispatch packets in
+ * order, and launches their workgroups on free CUs, one workgroup per CU for
+ * its modelled time.  Arbitration: a free CU goes to the highest-priority
+ * runnable queue that has a workgroup to launch (round robin within a
+ * priority); running workgroups are never interrupted by arbitration.  A
+ * packet is complete when all its workgroups are; the read index advances
+ * over completed packets in order and each packet's completion signal gets
+ * +1 exactly once.  With no queue mapped the CP sleeps until woken.
  *
- * Unmapping a queue (CWSR) saves each of its running workgroups with the
- * time it still needs (+cwsr_save_us); mapping restores them first
- * (+cwsr_restore_us).  A saved workgroup is finished exactly once.  An HWS
- * runlist update saves every queue's workgroups and stalls the whole device
- * for runlist_us.
+ * Runnable: HWS (default) runs the mapped queues of the current runlist;
+ * every runlist change (ks_gpu_hws_execute(), KFD's execute_queues_cpsch)
+ * CWSR-saves the running workgroups of every queue and stalls the device for
+ * runlist_us.  MES adds/removes single queues (ks_gpu_mes_set()); only that
+ * queue's workgroups are saved.
+ *
+ * CWSR: a saved workgroup keeps the time it still needs; its CU stays busy
+ * for cwsr_save_us (the trap handler writing the context out), and when the
+ * queue runs again the workgroup is relaunched first with cwsr_restore_us
+ * added.  A workgroup is thus finished exactly once, saved or not.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -30,20 +35,21 @@
 #include "kfdsim.h"
 
 struct ks_cu {
-	struct queue *q;	/* NULL: idle */
+	struct queue *q;	/* running workgroup's queue, NULL: none */
 	u32 slot;
-	u64 end_ns;
 	u64 start_ns;
+	u64 end_ns;
+	u64 free_at;		/* busy saving a context until then */
 };
 
 static struct {
 	spinlock_t lock;	/* everything below, and every ks_queue's CP state */
 	struct list_head queues;
 	struct ks_cu *cu;
-	u64 stall_until;
+	u64 stall_until;	/* HWS runlist update in progress */
+	bool runlist_active;	/* HWS: a runlist is mapped */
 	struct queue *rr_last;
 	struct task_struct *cp;
-	wait_queue_head_t wq;
 } ks_gpu;
 
 static u64 ks_now(void)
@@ -51,46 +57,9 @@ static u64 ks_now(void)
 	return ktime_get_ns();
 }
 
-static bool ks_save_push(struct ks_queue *ks, u32 slot, u64 remaining)
+static bool ks_runnable(struct queue *q)
 {
-	if (ks->nsaved == ks->saved_cap) {
-		u32 cap = ks->saved_cap ? ks->saved_cap * 2 : 16;
-		struct ks_saved_wg *n = krealloc_array(ks->saved, cap, sizeof(*n), GFP_ATOMIC);
-
-		if (!n)
-			return false;
-		ks->saved = n;
-		ks->saved_cap = cap;
-	}
-	ks->saved[ks->nsaved].slot = slot;
-	ks->saved[ks->nsaved].remaining_ns = remaining;
-	ks->nsaved++;
-	return true;
-}
-
-/* CWSR: take every running workgroup of @q (or of all queues) off its CU. */
-static void ks_save_locked(struct queue *only, u64 now)
-{
-	u32 i;
-
-	for (i = 0; i < ks_param.num_cu; i++) {
-		struct ks_cu *cu = &ks_gpu.cu[i];
-		struct ks_queue *ks;
-		u64 left;
-
-		if (!cu->q || (only && cu->q != only))
-			continue;
-		ks = &cu->q->ks;
-		left = cu->end_ns > now ? cu->end_ns - now : 0;
-		ks->busy_ns += now - cu->start_ns;
-		if (!ks_save_push(ks, cu->slot, left + ks_param.cwsr_save_us * NSEC_PER_USEC)) {
-			/* No memory to save into: let it finish in place (drain). */
-			continue;
-		}
-		ks->running--;
-		cu->q = NULL;
-		atomic64_inc(&ks_stats.cwsr_saves);
-	}
+	return q->ks.mapped && (ks_param.mes || ks_gpu.runlist_active);
 }
 
 static void ks_retire_locked(struct queue *q)
@@ -102,8 +71,9 @@ static void ks_retire_locked(struct queue *q)
 
 		if (r->wg_done < r->wg_total)
 			break;
+		/* An add, not a store: a double completion shows as 2. */
 		if (r->signal)
-			(void)atomic64_inc_return((atomic64_t *)r->signal);
+			atomic64_inc((atomic64_t *)r->signal);
 		ks->retired++;
 		smp_store_release(ks->rptr, ks->retired);
 		ks->packets_done++;
@@ -117,13 +87,15 @@ static void ks_finish_cus_locked(u64 now)
 
 	for (i = 0; i < ks_param.num_cu; i++) {
 		struct ks_cu *cu = &ks_gpu.cu[i];
+		struct ks_packet_run *r;
 		struct ks_queue *ks;
 
 		if (!cu->q || cu->end_ns > now)
 			continue;
 		ks = &cu->q->ks;
-		ks->inflight[cu->slot].wg_done++;
-		WARN_ON_ONCE(ks->inflight[cu->slot].wg_done > ks->inflight[cu->slot].wg_total);
+		r = &ks->inflight[cu->slot];
+		r->wg_done++;
+		WARN_ON_ONCE(r->wg_done > r->wg_total);
 		ks->busy_ns += cu->end_ns - cu->start_ns;
 		ks->running--;
 		atomic64_inc(&ks_stats.workgroups_completed);
@@ -132,7 +104,46 @@ static void ks_finish_cus_locked(u64 now)
 	}
 }
 
-/* Fetch ready packets of @q (in order, bounded window). */
+/*
+ * CWSR: save every running workgroup of @only (NULL: of every queue).
+ * Invariant: nsaved + running <= num_cu per queue (a queue with saved
+ * workgroups launches nothing new), so ks->saved never overflows.
+ */
+static void ks_save_locked(struct queue *only, u64 now)
+{
+	u64 save_ns = (u64)ks_param.cwsr_save_us * NSEC_PER_USEC;
+	struct queue *q;
+	u32 i;
+
+	ks_finish_cus_locked(now);	/* what is done is not saved */
+	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+		if ((!only || q == only) && q->ks.running) {
+			q->ks.preemptions++;
+			atomic64_inc(&ks_stats.preemptions);
+		}
+	}
+	for (i = 0; i < ks_param.num_cu; i++) {
+		struct ks_cu *cu = &ks_gpu.cu[i];
+		struct ks_queue *ks;
+
+		if (!cu->q || (only && cu->q != only))
+			continue;
+		ks = &cu->q->ks;
+		if (WARN_ON_ONCE(ks->nsaved >= ks_param.num_cu))
+			continue;
+		ks->saved[ks->nsaved].slot = cu->slot;
+		ks->saved[ks->nsaved].remaining_ns = cu->end_ns - now;
+		ks->nsaved++;
+		ks->busy_ns += now - cu->start_ns;
+		ks->running--;
+		ks->saves++;
+		cu->q = NULL;
+		cu->free_at = now + save_ns;
+		atomic64_inc(&ks_stats.cwsr_saves);
+	}
+}
+
+/* Fetch ready packets of @q in order, up to KS_MAX_INFLIGHT ahead. */
 static void ks_fetch_locked(struct queue *q)
 {
 	struct ks_queue *ks = &q->ks;
@@ -142,20 +153,30 @@ static void ks_fetch_locked(struct queue *q)
 		struct kfdsim_packet *pkt = (struct kfdsim_packet *)ks->ring_map +
 					    (ks->fetched % ks->ring_slots);
 		struct ks_packet_run *r = &ks->inflight[ks->fetched % KS_MAX_INFLIGHT];
-		u64 sig;
+		u64 sig, ns;
+		u32 wg;
 
 		if (smp_load_acquire(&pkt->header) != KFDSIM_PKT_DISPATCH)
-			break;	/* reserved but not yet written */
+			break;	/* reserved but not written yet: wait, like the CP */
+		wg = READ_ONCE(pkt->workgroups);
+		ns = READ_ONCE(pkt->ns_per_workgroup);
+		sig = READ_ONCE(pkt->completion_signal);
+		if (!wg || wg > KFDSIM_MAX_WORKGROUPS || ns > KFDSIM_MAX_WG_NS) {
+			pr_warn_ratelimited("queue %u packet %llu: %u workgroups of %llu ns clamped\n",
+					    q->properties.queue_id, ks->fetched, wg, ns);
+			wg = clamp_t(u32, wg, 1, KFDSIM_MAX_WORKGROUPS);
+			ns = min_t(u64, ns, KFDSIM_MAX_WG_NS);
+		}
 		memset(r, 0, sizeof(*r));
 		r->id = ks->fetched;
-		r->wg_total = max_t(u32, READ_ONCE(pkt->workgroups), 1);
-		r->ns_per_wg = READ_ONCE(pkt->ns_per_workgroup);
-		sig = READ_ONCE(pkt->completion_signal);
+		r->wg_total = wg;
+		r->ns_per_wg = ns;
 		if (sig >= ks->sig_uva && sig + 8 <= ks->sig_uva + ks->sig_size && !(sig & 7))
 			r->signal = ks->sig_map + (sig - ks->sig_uva);
 		else if (sig)
-			pr_warn_ratelimited("packet %llu: signal outside the signal area\n",
-					    ks->fetched);
+			pr_warn_ratelimited("queue %u packet %llu: signal outside the signal area\n",
+					    q->properties.queue_id, ks->fetched);
+		/* Consumed: the slot may be reused (AQL sets the header INVALID). */
 		WRITE_ONCE(pkt->header, KFDSIM_PKT_INVALID);
 		ks->fetched++;
 	}
@@ -170,7 +191,9 @@ static bool ks_next_wg_locked(struct queue *q, u32 *slot, u64 *ns)
 	if (ks->nsaved) {
 		ks->nsaved--;
 		*slot = ks->saved[ks->nsaved].slot;
-		*ns = ks->saved[ks->nsaved].remaining_ns + ks_param.cwsr_restore_us * NSEC_PER_USEC;
+		*ns = ks->saved[ks->nsaved].remaining_ns +
+		      (u64)ks_param.cwsr_restore_us * NSEC_PER_USEC;
+		ks->restores++;
 		atomic64_inc(&ks_stats.cwsr_restores);
 		return true;
 	}
@@ -201,7 +224,7 @@ static bool ks_has_work_locked(struct queue *q)
 	return false;
 }
 
-/* Highest-priority mapped queue with work; round robin within the level. */
+/* Highest-priority runnable queue with work; round robin within the level. */
 static struct queue *ks_pick_locked(void)
 {
 	struct queue *q, *first = NULL, *after = NULL;
@@ -209,12 +232,13 @@ static struct queue *ks_pick_locked(void)
 	int best = -1;
 
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		if (q->ks.mapped && (int)q->properties.priority > best && ks_has_work_locked(q))
+		if (ks_runnable(q) && (int)q->properties.priority > best &&
+		    ks_has_work_locked(q))
 			best = q->properties.priority;
 	if (best < 0)
 		return NULL;
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
-		if (q->ks.mapped && q->properties.priority == best && ks_has_work_locked(q)) {
+		if (ks_runnable(q) && q->properties.priority == best && ks_has_work_locked(q)) {
 			if (!first)
 				first = q;
 			if (seen_last && !after)
@@ -235,7 +259,7 @@ static void ks_dispatch_locked(u64 now)
 		struct queue *q;
 		u64 ns;
 
-		if (cu->q)
+		if (cu->q || cu->free_at > now)
 			continue;
 		q = ks_pick_locked();
 		if (!q || !ks_next_wg_locked(q, &cu->slot, &ns))
@@ -248,48 +272,79 @@ static void ks_dispatch_locked(u64 now)
 	}
 }
 
-/* One CP step; returns the time of the next interesting event. */
-static u64 ks_cp_step(void)
+/*
+ * One CP step.  Returns the time of the next timed event (U64_MAX: none)
+ * and whether some queue must be polled for new work.
+ */
+static u64 ks_cp_step(bool *poll)
 {
-	struct queue *q;
 	u64 now = ks_now(), next = U64_MAX;
+	struct queue *q;
 	u32 i;
 
+	*poll = false;
 	spin_lock(&ks_gpu.lock);
 	ks_finish_cus_locked(now);
 	if (now >= ks_gpu.stall_until) {
-		list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-			if (q->ks.mapped)
+		list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+			if (ks_runnable(q)) {
 				ks_fetch_locked(q);
+				*poll = true;
+			}
+		}
 		ks_dispatch_locked(now);
 	} else {
 		next = ks_gpu.stall_until;
 	}
-	for (i = 0; i < ks_param.num_cu; i++)
-		if (ks_gpu.cu[i].q)
-			next = min(next, ks_gpu.cu[i].end_ns);
+	for (i = 0; i < ks_param.num_cu; i++) {
+		struct ks_cu *cu = &ks_gpu.cu[i];
+
+		if (cu->q)
+			next = min(next, cu->end_ns);
+		else if (cu->free_at > now)
+			next = min(next, cu->free_at);
+	}
 	spin_unlock(&ks_gpu.lock);
 	return next;
 }
 
 static int ks_cp_fn(void *unused)
 {
-	while (!kthread_should_stop()) {
-		u64 next = ks_cp_step(), now = ks_now();
-		u64 poll = (u64)ks_param.poll_us * NSEC_PER_USEC;
-		u64 wait = next > now ? min(next - now, poll) : 0;
-		ktime_t t = ns_to_ktime(wait);
+	for (;;) {
+		u64 poll_ns = (u64)ks_param.poll_us * NSEC_PER_USEC;
+		u64 next, now, wait;
+		bool poll;
+		ktime_t t;
 
-		if (!wait) {
+		/* State first: a wake-up from here on is not lost. */
+		set_current_state(TASK_IDLE);
+		if (kthread_should_stop())
+			break;
+		next = ks_cp_step(&poll);
+		now = ks_now();
+		if (next <= now) {
+			__set_current_state(TASK_RUNNING);
 			cond_resched();
 			continue;
 		}
-		set_current_state(TASK_IDLE);
-		if (!kthread_should_stop())
-			schedule_hrtimeout_range(&t, 10 * NSEC_PER_USEC, HRTIMER_MODE_REL);
-		__set_current_state(TASK_RUNNING);
+		wait = next - now;
+		if (poll)
+			wait = min(wait, poll_ns);
+		if (next == U64_MAX && !poll) {
+			schedule();	/* nothing mapped, nothing running */
+		} else {
+			t = ns_to_ktime(wait);
+			schedule_hrtimeout_range(&t, min_t(u64, wait / 4, 10 * NSEC_PER_USEC),
+						 HRTIMER_MODE_REL);
+		}
 	}
+	__set_current_state(TASK_RUNNING);
 	return 0;
+}
+
+static void ks_kick(void)
+{
+	wake_up_process(ks_gpu.cp);
 }
 
 /**
@@ -307,7 +362,7 @@ void ks_gpu_add_queue(struct queue *q)
 
 /**
  * ks_gpu_remove_queue() - a queue is destroyed: its in-flight work is dropped
- * @q: queue
+ * @q: queue, already unmapped
  */
 void ks_gpu_remove_queue(struct queue *q)
 {
@@ -325,41 +380,86 @@ void ks_gpu_remove_queue(struct queue *q)
 }
 
 /**
- * ks_gpu_set_mapped() - map or unmap one queue (CWSR on unmap)
+ * ks_gpu_mes_set() - MES ADD_QUEUE / REMOVE_QUEUE of one queue
  * @q: queue
- * @mapped: new state
+ * @mapped: add (true) or remove with CWSR (false)
  */
-void ks_gpu_set_mapped(struct queue *q, bool mapped)
+void ks_gpu_mes_set(struct queue *q, bool mapped)
 {
 	spin_lock(&ks_gpu.lock);
-	if (q->ks.mapped && !mapped) {
-		if (q->ks.running)
-			q->ks.preemptions++;
-		if (q->ks.running)
-			atomic64_inc(&ks_stats.preemptions);
+	if (q->ks.mapped && !mapped)
 		ks_save_locked(q, ks_now());
-	}
 	q->ks.mapped = mapped;
 	spin_unlock(&ks_gpu.lock);
-	wake_up_process(ks_gpu.cp);
+	atomic64_inc(&ks_stats.mes_calls);
+	ks_kick();
 }
 
 /**
- * ks_gpu_runlist_update() - HWS preempt + remap of every queue
+ * ks_gpu_hws_mark() - include @q in the next HWS runlist or not
+ * @q: queue
+ * @mapped: whether it is active
  *
- * Every running workgroup is CWSR-saved and the device runs nothing for
- * runlist_us.
+ * Takes effect at the next ks_gpu_hws_execute().
  */
-void ks_gpu_runlist_update(void)
+void ks_gpu_hws_mark(struct queue *q, bool mapped)
 {
-	u64 now = ks_now();
+	spin_lock(&ks_gpu.lock);
+	q->ks.mapped = mapped;
+	spin_unlock(&ks_gpu.lock);
+}
+
+/**
+ * ks_gpu_hws_unmap_all() - unmap_queues_cpsch(): preempt the whole runlist
+ *
+ * Every running workgroup is CWSR-saved; nothing runs until the next
+ * ks_gpu_hws_execute().
+ *
+ * Return: true if a runlist was mapped (the caller waits for the fence).
+ */
+bool ks_gpu_hws_unmap_all(void)
+{
+	bool was;
 
 	spin_lock(&ks_gpu.lock);
-	ks_save_locked(NULL, now);
-	ks_gpu.stall_until = now + (u64)ks_param.runlist_us * NSEC_PER_USEC;
+	was = ks_gpu.runlist_active;
+	if (was)
+		ks_save_locked(NULL, ks_now());
+	ks_gpu.runlist_active = false;
 	spin_unlock(&ks_gpu.lock);
+	return was;
+}
+
+/**
+ * ks_gpu_hws_execute() - execute_queues_cpsch(): unmap all, map the runlist
+ *
+ * If a runlist was mapped or is to be mapped, every running workgroup of
+ * every queue is CWSR-saved and the device runs nothing for runlist_us.
+ *
+ * Return: true if that happened (the caller waits runlist_us).
+ */
+bool ks_gpu_hws_execute(void)
+{
+	bool was, any = false;
+	struct queue *q;
+	u64 now;
+
+	spin_lock(&ks_gpu.lock);
+	now = ks_now();
+	was = ks_gpu.runlist_active;
+	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
+		any |= q->ks.mapped;
+	if (was)
+		ks_save_locked(NULL, now);
+	ks_gpu.runlist_active = any;
+	if (was || any)
+		ks_gpu.stall_until = now + (u64)ks_param.runlist_us * NSEC_PER_USEC;
+	spin_unlock(&ks_gpu.lock);
+	if (!was && !any)
+		return false;
 	atomic64_inc(&ks_stats.runlist_updates);
-	wake_up_process(ks_gpu.cp);
+	ks_kick();
+	return true;
 }
 
 /**
@@ -372,12 +472,13 @@ void ks_gpu_show(struct seq_file *m)
 
 	spin_lock(&ks_gpu.lock);
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
-			   q->properties.is_suspended, q->ks.mapped, q->ks.retired,
+			   q->properties.is_suspended, ks_runnable(q), q->ks.retired,
 			   READ_ONCE(*q->ks.wptr), q->ks.running, q->ks.nsaved,
-			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000);
+			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
+			   q->properties.queue_percent, q->ks.saves, q->ks.restores);
 	spin_unlock(&ks_gpu.lock);
 }
 
@@ -402,7 +503,7 @@ int ks_gpu_start(void)
 }
 
 /**
- * ks_gpu_stop() - stop the command processor
+ * ks_gpu_stop() - stop the command processor (no queue is left)
  */
 void ks_gpu_stop(void)
 {

@@ -102,7 +102,7 @@ struct ks_packet_run {
 
 struct ks_saved_wg {
 	u32 slot;		/* index into inflight[] (packet id % KS_MAX_INFLIGHT) */
-	u64 remaining_ns;
+	u64 remaining_ns;	/* still to run when restored */
 };
 
 struct ks_queue {
@@ -118,12 +118,13 @@ struct ks_queue {
 	u64 fetched;		/* next packet index to fetch */
 	u64 retired;		/* next packet index to retire (== *rptr) */
 	struct ks_packet_run inflight[KS_MAX_INFLIGHT];
-	struct ks_saved_wg *saved;	/* CWSR-saved workgroups */
-	u32 nsaved, saved_cap;
+	struct ks_saved_wg *saved;	/* CWSR-saved workgroups, num_cu entries */
+	u32 nsaved;
 	u32 running;		/* workgroups on CUs */
 	u64 busy_ns;
 	u64 packets_done;
-	u64 preemptions;
+	u64 preemptions;	/* unmapped with workgroups running */
+	u64 saves, restores;
 	struct list_head gpu_node;	/* in ks_gpu.queues */
 };
 
@@ -156,6 +157,8 @@ struct kfd_process {
 	};
 	/* kfdsim-private */
 	struct list_head table_node;	/* ks_processes, SRCU */
+	struct mm_struct *ks_mm;	/* the mm it was created for (lookup only) */
+	atomic_t test_evictions;	/* KFDSIM_TEST_EVICT not yet restored */
 	struct kfd_process_device pdd;
 	unsigned long qid_bitmap[BITS_TO_LONGS(1024)];
 };
@@ -245,6 +248,9 @@ struct ks_stats {
 	atomic64_t cwsr_restores;
 	atomic64_t runlist_updates;
 	atomic64_t mes_calls;
+	atomic64_t evict_calls;		/* evict_process_queues, per qpd */
+	atomic64_t restore_calls;
+	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;
 };
@@ -254,6 +260,8 @@ extern struct ks_stats ks_stats;
 /* ---- process.c ---- */
 int ks_process_create(struct kfd_process **out);
 void ks_process_file_release(struct kfd_process *p);
+int ks_test_evict(struct kfd_process *p);
+int ks_test_restore(struct kfd_process *p);
 int ks_processes_init(void);
 void ks_processes_exit(void);
 
@@ -262,8 +270,10 @@ int ks_gpu_start(void);
 void ks_gpu_stop(void);
 void ks_gpu_add_queue(struct queue *q);
 void ks_gpu_remove_queue(struct queue *q);
-void ks_gpu_set_mapped(struct queue *q, bool mapped);
-void ks_gpu_runlist_update(void);
+void ks_gpu_mes_set(struct queue *q, bool mapped);
+void ks_gpu_hws_mark(struct queue *q, bool mapped);
+bool ks_gpu_hws_execute(void);
+bool ks_gpu_hws_unmap_all(void);
 void ks_gpu_show(struct seq_file *m);
 
 /* ---- dqm.c ---- */

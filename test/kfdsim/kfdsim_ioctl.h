@@ -24,6 +24,9 @@
 #define KFDSIM_MAX_RING_SIZE (1 << 22)
 #define KFDSIM_MAX_SIGNAL_SIZE (1 << 22)
 
+#define KFDSIM_MAX_WORKGROUPS (1 << 20)	/* per packet; larger is clamped */
+#define KFDSIM_MAX_WG_NS 10000000000ULL	/* 10 s per workgroup; larger is clamped */
+
 #define KFDSIM_PKT_INVALID 1
 #define KFDSIM_PKT_DISPATCH 2
 

@@ -35,26 +35,32 @@ module_param_named(num_cu, ks_param.num_cu, uint, 0444);
 MODULE_PARM_DESC(num_cu, "Simulated compute units [1..256] (default 8)");
 module_param(sched, charp, 0444);
 MODULE_PARM_DESC(sched, "Scheduler model: hws (every change remaps all queues) or mes (per queue)");
-module_param_named(runlist_us, ks_param.runlist_us, uint, 0644);
+module_param_named(runlist_us, ks_param.runlist_us, uint, 0444);
 MODULE_PARM_DESC(runlist_us, "HWS runlist update (unmap all + map) cost in us [0..100000] (default 100)");
-module_param_named(mes_us, ks_param.mes_us, uint, 0644);
+module_param_named(mes_us, ks_param.mes_us, uint, 0444);
 MODULE_PARM_DESC(mes_us, "MES add/remove queue cost in us [0..100000] (default 30)");
-module_param_named(cwsr_save_us, ks_param.cwsr_save_us, uint, 0644);
-MODULE_PARM_DESC(cwsr_save_us, "CWSR save cost per preempted workgroup in us [0..100000] (default 20)");
-module_param_named(cwsr_restore_us, ks_param.cwsr_restore_us, uint, 0644);
-MODULE_PARM_DESC(cwsr_restore_us, "CWSR restore cost per workgroup in us [0..100000] (default 10)");
-module_param_named(poll_us, ks_param.poll_us, uint, 0644);
+module_param_named(cwsr_save_us, ks_param.cwsr_save_us, uint, 0444);
+MODULE_PARM_DESC(cwsr_save_us, "CWSR save time: a preempted workgroup's CU stays busy this long, in us [0..100000] (default 20)");
+module_param_named(cwsr_restore_us, ks_param.cwsr_restore_us, uint, 0444);
+MODULE_PARM_DESC(cwsr_restore_us, "CWSR restore time added to a restored workgroup, in us [0..100000] (default 10)");
+module_param_named(poll_us, ks_param.poll_us, uint, 0444);
 MODULE_PARM_DESC(poll_us, "Command processor write-pointer poll period in us [5..10000] (default 50)");
 
 static int ks_stats_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "processes %d\nqueues %d\npackets_completed %lld\nworkgroups_completed %lld\npreemptions %lld\ncwsr_saves %lld\ncwsr_restores %lld\nrunlist_updates %lld\nmes_calls %lld\n",
-		   atomic_read(&ks_stats.processes), atomic_read(&ks_stats.queues),
+	seq_printf(m, "processes %d\nqueues %d\n", atomic_read(&ks_stats.processes),
+		   atomic_read(&ks_stats.queues));
+	seq_printf(m, "packets_completed %lld\nworkgroups_completed %lld\n",
 		   atomic64_read(&ks_stats.packets_completed),
-		   atomic64_read(&ks_stats.workgroups_completed),
+		   atomic64_read(&ks_stats.workgroups_completed));
+	seq_printf(m, "preemptions %lld\ncwsr_saves %lld\ncwsr_restores %lld\n",
 		   atomic64_read(&ks_stats.preemptions), atomic64_read(&ks_stats.cwsr_saves),
-		   atomic64_read(&ks_stats.cwsr_restores),
+		   atomic64_read(&ks_stats.cwsr_restores));
+	seq_printf(m, "runlist_updates %lld\nmes_calls %lld\n",
 		   atomic64_read(&ks_stats.runlist_updates), atomic64_read(&ks_stats.mes_calls));
+	seq_printf(m, "evict_calls %lld\nrestore_calls %lld\nevicted_refs %d\n",
+		   atomic64_read(&ks_stats.evict_calls), atomic64_read(&ks_stats.restore_calls),
+		   atomic_read(&ks_stats.evicted_refs));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_stats);
@@ -65,6 +71,16 @@ static int ks_queues_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_queues);
+
+static int ks_params_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "num_cu %u\nsched %s\nrunlist_us %u\nmes_us %u\ncwsr_save_us %u\ncwsr_restore_us %u\npoll_us %u\n",
+		   ks_param.num_cu, ks_param.mes ? "mes" : "hws", ks_param.runlist_us,
+		   ks_param.mes_us, ks_param.cwsr_save_us, ks_param.cwsr_restore_us,
+		   ks_param.poll_us);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ks_params);
 
 static int ks_check_params(void)
 {
@@ -112,6 +128,7 @@ static int __init ks_init(void)
 	ks_debugfs = debugfs_create_dir("kfdsim", NULL);
 	debugfs_create_file("stats", 0444, ks_debugfs, NULL, &ks_stats_fops);
 	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
+	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
 	pr_info("simulated GPU: %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
 		ks_param.num_cu, ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
 		ks_param.cwsr_save_us, ks_param.cwsr_restore_us);

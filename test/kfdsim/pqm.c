@@ -13,7 +13,6 @@
 #include <linux/vmalloc.h>
 #include "kfdsim.h"
 
-
 #define KS_MAX_QUEUES_PER_PROCESS 1024
 
 /**
@@ -86,8 +85,11 @@ int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u
 	void *r, *w;
 
 	ks->pages = kcalloc(max + 2, sizeof(*ks->pages), GFP_KERNEL);
-	if (!ks->pages)
+	ks->saved = kcalloc(ks_param.num_cu, sizeof(*ks->saved), GFP_KERNEL);
+	if (!ks->pages || !ks->saved) {
+		ks_queue_unpin(q);
 		return -ENOMEM;
+	}
 	ks->ring_map = ks_pin_map(q, ring, ring_size);
 	r = ks_pin_map(q, rptr, 8);
 	w = ks_pin_map(q, wptr, 8);

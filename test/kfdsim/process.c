@@ -13,6 +13,7 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
+#include <uapi/linux/kfd_ioctl.h>
 #include "kfdsim.h"
 
 static LIST_HEAD(ks_processes);
@@ -20,7 +21,6 @@ static DEFINE_MUTEX(ks_table_lock);
 DEFINE_STATIC_SRCU(ks_processes_srcu);
 static DEFINE_IDA(ks_pasid_ida);
 static struct workqueue_struct *ks_process_wq;
-
 
 /* kfd_process_wq_release(): the last reference is gone. */
 static void ks_process_wq_release(struct work_struct *work)
@@ -109,7 +109,9 @@ static const struct mmu_notifier_ops ks_mn_ops = {
 
 /**
  * ks_process_create() - the /dev/kfdsim open path (kfd_create_process)
- * @out: new process, with the file's reference
+ * @out: the calling process's kfd_process, with a reference for the file
+ *
+ * As in KFD there is one kfd_process per mm: a second open shares it.
  *
  * Return: 0 or a negative errno.
  */
@@ -117,6 +119,20 @@ int ks_process_create(struct kfd_process **out)
 {
 	struct kfd_process *p;
 	int ret;
+
+	if (!current->mm || current->mm != current->group_leader->mm)
+		return -EINVAL;
+	/* A prior open by this process created it: share it (+1 ref). */
+	mutex_lock(&ks_table_lock);
+	list_for_each_entry(p, &ks_processes, table_node) {
+		if (p->ks_mm == current->mm) {
+			kref_get(&p->ref);
+			mutex_unlock(&ks_table_lock);
+			*out = p;
+			return 0;
+		}
+	}
+	mutex_unlock(&ks_table_lock);
 
 	if (!try_module_get(THIS_MODULE))
 		return -ENODEV;
@@ -134,6 +150,7 @@ int ks_process_create(struct kfd_process **out)
 	p->lead_thread = current->group_leader;
 	get_task_struct(p->lead_thread);
 	p->mm = current->mm;
+	p->ks_mm = current->mm;
 	p->pqm.process = p;
 	INIT_LIST_HEAD(&p->pqm.queues);
 	p->pqm.queue_slot_bitmap = p->qid_bitmap;
@@ -185,17 +202,34 @@ void ks_process_file_release(struct kfd_process *p)
  */
 noinline int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger)
 {
+	unsigned int n_evicted = 0;
+	int r = 0;
 	u32 i;
-	int ret = 0;
 
 	for (i = 0; i < p->n_pdds; i++) {
-		struct device_queue_manager *dqm = p->pdds[i]->qpd.dqm;
-		int r = dqm->ops.evict_process_queues(dqm, &p->pdds[i]->qpd);
+		struct kfd_process_device *pdd = p->pdds[i];
+		struct device_queue_manager *dqm = pdd->dev->dqm;
 
-		if (r && !ret)
-			ret = r;
+		r = dqm->ops.evict_process_queues(dqm, &pdd->qpd);
+		/* -EIO (HWS hang): the queues count as evicted, restore balances. */
+		if (r && r != -EIO) {
+			pr_err_ratelimited("failed to evict process queues\n");
+			goto fail;
+		}
+		n_evicted++;
 	}
-	return ret;
+	return r;
+
+fail:
+	/* Roll back the partial eviction, as KFD does. */
+	for (i = 0; i < p->n_pdds && n_evicted; i++, n_evicted--) {
+		struct kfd_process_device *pdd = p->pdds[i];
+		struct device_queue_manager *dqm = pdd->dev->dqm;
+
+		if (dqm->ops.restore_process_queues(dqm, &pdd->qpd))
+			pr_err_ratelimited("failed to restore queues\n");
+	}
+	return r;
 }
 
 /**
@@ -206,17 +240,55 @@ noinline int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger)
  */
 noinline int kfd_process_restore_queues(struct kfd_process *p)
 {
+	int r, ret = 0;
 	u32 i;
-	int ret = 0;
 
 	for (i = 0; i < p->n_pdds; i++) {
-		struct device_queue_manager *dqm = p->pdds[i]->qpd.dqm;
-		int r = dqm->ops.restore_process_queues(dqm, &p->pdds[i]->qpd);
+		struct kfd_process_device *pdd = p->pdds[i];
+		struct device_queue_manager *dqm = pdd->dev->dqm;
 
-		if (r && !ret)
-			ret = r;
+		r = dqm->ops.restore_process_queues(dqm, &pdd->qpd);
+		if (r) {
+			pr_err_ratelimited("failed to restore process queues\n");
+			if (!ret)
+				ret = r;
+		}
 	}
 	return ret;
+}
+
+/**
+ * ks_test_evict() - KFDSIM_TEST_EVICT: evict the caller's own queues
+ * @p: process
+ *
+ * Like KFD's own callers (TTM, userptr, SVM), every eviction made here is
+ * counted so that a restore without an eviction is refused instead of
+ * reaching the dqm's WARN.
+ *
+ * Return: kfd_process_evict_queues()'s result.
+ */
+int ks_test_evict(struct kfd_process *p)
+{
+	int ret = kfd_process_evict_queues(p, KFD_QUEUE_EVICTION_TRIGGER_TTM);
+
+	if (!ret || ret == -EIO)
+		atomic_inc(&p->test_evictions);
+	return ret;
+}
+
+/**
+ * ks_test_restore() - KFDSIM_TEST_RESTORE: undo one ks_test_evict()
+ * @p: process
+ *
+ * Return: 0, -EINVAL without a prior eviction, or the restore's error.
+ */
+int ks_test_restore(struct kfd_process *p)
+{
+	if (!atomic_add_unless(&p->test_evictions, -1, 0)) {
+		pr_err_ratelimited("restore without a prior evict\n");
+		return -EINVAL;
+	}
+	return kfd_process_restore_queues(p);
 }
 
 /**
@@ -229,7 +301,7 @@ noinline int kfd_process_restore_queues(struct kfd_process *p)
  * Return: 0.
  */
 noinline int kfd_dbg_trap_enable(struct kfd_process *target, uint32_t fd,
-				 void __user *runtime_info, uint32_t *runtime_size)
+				 void *runtime_info, uint32_t *runtime_size)
 {
 	WRITE_ONCE(target->debug_trap_enabled, true);
 	return 0;

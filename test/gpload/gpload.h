@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * gpload.h - shared parts of gpload: a user queue on /dev/kfdsim (ring,
+ * read/write dispatch ids and one completion signal per ring slot in
+ * ordinary memory) and its exactly-once bookkeeping.
+ */
+#ifndef GPLOAD_H
+#define GPLOAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kfdsim_ioctl.h"
+
+#define RING_SLOTS 256
+
+struct gq {
+	struct kfdsim_packet *ring;
+	_Atomic uint64_t *rptr;
+	_Atomic uint64_t *wptr;
+	_Atomic uint64_t *sig;	/* RING_SLOTS signals */
+	uint64_t retired;	/* packets verified complete */
+	uint32_t id;
+	void *mem;
+	size_t len;
+};
+
+extern int fd;			/* /dev/kfdsim */
+extern long errors, lost, doubles, updates;
+
+double now_us(void);
+void sleep_us(double us);
+int q_create(struct gq *q, int prio, bool rocr);
+int q_update(struct gq *q, int percent, int prio);
+int q_destroy(struct gq *q);
+int q_outstanding(struct gq *q);
+int64_t q_submit(struct gq *q, int wg, double wg_us);
+int q_retire(struct gq *q);
+bool q_drain(struct gq *q, double timeout_us);
+int test_op(int op, uint32_t qid, uint64_t *val);
+int selftest(const char *name);
+
+#endif /* GPLOAD_H */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * queue.c - gpload's user queues: create/update/destroy through the ioctls,
+ * submit AQL-like packets (packet, then header with release, then the write
+ * index with release), and check that every packet's completion signal was
+ * incremented exactly once and the read index caught up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include "gpload.h"
+
+int fd = -1;
+long errors, lost, doubles, updates;
+
+double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+void sleep_us(double us)
+{
+	struct timespec ts = { .tv_sec = (time_t)(us / 1e6),
+			       .tv_nsec = (long)fmod(us * 1e3, 1e9) };
+
+	if (us > 0)
+		nanosleep(&ts, NULL);
+}
+
+int q_update(struct gq *q, int percent, int prio)
+{
+	struct kfdsim_update_queue_args a = {
+		.ring_base_address = (uintptr_t)q->ring,
+		.queue_id = q->id,
+		.ring_size = RING_SLOTS * sizeof(struct kfdsim_packet),
+		.queue_percentage = percent,
+		.queue_priority = prio,
+	};
+
+	updates++;
+	return ioctl(fd, KFDSIM_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
+}
+
+/* @rocr: create at priority 7 like ROCr, then SetPriority (percent 100). */
+int q_create(struct gq *q, int prio, bool rocr)
+{
+	struct kfdsim_create_queue_args a = { 0 };
+	size_t ring_len = RING_SLOTS * sizeof(struct kfdsim_packet);
+	char *m;
+	int i;
+
+	memset(q, 0, sizeof(*q));
+	q->len = ring_len + 4096 + RING_SLOTS * 8;
+	m = mmap(NULL, q->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	q->mem = m;
+	q->ring = (struct kfdsim_packet *)m;
+	/* amd_queue_t-like: write index, then the read index 72 bytes later. */
+	q->wptr = (_Atomic uint64_t *)(m + ring_len + 56);
+	q->rptr = (_Atomic uint64_t *)(m + ring_len + 128);
+	q->sig = (_Atomic uint64_t *)(m + ring_len + 4096);
+	for (i = 0; i < RING_SLOTS; i++)
+		q->ring[i].header = KFDSIM_PKT_INVALID;
+	a.ring_base_address = (uintptr_t)q->ring;
+	a.ring_size = ring_len;
+	a.read_pointer_address = (uintptr_t)q->rptr;
+	a.write_pointer_address = (uintptr_t)q->wptr;
+	a.signal_base_address = (uintptr_t)q->sig;
+	a.signal_size = RING_SLOTS * 8;
+	a.queue_percentage = 100;
+	a.queue_priority = rocr ? 7 : prio;
+	if (ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, &a)) {
+		int e = -errno;
+
+		munmap(m, q->len);
+		q->mem = NULL;
+		return e;
+	}
+	q->id = a.queue_id;
+	if (rocr)
+		return q_update(q, 100, prio);
+	return 0;
+}
+
+int q_destroy(struct gq *q)
+{
+	struct kfdsim_destroy_queue_args a = { .queue_id = q->id };
+	int r = ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0;
+
+	munmap(q->mem, q->len);
+	q->mem = NULL;
+	return r;
+}
+
+int q_outstanding(struct gq *q)
+{
+	return (int)(atomic_load_explicit(q->wptr, memory_order_relaxed) - q->retired);
+}
+
+/* Submit one dispatch; returns its packet id, or -1 if the ring is full. */
+int64_t q_submit(struct gq *q, int wg, double wg_us)
+{
+	uint64_t id = atomic_load_explicit(q->wptr, memory_order_relaxed);
+	struct kfdsim_packet *p = &q->ring[id % RING_SLOTS];
+	_Atomic uint64_t *sig = &q->sig[id % RING_SLOTS];
+
+	if (id - q->retired >= RING_SLOTS)
+		return -1;
+	/* The slot's previous packet was retired with 1; more is a double. */
+	if (id >= RING_SLOTS && atomic_load(sig) != 1) {
+		fprintf(stderr, "gpload: queue %u packet %llu completed %llu times\n", q->id,
+			(unsigned long long)(id - RING_SLOTS),
+			(unsigned long long)atomic_load(sig));
+		doubles++;
+	}
+	atomic_store_explicit(sig, 0, memory_order_relaxed);
+	p->workgroups = wg;
+	p->ns_per_workgroup = (uint64_t)(wg_us * 1000);
+	p->completion_signal = (uintptr_t)sig;
+	atomic_store_explicit((_Atomic uint16_t *)&p->header, KFDSIM_PKT_DISPATCH,
+			      memory_order_release);
+	atomic_store_explicit(q->wptr, id + 1, memory_order_release);
+	return id;
+}
+
+/* Verify and count the packets that completed, in order. */
+int q_retire(struct gq *q)
+{
+	uint64_t w = atomic_load_explicit(q->wptr, memory_order_relaxed);
+	int n = 0;
+
+	while (q->retired < w) {
+		uint64_t v = atomic_load_explicit(&q->sig[q->retired % RING_SLOTS],
+						  memory_order_acquire);
+
+		if (v == 0)
+			break;
+		if (v != 1) {
+			fprintf(stderr, "gpload: queue %u packet %llu completed %llu times\n",
+				q->id, (unsigned long long)q->retired, (unsigned long long)v);
+			doubles++;
+		}
+		q->retired++;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Wait for everything submitted, then check: every signal of the last ring's
+ * worth of packets is exactly 1 and the read index equals the write index.
+ * Returns true if all of that held.
+ */
+bool q_drain(struct gq *q, double timeout_us)
+{
+	double end = now_us() + timeout_us;
+	uint64_t w, r, i, first;
+	bool ok = true;
+
+	while (q_outstanding(q) > 0 && now_us() < end) {
+		q_retire(q);
+		sleep_us(200);
+	}
+	q_retire(q);
+	if (q_outstanding(q) > 0) {
+		fprintf(stderr, "gpload: queue %u: %d packets never completed\n", q->id,
+			q_outstanding(q));
+		lost += q_outstanding(q);
+		ok = false;
+	}
+	sleep_us(1000);		/* a late double completion would show now */
+	w = atomic_load(q->wptr);
+	r = atomic_load(q->rptr);
+	if (r != w) {
+		fprintf(stderr, "gpload: queue %u: rptr %llu != wptr %llu\n", q->id,
+			(unsigned long long)r, (unsigned long long)w);
+		errors++;
+		ok = false;
+	}
+	first = w > RING_SLOTS ? w - RING_SLOTS : 0;
+	for (i = first; i < q->retired; i++) {
+		uint64_t v = atomic_load(&q->sig[i % RING_SLOTS]);
+
+		if (v != 1) {
+			fprintf(stderr, "gpload: queue %u packet %llu: signal %llu at the end\n",
+				q->id, (unsigned long long)i, (unsigned long long)v);
+			doubles++;
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+int test_op(int op, uint32_t qid, uint64_t *val)
+{
+	struct kfdsim_test_args t = { .op = op, .queue_id = qid };
+	int r = ioctl(fd, KFDSIM_IOC_TEST, &t);
+
+	if (val)
+		*val = t.value;
+	return r ? -errno : 0;
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * selftest.c - "gpload test NAME": behaviour tests of kfdsim, run in the
+ * test guest with kfdsim.ko loaded.  Each prints TAP lines ("ok - name",
+ * "not ok - name # detail", "# diagnostics") and the process exits non-zero
+ * if one failed.
+ *
+ *   bad-ioctls  every argument check of create/update/destroy/test ioctls
+ *   nesting     qpd->evicted nesting, QUEUE_IS_ACTIVE of percent, create
+ *               while evicted
+ *   reset       has_reset_queue: update_queue returns -EACCES
+ *   prio        hardware queue priority: new workgroups go to the high queue
+ *   storm       exactly once under evict/restore/update/destroy storms
+ *   timing      a modelled job alone: measured / modelled time
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "gpload.h"
+
+static int failed;
+
+static void check(bool ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void check(bool ok, const char *name, const char *fmt, ...)
+{
+	char detail[256] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(detail, sizeof(detail), fmt, ap);
+		va_end(ap);
+	}
+	printf("%sok - %s%s%s\n", ok ? "" : "not ", name, *detail ? " # " : "", detail);
+	if (!ok)
+		failed++;
+}
+
+static unsigned int param(const char *name, unsigned int def)
+{
+	char path[128];
+	unsigned int v = def;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/kfdsim/parameters/%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = def;
+		fclose(f);
+	}
+	return v;
+}
+
+static uint64_t qstate(struct gq *q)
+{
+	uint64_t st = ~0ull;
+
+	if (test_op(KFDSIM_TEST_QUERY, q->id, &st))
+		return ~0ull;
+	return st;
+}
+
+/* Wait until @q's read index reaches @n; returns the time waited (us) or -1. */
+static double wait_rptr(struct gq *q, uint64_t n, double timeout_us)
+{
+	double t0 = now_us();
+
+	while (atomic_load(q->rptr) < n) {
+		if (now_us() > t0 + timeout_us)
+			return -1;
+		sleep_us(50);
+	}
+	return now_us() - t0;
+}
+
+static int create_errno(const struct kfdsim_create_queue_args *a)
+{
+	struct kfdsim_create_queue_args c = *a;
+
+	return ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, &c) ? errno : 0;
+}
+
+static void test_bad_ioctls(void)
+{
+	struct kfdsim_destroy_queue_args d = { .queue_id = 999 };
+	struct kfdsim_update_queue_args u = { .queue_id = 999, .queue_percentage = 100 };
+	struct kfdsim_create_queue_args good, a;
+	uint64_t pasid1 = 0, pasid2 = 0;
+	struct gq q;
+	int r, fd2, st;
+	pid_t pid;
+
+	r = q_create(&q, 5, false);
+	check(!r, "create: valid queue", "%s", r ? strerror(-r) : "");
+	if (r)
+		return;
+	memset(&good, 0, sizeof(good));
+	good.ring_base_address = (uintptr_t)q.ring;
+	good.ring_size = RING_SLOTS * sizeof(struct kfdsim_packet);
+	good.read_pointer_address = (uintptr_t)q.rptr;
+	good.write_pointer_address = (uintptr_t)q.wptr;
+	good.signal_base_address = (uintptr_t)q.sig;
+	good.signal_size = RING_SLOTS * 8;
+	good.queue_percentage = 100;
+	good.queue_priority = 5;
+
+#define CASE(field, val, err, name) do {					\
+		a = good;							\
+		a.field = (val);						\
+		r = create_errno(&a);						\
+		check(r == (err), "create: " name, "errno %d (%s)", r, strerror(r)); \
+	} while (0)
+	CASE(queue_priority, 16, EINVAL, "priority 16 -> EINVAL");
+	CASE(queue_priority, ~0u, EINVAL, "priority 0xffffffff -> EINVAL");
+	CASE(queue_percentage, 101, EINVAL, "percent 101 -> EINVAL");
+	CASE(ring_size, 1000, EINVAL, "ring size not a power of 2 -> EINVAL");
+	CASE(ring_size, 0, EINVAL, "ring size 0 -> EINVAL");
+	CASE(ring_size, 512, EINVAL, "ring size below the minimum -> EINVAL");
+	CASE(ring_size, 1u << 31, EINVAL, "ring size 2 GiB -> EINVAL");
+	CASE(ring_base_address, 0, EFAULT, "NULL ring -> EFAULT");
+	CASE(ring_base_address, 0xffff888000000000ull, EFAULT, "kernel-space ring -> EFAULT");
+	CASE(ring_base_address, 0x1000, EFAULT, "unmapped ring -> EFAULT");
+	CASE(read_pointer_address, good.read_pointer_address + 3, EINVAL,
+	     "unaligned read pointer -> EINVAL");
+	CASE(read_pointer_address, 0, EFAULT, "NULL read pointer -> EFAULT");
+	CASE(write_pointer_address, 0, EFAULT, "NULL write pointer -> EFAULT");
+	CASE(write_pointer_address, 0x2000, EFAULT, "unmapped write pointer -> EFAULT");
+	CASE(signal_size, 12, EINVAL, "signal area size not a multiple of 8 -> EINVAL");
+	CASE(signal_base_address, 0, EFAULT, "NULL signal area -> EFAULT");
+#undef CASE
+	r = ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, (void *)8) ? errno : 0;
+	check(r == EFAULT, "create: bad argument pointer -> EFAULT", "errno %d", r);
+	r = ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &d) ? errno : 0;
+	check(r == EINVAL, "destroy: unknown queue -> EINVAL", "errno %d", r);
+	r = ioctl(fd, KFDSIM_IOC_UPDATE_QUEUE, &u) ? errno : 0;
+	check(r == EFAULT, "update: unknown queue -> EFAULT", "errno %d", r);
+	check(q_update(&q, 100, 16) == -EINVAL, "update: priority 16 -> EINVAL", NULL);
+	check(q_update(&q, 101, 5) == -EINVAL, "update: percent 101 -> EINVAL", NULL);
+	u = (struct kfdsim_update_queue_args){ .ring_base_address = (uintptr_t)q.ring + 4096,
+		.queue_id = q.id, .ring_size = RING_SLOTS * 64, .queue_percentage = 100 };
+	r = ioctl(fd, KFDSIM_IOC_UPDATE_QUEUE, &u) ? errno : 0;
+	check(r == EFAULT, "update: a ring that is not the queue's -> EFAULT", "errno %d", r);
+	u.ring_base_address = (uintptr_t)q.ring;
+	u.ring_size = 3000;
+	r = ioctl(fd, KFDSIM_IOC_UPDATE_QUEUE, &u) ? errno : 0;
+	check(r == EINVAL, "update: ring size not a power of 2 -> EINVAL", "errno %d", r);
+	r = ioctl(fd, _IO('K', 0x77)) ? errno : 0;
+	check(r == ENOTTY, "unknown ioctl -> ENOTTY", "errno %d", r);
+	check(test_op(99, 0, NULL) == -EINVAL, "test: unknown op -> EINVAL", NULL);
+	check(test_op(KFDSIM_TEST_QUERY, 999, NULL) == -EINVAL,
+	      "test: query of an unknown queue -> EINVAL", NULL);
+	check(test_op(KFDSIM_TEST_RESTORE, 0, NULL) == -EINVAL,
+	      "test: restore without an evict -> EINVAL (no WARN)", NULL);
+
+	/* A packet with 0 workgroups runs as 1; one of 2^31 is clamped. */
+	q_submit(&q, 0, 100);
+	q_submit(&q, 1, 100);
+	check(q_drain(&q, 5e6), "a packet with 0 workgroups completes once", NULL);
+
+	/* One kfd_process per mm, as in KFD: a second open shares it. */
+	fd2 = open("/dev/kfdsim", O_RDWR | O_CLOEXEC);
+	if (fd2 >= 0) {
+		struct kfdsim_test_args t = { .op = KFDSIM_TEST_PASID };
+
+		test_op(KFDSIM_TEST_PASID, 0, &pasid1);
+		if (!ioctl(fd2, KFDSIM_IOC_TEST, &t))
+			pasid2 = t.value;
+		close(fd2);
+	}
+	check(fd2 >= 0 && pasid1 && pasid1 == pasid2, "a second open shares the process",
+	      "pasid %llu and %llu", (unsigned long long)pasid1, (unsigned long long)pasid2);
+
+	/* Only the process that opened the file may use it (-EBADF). */
+	pid = fork();
+	if (!pid) {
+		struct kfdsim_test_args t = { .op = KFDSIM_TEST_PASID };
+
+		_exit(ioctl(fd, KFDSIM_IOC_TEST, &t) && errno == EBADF ? 0 : 1);
+	}
+	st = -1;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	check(pid > 0 && WIFEXITED(st) && !WEXITSTATUS(st),
+	      "ioctl from a forked child -> EBADF", NULL);
+
+	r = q_destroy(&q);
+	check(!r, "destroy: valid queue", "%d", r);
+	d.queue_id = q.id;
+	r = ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &d) ? errno : 0;
+	check(r == EINVAL, "destroy: the same queue again -> EINVAL", "errno %d", r);
+}
+
+static void test_nesting(void)
+{
+	struct gq q, q2;
+	uint64_t st1, st2, st3;
+	double t;
+
+	if (q_create(&q, 5, false)) {
+		check(false, "nesting: create", "%s", strerror(errno));
+		return;
+	}
+	check(qstate(&q) == KFDSIM_Q_ACTIVE, "a new queue is active", "state %llx",
+	      (unsigned long long)qstate(&q));
+	test_op(KFDSIM_TEST_EVICT, 0, NULL);
+	test_op(KFDSIM_TEST_EVICT, 0, NULL);
+	st1 = qstate(&q);
+	q_submit(&q, 2, 500);
+	t = wait_rptr(&q, 1, 100e3);
+	check(st1 == KFDSIM_Q_EVICTED && t < 0, "evicted twice: inactive, runs nothing",
+	      "state %llx", (unsigned long long)st1);
+	/* A queue created while the process is evicted starts evicted. */
+	check(!q_create(&q2, 5, false) && qstate(&q2) == KFDSIM_Q_EVICTED,
+	      "a queue created while evicted starts evicted", NULL);
+	test_op(KFDSIM_TEST_RESTORE, 0, NULL);
+	st2 = qstate(&q);
+	t = wait_rptr(&q, 1, 100e3);
+	check(st2 == KFDSIM_Q_EVICTED && t < 0, "2 evicts, 1 restore: still evicted",
+	      "state %llx", (unsigned long long)st2);
+	test_op(KFDSIM_TEST_RESTORE, 0, NULL);
+	st3 = qstate(&q);
+	t = wait_rptr(&q, 1, 5e6);
+	check(st3 == KFDSIM_Q_ACTIVE && t >= 0 && qstate(&q2) == KFDSIM_Q_ACTIVE,
+	      "2nd restore: active again, the pending work runs", "state %llx, %.0f us",
+	      (unsigned long long)st3, t);
+	q_update(&q, 0, 5);
+	st1 = qstate(&q);
+	q_submit(&q, 1, 500);
+	t = wait_rptr(&q, 2, 100e3);
+	q_update(&q, 100, 5);
+	st2 = qstate(&q);
+	check(st1 == 0 && t < 0 && st2 == KFDSIM_Q_ACTIVE,
+	      "QUEUE_IS_ACTIVE follows queue_percent 0 / 100", NULL);
+	q_update(&q, 0, 5);
+	test_op(KFDSIM_TEST_EVICT, 0, NULL);
+	test_op(KFDSIM_TEST_RESTORE, 0, NULL);
+	st1 = qstate(&q);
+	q_update(&q, 100, 5);
+	check(st1 == 0 && qstate(&q) == KFDSIM_Q_ACTIVE,
+	      "restore keeps a percent-0 queue inactive", "state %llx",
+	      (unsigned long long)st1);
+	check(q_drain(&q, 5e6), "nesting: every packet completed exactly once", NULL);
+	q_destroy(&q2);
+	q_destroy(&q);
+}
+
+static void test_reset(void)
+{
+	struct gq q;
+	int r;
+
+	if (q_create(&q, 5, false)) {
+		check(false, "reset: create", "%s", strerror(errno));
+		return;
+	}
+	q_submit(&q, 1, 100);
+	q_drain(&q, 5e6);
+	test_op(KFDSIM_TEST_SET_RESET, 0, NULL);
+	r = q_update(&q, 100, 5);
+	check(r == -EACCES, "update_queue of a process with a reset queue -> EACCES",
+	      "%d", r);
+	check(!q_destroy(&q), "a reset queue can be destroyed", NULL);
+}
+
+static void test_prio(void)
+{
+	unsigned int cu = param("num_cu", 8);
+	double t_lo = 0, t_hi = 0, t0, modelled;
+	struct gq lo, hi;
+	int i, n = 4;
+
+	if (q_create(&lo, 2, false) || q_create(&hi, 12, false)) {
+		check(false, "prio: create", "%s", strerror(errno));
+		return;
+	}
+	/* Both queues get n packets of num_cu workgroups of 3 ms, together. */
+	for (i = 0; i < n; i++) {
+		q_submit(&lo, cu, 3000);
+		q_submit(&hi, cu, 3000);
+	}
+	t0 = now_us();
+	while ((!t_lo || !t_hi) && now_us() < t0 + 30e6) {
+		if (!t_hi && atomic_load(hi.rptr) == (uint64_t)n)
+			t_hi = now_us() - t0;
+		if (!t_lo && atomic_load(lo.rptr) == (uint64_t)n)
+			t_lo = now_us() - t0;
+		sleep_us(100);
+	}
+	modelled = n * 3000.0;
+	check(t_hi && t_lo && t_hi < t_lo && t_hi < 1.9 * modelled,
+	      "hardware priority: the high queue's packets finish first",
+	      "high %.1f ms (alone it would take %.1f), low %.1f ms", t_hi / 1e3,
+	      modelled / 1e3, t_lo / 1e3);
+	check(q_drain(&lo, 5e6) && q_drain(&hi, 5e6), "prio: exactly once", NULL);
+
+	/* Equal priorities: round robin, both finish at about the same time. */
+	q_update(&hi, 100, 2);
+	t_lo = t_hi = 0;
+	for (i = 0; i < n; i++) {
+		q_submit(&lo, cu, 3000);
+		q_submit(&hi, cu, 3000);
+	}
+	t0 = now_us();
+	while ((!t_lo || !t_hi) && now_us() < t0 + 30e6) {
+		if (!t_hi && atomic_load(hi.rptr) == 2ull * n)
+			t_hi = now_us() - t0;
+		if (!t_lo && atomic_load(lo.rptr) == 2ull * n)
+			t_lo = now_us() - t0;
+		sleep_us(100);
+	}
+	check(t_hi && t_lo && t_hi > 1.5 * modelled && t_lo > 1.5 * modelled,
+	      "equal priorities share the CUs (round robin)", "%.1f ms and %.1f ms",
+	      t_hi / 1e3, t_lo / 1e3);
+	check(q_drain(&lo, 5e6) && q_drain(&hi, 5e6), "prio: exactly once (equal)", NULL);
+	q_destroy(&lo);
+	q_destroy(&hi);
+}
+
+#define STORM_QUEUES 3
+
+struct storm {
+	struct gq *qs;
+	atomic_bool stop;
+	long ops, destroyed, churn_bad, errs;
+};
+
+static void *storm_fn(void *arg)
+{
+	struct storm *s = arg;
+	unsigned int seed = 42;
+	int evicted = 0, i;
+	struct gq c;
+	bool have_c = false;
+
+	while (!atomic_load(&s->stop)) {
+		struct gq *q = &s->qs[rand_r(&seed) % STORM_QUEUES];
+
+		switch (rand_r(&seed) % 6) {
+		case 0:
+			if (evicted < 3 && !test_op(KFDSIM_TEST_EVICT, 0, NULL))
+				evicted++;
+			break;
+		case 1:
+			if (evicted && !test_op(KFDSIM_TEST_RESTORE, 0, NULL))
+				evicted--;
+			break;
+		case 2:	/* ROCr Suspend / Resume */
+			s->errs += !!q_update(q, rand_r(&seed) % 2 ? 100 : 0, 7);
+			break;
+		case 3:	/* ROCr SetPriority */
+			s->errs += !!q_update(q, 100, rand_r(&seed) % 16);
+			break;
+		case 4:	/* destroy a queue with work in flight */
+			if (have_c) {
+				uint64_t w = atomic_load(c.wptr);
+
+				for (i = 0; i < (int)w; i++)
+					s->churn_bad += atomic_load(&c.sig[i]) > 1;
+				s->errs += !!q_destroy(&c);
+				have_c = false;
+				s->destroyed++;
+			} else if (!q_create(&c, rand_r(&seed) % 16, false)) {
+				for (i = 0; i < 8; i++)
+					q_submit(&c, 4, 500);
+				have_c = true;
+			}
+			break;
+		default:
+			break;
+		}
+		s->ops++;
+		sleep_us(rand_r(&seed) % 1500);
+	}
+	if (have_c)
+		s->errs += !!q_destroy(&c);
+	while (evicted--)
+		s->errs += !!test_op(KFDSIM_TEST_RESTORE, 0, NULL);
+	for (i = 0; i < STORM_QUEUES; i++)
+		s->errs += !!q_update(&s->qs[i], 100, 7);
+	return NULL;
+}
+
+static void test_storm(double seconds)
+{
+	struct gq qs[STORM_QUEUES];
+	struct storm s = { .qs = qs };
+	long submitted = 0;
+	pthread_t th;
+	double end;
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < STORM_QUEUES; i++) {
+		if (q_create(&qs[i], 3 + 4 * i, false)) {
+			check(false, "storm: create", "%s", strerror(errno));
+			return;
+		}
+	}
+	pthread_create(&th, NULL, storm_fn, &s);
+	end = now_us() + seconds * 1e6;
+	while (now_us() < end) {
+		for (i = 0; i < STORM_QUEUES; i++) {
+			q_retire(&qs[i]);
+			while (q_outstanding(&qs[i]) < 6) {
+				q_submit(&qs[i], 1 + submitted % 7, 100 + (submitted % 5) * 150);
+				submitted++;
+			}
+		}
+		sleep_us(300);
+	}
+	atomic_store(&s.stop, true);
+	pthread_join(th, NULL);
+	for (i = 0; i < STORM_QUEUES; i++)
+		ok &= q_drain(&qs[i], 20e6);
+	check(ok && !doubles && !lost, "exactly once under an evict/restore/update/destroy storm",
+	      "%ld packets, %ld storm ops, %ld queues destroyed busy", submitted, s.ops,
+	      s.destroyed);
+	check(!s.churn_bad, "destroyed busy queues: no packet completed twice", NULL);
+	check(!s.errs, "storm: every evict/restore/update/destroy succeeded", "%ld failed",
+	      s.errs);
+	for (i = 0; i < STORM_QUEUES; i++)
+		q_destroy(&qs[i]);
+}
+
+static void test_timing(void)
+{
+	unsigned int cu = param("num_cu", 8);
+	double t, sum = 0, worst = 0;
+	struct gq q;
+	int i, n = 10;
+
+	if (q_create(&q, 7, false)) {
+		check(false, "timing: create", "%s", strerror(errno));
+		return;
+	}
+	/* num_cu workgroups of 20 ms on num_cu CUs: modelled 20 ms. */
+	t = now_us();
+	q_submit(&q, cu, 20000);
+	q_drain(&q, 10e6);
+	t = now_us() - t;
+	printf("# timing: modelled 20000 us (%u x 20 ms on %u CUs), measured %.0f us, ratio %.2f\n",
+	       cu, cu, t, t / 20000);
+	check(t >= 20000 && t < 20000 * 20, "timing: a modelled 20 ms job alone, ratio < 20",
+	      "ratio %.2f", t / 20000);
+	/* Short jobs: 1 ms, one at a time. */
+	for (i = 0; i < n; i++) {
+		double t0 = now_us();
+
+		q_submit(&q, 1, 1000);
+		while (q_outstanding(&q) > 0) {
+			q_retire(&q);
+			if (q_outstanding(&q) > 0)
+				sleep_us(20);
+		}
+		t0 = now_us() - t0;
+		sum += t0;
+		if (t0 > worst)
+			worst = t0;
+	}
+	printf("# timing: modelled 1000 us jobs: mean %.0f us (ratio %.2f), max %.0f us\n",
+	       sum / n, sum / n / 1000, worst);
+	check(sum / n >= 1000 && sum / n < 20000, "timing: a modelled 1 ms job alone, ratio < 20",
+	      "ratio %.2f", sum / n / 1000);
+	check(q_drain(&q, 5e6), "timing: exactly once", NULL);
+	q_destroy(&q);
+}
+
+/**
+ * selftest() - run one named test
+ * @name: test name
+ *
+ * Return: 0 if every check passed, 1 if not, 2 for an unknown name.
+ */
+int selftest(const char *name)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(name, "bad-ioctls"))
+		test_bad_ioctls();
+	else if (!strcmp(name, "nesting"))
+		test_nesting();
+	else if (!strcmp(name, "reset"))
+		test_reset();
+	else if (!strcmp(name, "prio"))
+		test_prio();
+	else if (!strcmp(name, "storm"))
+		test_storm(4);
+	else if (!strcmp(name, "timing"))
+		test_timing();
+	else
+		return 2;
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kfdsim, the simulated KFD + GPU that gpreempt's behaviour tests stand on:
+# argument checks, KFD semantics (eviction nesting, QUEUE_IS_ACTIVE,
+# has_reset_queue), hardware priority arbitration, exactly-once completion
+# under evict/restore/update/destroy storms in HWS and MES mode, timing,
+# teardown after kill -9, rmmod with users; then the LC/BE numbers without
+# any scheduler.  Runs inside the test guest from the repository root
+# (test/run-vm sim); ends with kfdsim unloaded.
+. test/lib/tap.sh
+GPLOAD=build/gpload
+KO=test/kfdsim/kfdsim.ko
+DBG=/sys/kernel/debug/kfdsim
+T=$(mktemp -d /tmp/kfdsim.XXXXXX)
+
+kstat() { awk -v k="$1" '$1 == k {print $2}' $DBG/stats; }
+idle() { [ "$(kstat processes)" = 0 ] && [ "$(kstat queues)" = 0 ] && [ "$(kstat evicted_refs)" = 0 ]; }
+wait_idle() {	# teardown runs from a workqueue
+	local i
+	for i in $(seq 100); do
+		idle && return 0
+		sleep 0.05
+	done
+	echo "left behind: $(tr '\n' ' ' <$DBG/stats)"
+	return 1
+}
+jget() { sed -n "s/.*\"$2\": \([0-9.]*\).*/\1/p" "$1"; }
+unload() {
+	wait_idle >/dev/null
+	rmmod kfdsim 2>/dev/null
+	! grep -q '^kfdsim ' /proc/modules
+}
+# gpload test NAME: passes its TAP lines through; a crash fails too.
+gtest() {
+	local out rc n
+	out=$($GPLOAD test "$1" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
+	n=$(printf '%s\n' "$out" | grep -c '^not ok')
+	TAP_FAILED=$((TAP_FAILED + n))
+	if [ $rc -ne 0 ]; then
+		[ "$n" -eq 0 ] && tap_not_ok "gpload test $1 # exit status $rc"
+		printf '%s\n' "$out" | grep -vE '^(ok|not ok|#)' | head -5 | sed 's/^/# /'
+	fi
+}
+no_splat() {
+	! dmesg | grep -E 'BUG|WARNING|Oops|RIP:|refcount_t|list_del corruption'
+}
+
+dmesg -C
+rmmod kfdsim 2>/dev/null
+
+# --- module parameters ---------------------------------------------------
+tap_check_fails "insmod num_cu=0 refused" insmod $KO num_cu=0
+tap_check_fails "insmod num_cu=100000 refused" insmod $KO num_cu=100000
+tap_check_fails "insmod sched=foo refused" insmod $KO sched=foo
+tap_check_fails "insmod poll_us=1 refused" insmod $KO poll_us=1
+tap_check "insmod kfdsim (HWS, 8 CUs)" insmod $KO
+tap_check "parameters readable" grep -q '^sched hws' $DBG/params
+tap_check "num_cu in /sys/module" grep -qx 8 /sys/module/kfdsim/parameters/num_cu
+
+# --- behaviour ---------------------------------------------------------------
+gtest bad-ioctls
+gtest nesting
+gtest reset
+tap_check "all processes and queues gone after the tests" wait_idle
+gtest prio
+gtest timing
+
+# Exactly once under a storm, with a second process's BE stream preempted
+# by every runlist change the storm causes.
+$GPLOAD be --prio 5 --wg 4 --wg-us 700 --inflight 6 --duration 60 --quiet \
+	--json $T/be-storm.json &
+be=$!
+sleep 0.3
+gtest storm
+kill -TERM $be
+wait $be
+tap_check "HWS storm: the other process's packets completed exactly once" test $? -eq 0
+pre=$(kstat preemptions) sav=$(kstat cwsr_saves) res=$(kstat cwsr_restores)
+tap_diag "HWS: runlist_updates $(kstat runlist_updates) preemptions $pre cwsr_saves $sav cwsr_restores $res"
+tap_check "HWS storm preempted running work (CWSR saves > 0)" test "${sav:-0}" -gt 0
+tap_check "every CWSR-saved workgroup was restored" test "$sav" = "$res"
+tap_check "all processes and queues gone after the storm" wait_idle
+
+# --- teardown ------------------------------------------------------------------
+$GPLOAD be --prio 3 --queues 2 --wg 8 --wg-us 2000 --duration 30 --quiet &
+pid=$!
+sleep 0.5
+kill -9 $pid
+wait $pid 2>/dev/null
+tap_check "kill -9 with busy mapped queues leaves nothing behind" wait_idle
+$GPLOAD be --prio 3 --queues 2 --wg 8 --wg-us 2000 --duration 30 --evict-ms 200 --quiet &
+pid=$!
+sleep 0.6
+ev=$(kstat evicted_refs)
+kill -9 $pid
+wait $pid 2>/dev/null
+tap_check "process was evicted when killed (evicted_refs $ev)" test "$ev" = 1
+tap_check "kill -9 with evicted queues leaves nothing behind" wait_idle
+
+# rmmod while a process holds /dev/kfdsim is refused, then works.
+$GPLOAD idle --duration 30 --quiet &
+pid=$!
+sleep 0.3
+tap_check_fails "rmmod kfdsim with a live user refused" rmmod kfdsim
+kill -TERM $pid
+wait $pid
+tap_check "gpload exits 0 on SIGTERM" test $? -eq 0
+tap_check "rmmod kfdsim after the last user" unload
+
+# --- MES: per-queue remove/add ------------------------------------------------
+tap_check "insmod kfdsim sched=mes" insmod $KO sched=mes
+$GPLOAD be --prio 5 --wg 4 --wg-us 700 --inflight 6 --duration 60 --quiet &
+be=$!
+sleep 0.3
+gtest storm
+kill -TERM $be
+wait $be
+tap_check "MES storm: the other process's packets completed exactly once" test $? -eq 0
+tap_diag "MES: runlist_updates $(kstat runlist_updates) mes_calls $(kstat mes_calls) preemptions $(kstat preemptions) cwsr_saves $(kstat cwsr_saves)"
+tap_check "MES makes no runlist updates" test "$(kstat runlist_updates)" = 0
+tap_check "rmmod kfdsim (MES)" unload
+
+# --- LC latency alone and next to BE, no scheduler -----------------------------
+# LC: requests of 1 dispatch of 4 workgroups x 200 us (modelled 200 us);
+# BE: 8 workgroups x 2 ms, 4 dispatches in flight (fills all 8 CUs).
+tap_check "insmod kfdsim for the LC/BE runs" insmod $KO
+LC="lc --wg 4 --wg-us 200 --period-us 3000 --duration 2 --quiet"
+BE="be --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet"
+$GPLOAD $LC --prio 7 --json $T/lc-alone.json
+rc1=$?
+$GPLOAD $BE --prio 7 --json $T/be-eq.json &
+be=$!
+sleep 0.3
+$GPLOAD $LC --prio 7 --json $T/lc-eq.json
+rc2=$?
+kill -TERM $be
+wait $be
+rc3=$?
+$GPLOAD $BE --prio 3 --json $T/be-hi.json &
+be=$!
+sleep 0.3
+$GPLOAD $LC --prio 12 --rocr --json $T/lc-hi.json
+rc4=$?
+kill -TERM $be
+wait $be
+rc5=$?
+tap_check "LC/BE runs: every packet completed exactly once" \
+	test "$rc1$rc2$rc3$rc4$rc5" = 00000
+a50=$(jget $T/lc-alone.json p50_us) a99=$(jget $T/lc-alone.json p99_us)
+e50=$(jget $T/lc-eq.json p50_us) e99=$(jget $T/lc-eq.json p99_us)
+h50=$(jget $T/lc-hi.json p50_us) h99=$(jget $T/lc-hi.json p99_us)
+tap_diag "LC alone:            p50 $a50 us p99 $a99 us (modelled 200 us)"
+tap_diag "LC + BE, equal prio: p50 $e50 us p99 $e99 us, slowdown p50 x$(awk -v a="$a50" -v b="$e50" 'BEGIN{printf "%.1f", b/a}')"
+tap_diag "LC prio 12 + BE 3:   p50 $h50 us p99 $h99 us, slowdown p50 x$(awk -v a="$a50" -v b="$h50" 'BEGIN{printf "%.1f", b/a}')"
+tap_diag "BE throughput (wg-us/s): equal $(jget $T/be-eq.json throughput_wgus_per_s), LC high $(jget $T/be-hi.json throughput_wgus_per_s)"
+tap_check "LC next to BE is slower than alone (the problem gpreempt solves)" \
+	awk -v a="$a50" -v b="$e50" 'BEGIN{exit !(b > 2 * a)}'
+tap_check "rmmod kfdsim" unload
+
+if out=$(no_splat); then
+	tap_ok "kfdsim: no BUG/WARNING/Oops in dmesg"
+else
+	tap_not_ok "kfdsim: no BUG/WARNING/Oops in dmesg"
+	printf '%s\n' "$out" | head -20 | sed 's/^/# /'
+fi
+rm -rf "$T"
+tap_done
