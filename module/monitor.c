@@ -33,9 +33,11 @@ static atomic_t gp_kicked = ATOMIC_INIT(0);
 static struct gp_queue **gp_snap;
 static struct gp_pq *gp_pqs;
 static unsigned long gp_last_gen = ~0UL;
-static u64 gp_last_scan_ns, gp_last_publish_ns;
+static u64 gp_last_scan_ns, gp_last_publish_ns, gp_last_stats_ns;
 
+/* Every queue's map entry at least this often; gp_stats and gp_config this often. */
 #define GP_PUBLISH_NS (100 * NSEC_PER_MSEC)
+#define GP_STATS_NS (10 * NSEC_PER_MSEC)
 
 /**
  * gp_monitor_kick() - wake the monitor now (safe from kprobe context)
@@ -71,9 +73,11 @@ static bool gp_config_valid(const struct gp_config *c)
 }
 
 /* Parameters for this tick: module params, overridden by valid gp_config fields. */
-static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us)
+static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now)
 {
-	struct gp_config cfg;
+	static struct gp_config cfg;
+	static u64 cfg_read_ns;
+	static bool have_cfg;
 	unsigned int hyst = READ_ONCE(gp_param.hysteresis_us);
 	unsigned int max_susp = READ_ONCE(gp_param.max_suspend_ms);
 	unsigned int slice = READ_ONCE(gp_param.min_slice_ms);
@@ -81,7 +85,12 @@ static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_
 	static struct gp_config last_bad;
 
 	*tick_us = READ_ONCE(gp_param.tick_us);
-	if (gp_maps_config(&cfg)) {
+	/* gp_config is a map lookup: re-read it every GP_STATS_NS, not every tick. */
+	if (!cfg_read_ns || now - cfg_read_ns >= GP_STATS_NS) {
+		have_cfg = gp_maps_config(&cfg);
+		cfg_read_ns = now;
+	}
+	if (have_cfg) {
 		if (!gp_config_valid(&cfg)) {
 			if (memcmp(&cfg, &last_bad, sizeof(cfg))) {
 				gp_stats.bad_control++;
@@ -256,6 +265,7 @@ static void gp_apply(int n, const struct gp_policy_params *pp)
 
 static void gp_publish(int n, u64 now, bool force)
 {
+	bool changed = false;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -265,10 +275,14 @@ static void gp_publish(int n, u64 now, bool force)
 		if (e->gone || (!e->dirty && !force))
 			continue;
 		e->dirty = false;
+		changed = true;
 		gp_maps_put_queue(&key, &e->info);
 	}
-	gp_stats.probe_missed = gp_hooks_missed();
-	gp_maps_put_stats(&gp_stats);
+	if (force || changed || now - gp_last_stats_ns >= GP_STATS_NS) {
+		gp_stats.probe_missed = gp_hooks_missed();
+		gp_maps_put_stats(&gp_stats);
+		gp_last_stats_ns = now;
+	}
 	if (force)
 		gp_last_publish_ns = now;
 }
@@ -312,7 +326,7 @@ static unsigned int gp_tick(void)
 		gp_last_gen = READ_ONCE(gp_reg.gen);
 		gp_registry_reap(gp_release_queue);
 	}
-	gp_effective_params(&pp, &tick_us);
+	gp_effective_params(&pp, &tick_us, t0);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
 	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
 	gp_last_scan_ns = t0;
@@ -341,8 +355,9 @@ static unsigned int gp_tick(void)
 		e->pq.pending = pending;
 		e->pq.prio = prio;
 		e->pq.parkable = !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->dead);
-		if (rptr != in->rptr || wptr != in->wptr || pending != in->pending ||
-		    prio != in->eff_priority || READ_ONCE(e->kfd_priority) != in->kfd_priority)
+		/* Pointers alone are refreshed by the periodic publish, not per tick. */
+		if (pending != in->pending || prio != in->eff_priority ||
+		    READ_ONCE(e->kfd_priority) != in->kfd_priority)
 			e->dirty = true;
 		in->rptr = rptr;
 		in->wptr = wptr;
