@@ -75,6 +75,7 @@ static void ks_retire_locked(struct queue *q)
 		if (r->signal)
 			atomic64_inc((atomic64_t *)r->signal);
 		ks->retired++;
+		/* Pairs with the reader's acquire: the signal is visible first. */
 		smp_store_release(ks->rptr, ks->retired);
 		ks->packets_done++;
 		atomic64_inc(&ks_stats.packets_completed);
@@ -147,6 +148,7 @@ static void ks_save_locked(struct queue *only, u64 now)
 static void ks_fetch_locked(struct queue *q)
 {
 	struct ks_queue *ks = &q->ks;
+	/* Pairs with the producer's release store of the write index. */
 	u64 wptr = smp_load_acquire(ks->wptr);
 
 	while (ks->fetched < wptr && ks->fetched - ks->retired < KS_MAX_INFLIGHT) {
@@ -156,6 +158,7 @@ static void ks_fetch_locked(struct queue *q)
 		u64 sig, ns;
 		u32 wg;
 
+		/* The header is released last: the body is valid after this. */
 		if (smp_load_acquire(&pkt->header) != KFDSIM_PKT_DISPATCH)
 			break;	/* reserved but not written yet: wait, like the CP */
 		wg = READ_ONCE(pkt->workgroups);
@@ -369,9 +372,13 @@ void ks_gpu_remove_queue(struct queue *q)
 	u32 i;
 
 	spin_lock(&ks_gpu.lock);
-	for (i = 0; i < ks_param.num_cu; i++)
-		if (ks_gpu.cu[i].q == q)
+	for (i = 0; i < ks_param.num_cu; i++) {
+		if (ks_gpu.cu[i].q == q) {
 			ks_gpu.cu[i].q = NULL;
+			atomic64_inc(&ks_stats.workgroups_dropped);
+		}
+	}
+	atomic64_add(q->ks.nsaved, &ks_stats.cwsr_dropped);
 	if (ks_gpu.rr_last == q)
 		ks_gpu.rr_last = NULL;
 	q->ks.mapped = false;

@@ -246,6 +246,8 @@ struct ks_stats {
 	atomic64_t preemptions;
 	atomic64_t cwsr_saves;
 	atomic64_t cwsr_restores;
+	atomic64_t cwsr_dropped;	/* saved workgroups of destroyed queues */
+	atomic64_t workgroups_dropped;	/* running on a CU when destroyed */
 	atomic64_t runlist_updates;
 	atomic64_t mes_calls;
 	atomic64_t evict_calls;		/* evict_process_queues, per qpd */

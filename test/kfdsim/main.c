@@ -53,9 +53,10 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "packets_completed %lld\nworkgroups_completed %lld\n",
 		   atomic64_read(&ks_stats.packets_completed),
 		   atomic64_read(&ks_stats.workgroups_completed));
-	seq_printf(m, "preemptions %lld\ncwsr_saves %lld\ncwsr_restores %lld\n",
+	seq_printf(m, "preemptions %lld\ncwsr_saves %lld\ncwsr_restores %lld\ncwsr_dropped %lld\nworkgroups_dropped %lld\n",
 		   atomic64_read(&ks_stats.preemptions), atomic64_read(&ks_stats.cwsr_saves),
-		   atomic64_read(&ks_stats.cwsr_restores));
+		   atomic64_read(&ks_stats.cwsr_restores), atomic64_read(&ks_stats.cwsr_dropped),
+		   atomic64_read(&ks_stats.workgroups_dropped));
 	seq_printf(m, "runlist_updates %lld\nmes_calls %lld\n",
 		   atomic64_read(&ks_stats.runlist_updates), atomic64_read(&ks_stats.mes_calls));
 	seq_printf(m, "evict_calls %lld\nrestore_calls %lld\nevicted_refs %d\n",
