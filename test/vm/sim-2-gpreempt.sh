@@ -46,15 +46,17 @@ for sched in hws mes; do
 	for backend in suspend evict; do
 		name="$backend/$sched"
 		load "sched=$sched" "backend=$backend"
-		$GPLOAD $BE_ARGS --duration 6 --json /tmp/be.json --quiet &
+		# BE outlives every check below; it is stopped with SIGTERM (drain + verify).
+		$GPLOAD $BE_ARGS --duration 60 --json /tmp/be.json --quiet &
 		be=$!
 		sleep 1
 		$GPLOAD $LC_ARGS --duration 3 --period-us 3000 --json /tmp/lc.json --quiet
 		lc_rc=$?
+		wait_for 5 state_is $be 0
+		st=$(qfield $be state)
 		pre=$(qfield $be preempts)
 		res=$(qfield $be resumes)
-		wait_for 3 state_is $be 0
-		st=$(qfield $be state)
+		kill -TERM $be
 		wait $be
 		be_rc=$?
 		tap_check "$name: LC packets completed exactly once" test $lc_rc -eq 0
