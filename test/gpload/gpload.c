@@ -18,7 +18,9 @@
  * create at priority 7, then UPDATE_QUEUE to --prio with percent 100 (and
  * again every --update-ms).  --debug marks the process debugged
  * (kfd_dbg_trap_enable).  --evict-ms N evicts the process's own queues N ms
- * after the start (restored before the final drain).
+ * after the start (restored before the final drain).  --pfnmap puts the
+ * read/write indices in a VM_PFNMAP driver buffer (mmap of /dev/kfdsim),
+ * which cannot be pinned, like a TTM-mmapped BO.
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
@@ -241,9 +243,9 @@ static void usage(void)
 		"usage: gpload [lc|be|churn|idle|rocr]... [--mode lc|be|churn|idle]\n"
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
-		"              [--update-ms MS] [--evict-ms MS] [--debug] [--json FILE]\n"
-		"              [--lat-out FILE] [--seed N] [--quiet]\n"
-		"       gpload test bad-ioctls|nesting|prio|storm|timing|sharing\n"
+		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap]\n"
+		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
+		"       gpload test bad-ioctls|nesting|reset|prio|storm|timing|pfnmap\n"
 		"defaults: lc, --prio 7 --queues 1 --wg 8 --wg-us 200 --k 1 --period-us 5000\n"
 		"          --inflight 4 --duration 5\n");
 }
@@ -257,6 +259,7 @@ int main(int argc, char **argv)
 		{ "inflight", 1, 0, 'i' }, { "rocr", 0, 0, 'r' }, { "update-ms", 1, 0, 'U' },
 		{ "json", 1, 0, 'j' }, { "lat-out", 1, 0, 'l' }, { "seed", 1, 0, 's' },
 		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "evict-ms", 1, 0, 'E' },
+		{ "pfnmap", 0, 0, 'F' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -281,6 +284,7 @@ int main(int argc, char **argv)
 		case 'Q': opt.quiet = true; break;
 		case 'D': opt.debug = true; break;
 		case 'E': opt.evict_ms = atoi(optarg); break;
+		case 'F': use_pfnmap = true; break;
 		default: usage(); return 2;
 		}
 	}

@@ -24,9 +24,11 @@ struct gq {
 	uint32_t id;
 	void *mem;
 	size_t len;
+	void *ptrmem;		/* driver buffer holding rptr/wptr, or NULL */
 };
 
 extern int fd;			/* /dev/kfdsim */
+extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
 extern long errors, lost, doubles, updates;
 
 double now_us(void);

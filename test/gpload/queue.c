@@ -16,6 +16,7 @@
 #include "gpload.h"
 
 int fd = -1;
+bool use_pfnmap;
 long errors, lost, doubles, updates;
 
 double now_us(void)
@@ -68,6 +69,21 @@ int q_create(struct gq *q, int prio, bool rocr)
 	q->wptr = (_Atomic uint64_t *)(m + ring_len + 56);
 	q->rptr = (_Atomic uint64_t *)(m + ring_len + 128);
 	q->sig = (_Atomic uint64_t *)(m + ring_len + 4096);
+	if (use_pfnmap) {
+		/* Like a TTM-mmapped BO: VM_PFNMAP, not pinnable. */
+		char *pm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+		if (pm == MAP_FAILED) {
+			int e = -errno;
+
+			munmap(m, q->len);
+			q->mem = NULL;
+			return e;
+		}
+		q->ptrmem = pm;
+		q->wptr = (_Atomic uint64_t *)(pm + 56);
+		q->rptr = (_Atomic uint64_t *)(pm + 128);
+	}
 	for (i = 0; i < RING_SLOTS; i++)
 		q->ring[i].header = KFDSIM_PKT_INVALID;
 	a.ring_base_address = (uintptr_t)q->ring;
@@ -83,6 +99,9 @@ int q_create(struct gq *q, int prio, bool rocr)
 
 		munmap(m, q->len);
 		q->mem = NULL;
+		if (q->ptrmem)
+			munmap(q->ptrmem, 4096);
+		q->ptrmem = NULL;
 		return e;
 	}
 	q->id = a.queue_id;
@@ -98,6 +117,9 @@ int q_destroy(struct gq *q)
 
 	munmap(q->mem, q->len);
 	q->mem = NULL;
+	if (q->ptrmem)
+		munmap(q->ptrmem, 4096);
+	q->ptrmem = NULL;
 	return r;
 }
 

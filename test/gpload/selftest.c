@@ -12,6 +12,7 @@
  *   prio        hardware queue priority: new workgroups go to the high queue
  *   storm       exactly once under evict/restore/update/destroy storms
  *   timing      a modelled job alone: measured / modelled time
+ *   pfnmap      queue pointers in a VM_PFNMAP driver buffer
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "gpload.h"
@@ -476,6 +478,59 @@ static void test_timing(void)
 	q_destroy(&q);
 }
 
+/* Is @addr in a VM_PFNMAP mapping ("pf" in smaps VmFlags)? */
+static bool is_pfnmap(const void *addr)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	char line[512];
+	bool in = false, pf = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = a >= lo && a < hi;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			pf = strstr(line, " pf") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return pf;
+}
+
+static void test_pfnmap(void)
+{
+	uint64_t v = 0;
+	struct gq q;
+	int r, i, mfd;
+
+	use_pfnmap = true;
+	r = q_create(&q, 7, false);
+	use_pfnmap = false;
+	check(!r, "pfnmap: queue with rptr/wptr in a driver buffer", "%s",
+	      r ? strerror(-r) : "");
+	if (r)
+		return;
+	check(is_pfnmap((void *)q.wptr), "pfnmap: the buffer is VM_PFNMAP (not pinnable)", NULL);
+	for (i = 0; i < 20; i++)
+		q_submit(&q, 2, 300);
+	check(q_drain(&q, 10e6), "pfnmap: every packet completed exactly once", NULL);
+	/* /proc/pid/mem goes through access_process_vm -> vm_ops->access. */
+	mfd = open("/proc/self/mem", O_RDONLY);
+	r = mfd >= 0 ? (int)pread(mfd, &v, 8, (off_t)(uintptr_t)q.rptr) : -1;
+	if (mfd >= 0)
+		close(mfd);
+	check(r == 8 && v == 20, "pfnmap: access_process_vm reads the read index",
+	      "read %d bytes, %llu", r, (unsigned long long)v);
+	check(!q_destroy(&q), "pfnmap: destroy", NULL);
+	r = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096) == MAP_FAILED ? errno : 0;
+	check(r == EINVAL, "mmap at a non-zero offset -> EINVAL", "errno %d", r);
+	r = mmap(NULL, 2 << 20, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED ? errno : 0;
+	check(r == EINVAL, "mmap larger than KFDSIM_MAX_MMAP_SIZE -> EINVAL", "errno %d", r);
+}
+
 /**
  * selftest() - run one named test
  * @name: test name
@@ -497,6 +552,8 @@ int selftest(const char *name)
 		test_storm(4);
 	else if (!strcmp(name, "timing"))
 		test_timing();
+	else if (!strcmp(name, "pfnmap"))
+		test_pfnmap();
 	else
 		return 2;
 	return failed ? 1 : 0;

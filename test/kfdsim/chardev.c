@@ -232,6 +232,7 @@ static const struct file_operations ks_fops = {
 	.release = ks_release,
 	.unlocked_ioctl = ks_ioctl,
 	.compat_ioctl = ks_ioctl,
+	.mmap = ks_mmap,
 };
 
 static struct miscdevice ks_misc = {

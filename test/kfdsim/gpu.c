@@ -479,13 +479,14 @@ void ks_gpu_show(struct seq_file *m)
 
 	spin_lock(&ks_gpu.lock);
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   q->properties.is_suspended, ks_runnable(q), q->ks.retired,
 			   READ_ONCE(*q->ks.wptr), q->ks.running, q->ks.nsaved,
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
-			   q->properties.queue_percent, q->ks.saves, q->ks.restores);
+			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
+			   q->ks.nbufs);
 	spin_unlock(&ks_gpu.lock);
 }
 

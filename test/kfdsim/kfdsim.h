@@ -105,11 +105,19 @@ struct ks_saved_wg {
 	u64 remaining_ns;	/* still to run when restored */
 };
 
+#define KS_MAX_UMAPS 4		/* ring, rptr, wptr, signals */
+
+struct ks_buf;
+
 struct ks_queue {
 	struct page **pages;	/* pinned: ring, rptr/wptr, signals */
 	int npages;
-	void *ring_map;		/* vmap of the ring pages */
-	void *sig_map;		/* vmap of the signal pages */
+	void *vmaps[KS_MAX_UMAPS];	/* vmaps of pinned pages */
+	int nvmaps;
+	struct ks_buf *bufs[KS_MAX_UMAPS];	/* driver buffers used */
+	int nbufs;
+	void *ring_map;		/* kernel address of the ring */
+	void *sig_map;		/* ... of the signal area */
 	u64 *rptr;
 	u64 *wptr;
 	u64 ring_uva, sig_uva;
@@ -285,10 +293,15 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd);
 void ks_dqm_process_termination(struct qcm_process_device *qpd);
 
 /* ---- pqm.c ---- */
+struct kfd_process_device *ks_pdd(struct kfd_process *p);
+
+/* ---- mmap.c: queue memory, driver buffers ---- */
 int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig,
 		 u32 sig_size);
 void ks_queue_unpin(struct queue *q);
-struct kfd_process_device *ks_pdd(struct kfd_process *p);
+int ks_mmap(struct file *filp, struct vm_area_struct *vma);
+void *ks_buf_lookup(u64 uva, u32 len, struct ks_buf **out);
+void ks_buf_put(struct ks_buf *b);
 
 /* ---- chardev.c ---- */
 int ks_chardev_init(void);

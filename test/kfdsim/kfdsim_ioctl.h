@@ -23,6 +23,12 @@
 #define KFDSIM_MIN_RING_SIZE 1024	/* bytes; power of two */
 #define KFDSIM_MAX_RING_SIZE (1 << 22)
 #define KFDSIM_MAX_SIGNAL_SIZE (1 << 22)
+/*
+ * mmap() of /dev/kfdsim at offset 0: a zeroed driver buffer mapped
+ * VM_IO | VM_PFNMAP (not pinnable, readable through access_process_vm), for
+ * queue pointers that live in such memory, like a TTM-mmapped BO.
+ */
+#define KFDSIM_MAX_MMAP_SIZE (1 << 20)
 
 #define KFDSIM_MAX_WORKGROUPS (1 << 20)	/* per packet; larger is clamped */
 #define KFDSIM_MAX_WG_NS 10000000000ULL	/* 10 s per workgroup; larger is clamped */

@@ -2,15 +2,11 @@
 /*
  * pqm.c - simulated process queue manager, after amdkfd's
  * kfd_process_queue_manager.c: create/destroy/update/lookup/uninit of user
- * queues, called with p->mutex held (the ioctls take it), and the pinning of
- * the user memory the simulated hardware reads (KFD's kfd_queue_acquire_buffers
- * takes BO references; kfdsim pins the pages instead).
+ * queues, called with p->mutex held (the ioctls take it).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/mm.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 #include "kfdsim.h"
 
 #define KS_MAX_QUEUES_PER_PROCESS 1024
@@ -34,107 +30,6 @@ static struct process_queue_node *ks_find(struct process_queue_manager *pqm, uns
 		if (pqn->q && pqn->q->properties.queue_id == qid)
 			return pqn;
 	return NULL;
-}
-
-/* Pin [uva, uva + len) and map it contiguously. */
-static void *ks_pin_map(struct queue *q, u64 uva, u32 len)
-{
-	unsigned long first = uva & PAGE_MASK;
-	int n = (PAGE_ALIGN(uva + len) - first) >> PAGE_SHIFT;
-	struct page **pages = q->ks.pages + q->ks.npages;
-	long got;
-	void *map;
-
-	got = pin_user_pages_fast(first, n, FOLL_WRITE | FOLL_LONGTERM, pages);
-	if (got != n) {
-		if (got > 0)
-			unpin_user_pages(pages, got);
-		return NULL;
-	}
-	map = vmap(pages, n, VM_MAP, PAGE_KERNEL);
-	if (!map) {
-		unpin_user_pages(pages, n);
-		return NULL;
-	}
-	q->ks.npages += n;
-	return map + offset_in_page(uva);
-}
-
-static int ks_npages(u64 uva, u32 len)
-{
-	return (PAGE_ALIGN(uva + len) - (uva & PAGE_MASK)) >> PAGE_SHIFT;
-}
-
-/**
- * ks_queue_pin() - pin and map the user memory of a new queue
- * @q: queue
- * @ring: ring address
- * @ring_size: bytes
- * @rptr: read index address
- * @wptr: write index address
- * @sig: signal area address
- * @sig_size: bytes
- *
- * Return: 0 or -EFAULT/-ENOMEM.
- */
-int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig,
-		 u32 sig_size)
-{
-	struct ks_queue *ks = &q->ks;
-	int max = ks_npages(ring, ring_size) + 2 + (sig_size ? ks_npages(sig, sig_size) : 0);
-	void *r, *w;
-
-	ks->pages = kcalloc(max + 2, sizeof(*ks->pages), GFP_KERNEL);
-	ks->saved = kcalloc(ks_param.num_cu, sizeof(*ks->saved), GFP_KERNEL);
-	if (!ks->pages || !ks->saved) {
-		ks_queue_unpin(q);
-		return -ENOMEM;
-	}
-	ks->ring_map = ks_pin_map(q, ring, ring_size);
-	r = ks_pin_map(q, rptr, 8);
-	w = ks_pin_map(q, wptr, 8);
-	if (sig_size)
-		ks->sig_map = ks_pin_map(q, sig, sig_size);
-	if (!ks->ring_map || !r || !w || (sig_size && !ks->sig_map)) {
-		if (r)
-			vunmap((void *)((unsigned long)r & PAGE_MASK));
-		if (w)
-			vunmap((void *)((unsigned long)w & PAGE_MASK));
-		ks->rptr = NULL;
-		ks->wptr = NULL;
-		ks_queue_unpin(q);
-		return -EFAULT;
-	}
-	ks->rptr = r;
-	ks->wptr = w;
-	ks->ring_uva = ring;
-	ks->ring_slots = ring_size / sizeof(struct kfdsim_packet);
-	ks->sig_uva = sig;
-	ks->sig_size = sig_size;
-	return 0;
-}
-
-/**
- * ks_queue_unpin() - undo ks_queue_pin()
- * @q: queue, off the simulated hardware
- */
-void ks_queue_unpin(struct queue *q)
-{
-	struct ks_queue *ks = &q->ks;
-
-	if (ks->ring_map)
-		vunmap((void *)((unsigned long)ks->ring_map & PAGE_MASK));
-	if (ks->sig_map)
-		vunmap((void *)((unsigned long)ks->sig_map & PAGE_MASK));
-	if (ks->rptr)
-		vunmap((void *)((unsigned long)ks->rptr & PAGE_MASK));
-	if (ks->wptr)
-		vunmap((void *)((unsigned long)ks->wptr & PAGE_MASK));
-	if (ks->npages)
-		unpin_user_pages(ks->pages, ks->npages);
-	kfree(ks->pages);
-	kfree(ks->saved);
-	memset(ks, 0, sizeof(*ks));
 }
 
 /**

@@ -67,6 +67,7 @@ gtest reset
 tap_check "all processes and queues gone after the tests" wait_idle
 gtest prio
 gtest timing
+gtest pfnmap
 
 # Exactly once under a storm, with a second process's BE stream preempted
 # by every runlist change the storm causes.
@@ -92,6 +93,12 @@ sleep 0.5
 kill -9 $pid
 wait $pid 2>/dev/null
 tap_check "kill -9 with busy mapped queues leaves nothing behind" wait_idle
+$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --duration 30 --pfnmap --quiet &
+pid=$!
+sleep 0.5
+kill -9 $pid
+wait $pid 2>/dev/null
+tap_check "kill -9 with pointers in a VM_PFNMAP buffer leaves nothing behind" wait_idle
 $GPLOAD be --prio 3 --queues 2 --wg 8 --wg-us 2000 --duration 30 --evict-ms 200 --quiet &
 pid=$!
 sleep 0.6
