@@ -141,6 +141,19 @@ static void test_bad_ioctls(void)
 	CASE(signal_size, 12, EINVAL, "signal area size not a multiple of 8 -> EINVAL");
 	CASE(signal_base_address, 0, EFAULT, "NULL signal area -> EFAULT");
 #undef CASE
+	a = good;
+	a.queue_percentage = 0x164;	/* pm4_target_xcc 1, 100 % */
+	r = ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, &a) ? errno : 0;
+	check(!r, "create: percent 100 with pm4_target_xcc in bits 8-15 accepted", "errno %d", r);
+	if (!r) {
+		d.queue_id = a.queue_id;
+		ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &d);
+		d.queue_id = 999;
+	}
+	a = good;
+	a.queue_percentage = 0x165;
+	r = create_errno(&a);
+	check(r == EINVAL, "create: percent 101 with xcc bits -> EINVAL", "errno %d", r);
 	r = ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, (void *)8) ? errno : 0;
 	check(r == EFAULT, "create: bad argument pointer -> EFAULT", "errno %d", r);
 	r = ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &d) ? errno : 0;

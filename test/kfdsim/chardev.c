@@ -47,7 +47,8 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 
 	if (copy_from_user(&args, arg, sizeof(args)))
 		return -EFAULT;
-	if (args.queue_percentage > KFDSIM_MAX_QUEUE_PERCENTAGE) {
+	/* As KFD: bits 8-15 carry pm4_target_xcc, bits 0-7 the percentage. */
+	if ((args.queue_percentage & 0xff) > KFDSIM_MAX_QUEUE_PERCENTAGE) {
 		pr_err_ratelimited("queue percentage must be between 0 and %d\n",
 				   KFDSIM_MAX_QUEUE_PERCENTAGE);
 		return -EINVAL;
@@ -90,7 +91,7 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 	q->properties.format = GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	q->properties.queue_address = args.ring_base_address;
 	q->properties.queue_size = args.ring_size;
-	q->properties.queue_percent = args.queue_percentage;
+	q->properties.queue_percent = args.queue_percentage & 0xff;
 	q->properties.priority = args.queue_priority;
 	q->properties.read_ptr = (void __user *)args.read_pointer_address;
 	q->properties.write_ptr = (void __user *)args.write_pointer_address;
@@ -129,7 +130,8 @@ static int ks_update_queue(struct kfd_process *p, void __user *arg)
 
 	if (copy_from_user(&args, arg, sizeof(args)))
 		return -EFAULT;
-	if (args.queue_percentage > KFDSIM_MAX_QUEUE_PERCENTAGE) {
+	/* As KFD: bits 8-15 carry pm4_target_xcc, bits 0-7 the percentage. */
+	if ((args.queue_percentage & 0xff) > KFDSIM_MAX_QUEUE_PERCENTAGE) {
 		pr_err_ratelimited("queue percentage must be between 0 and %d\n",
 				   KFDSIM_MAX_QUEUE_PERCENTAGE);
 		return -EINVAL;
@@ -150,7 +152,7 @@ static int ks_update_queue(struct kfd_process *p, void __user *arg)
 	}
 	props.queue_address = args.ring_base_address;
 	props.queue_size = args.ring_size;
-	props.queue_percent = args.queue_percentage;
+	props.queue_percent = args.queue_percentage & 0xff;
 	props.priority = args.queue_priority;
 	mutex_lock(&p->mutex);
 	ret = pqm_update_queue_properties(&p->pqm, args.queue_id, &props);

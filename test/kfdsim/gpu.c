@@ -9,7 +9,9 @@
  * order, and launches their workgroups on free CUs, one workgroup per CU for
  * its modelled time.  Arbitration: a free CU goes to the highest-priority
  * runnable queue that has a workgroup to launch (round robin within a
- * priority); running workgroups are never interrupted by arbitration.  A
+ * priority); running workgroups are never interrupted by arbitration.  The
+ * priority the CP uses is the one of the queue's MQD when it was last mapped
+ * (cp_hqd_queue_priority reaches the hardware with MAP_QUEUES / ADD_QUEUE).  A
  * packet is complete when all its workgroups are; the read index advances
  * over completed packets in order and each packet's completion signal gets
  * +1 exactly once.  With no queue mapped the CP sleeps until woken.
@@ -235,13 +237,12 @@ static struct queue *ks_pick_locked(void)
 	int best = -1;
 
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		if (ks_runnable(q) && (int)q->properties.priority > best &&
-		    ks_has_work_locked(q))
-			best = q->properties.priority;
+		if (ks_runnable(q) && (int)q->ks.hw_prio > best && ks_has_work_locked(q))
+			best = q->ks.hw_prio;
 	if (best < 0)
 		return NULL;
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
-		if (ks_runnable(q) && q->properties.priority == best && ks_has_work_locked(q)) {
+		if (ks_runnable(q) && q->ks.hw_prio == best && ks_has_work_locked(q)) {
 			if (!first)
 				first = q;
 			if (seen_last && !after)
@@ -397,6 +398,8 @@ void ks_gpu_mes_set(struct queue *q, bool mapped)
 	if (q->ks.mapped && !mapped)
 		ks_save_locked(q, ks_now());
 	q->ks.mapped = mapped;
+	if (mapped)
+		q->ks.hw_prio = READ_ONCE(q->properties.priority);
 	spin_unlock(&ks_gpu.lock);
 	atomic64_inc(&ks_stats.mes_calls);
 	ks_kick();
@@ -454,8 +457,11 @@ bool ks_gpu_hws_execute(void)
 	spin_lock(&ks_gpu.lock);
 	now = ks_now();
 	was = ks_gpu.runlist_active;
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
+	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+		if (q->ks.mapped)
+			q->ks.hw_prio = READ_ONCE(q->properties.priority);
 		any |= q->ks.mapped;
+	}
 	if (was)
 		ks_save_locked(NULL, now);
 	ks_gpu.runlist_active = any;

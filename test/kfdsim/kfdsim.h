@@ -123,6 +123,7 @@ struct ks_queue {
 	u64 ring_uva, sig_uva;
 	u32 ring_slots, sig_size;
 	bool mapped;		/* on the simulated hardware */
+	u32 hw_prio;		/* priority of the MQD when last mapped */
 	u64 fetched;		/* next packet index to fetch */
 	u64 retired;		/* next packet index to retire (== *rptr) */
 	struct ks_packet_run inflight[KS_MAX_INFLIGHT];

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/lockdep.h>
 #include <linux/slab.h>
 #include "kfdsim.h"
 
@@ -26,6 +27,7 @@ static struct process_queue_node *ks_find(struct process_queue_manager *pqm, uns
 {
 	struct process_queue_node *pqn;
 
+	lockdep_assert_held(&pqm->process->mutex);
 	list_for_each_entry(pqn, &pqm->queues, process_queue_list)
 		if (pqn->q && pqn->q->properties.queue_id == qid)
 			return pqn;
@@ -73,6 +75,7 @@ noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node
 	unsigned int id;
 	int ret;
 
+	lockdep_assert_held(&pqm->process->mutex);
 	id = find_first_zero_bit(pqm->queue_slot_bitmap, KS_MAX_QUEUES_PER_PROCESS);
 	if (id >= KS_MAX_QUEUES_PER_PROCESS)
 		return -ENOMEM;

@@ -65,6 +65,12 @@ gtest bad-ioctls
 gtest nesting
 gtest reset
 tap_check "all processes and queues gone after the tests" wait_idle
+cpticks() { awk '{print $14 + $15}' /proc/"$(pgrep -x kfdsim_cp)"/stat; }
+t0=$(cpticks)
+sleep 1
+t1=$(cpticks)
+tap_check "the CP kthread sleeps with no queue mapped ($((t1 - t0)) ticks in 1 s)" \
+	test $((t1 - t0)) -le 2
 gtest prio
 gtest timing
 gtest pfnmap
