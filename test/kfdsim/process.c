@@ -122,20 +122,21 @@ int ks_process_create(struct kfd_process **out)
 
 	if (!current->mm || current->mm != current->group_leader->mm)
 		return -EINVAL;
-	/* A prior open by this process created it: share it (+1 ref). */
+	/* kfd_processes_mutex: find-or-create is atomic, as in KFD. */
 	mutex_lock(&ks_table_lock);
 	list_for_each_entry(p, &ks_processes, table_node) {
 		if (p->ks_mm == current->mm) {
+			/* A prior open by this process created it: share it. */
 			kref_get(&p->ref);
-			mutex_unlock(&ks_table_lock);
 			*out = p;
-			return 0;
+			ret = 0;
+			goto out_unlock;
 		}
 	}
-	mutex_unlock(&ks_table_lock);
-
-	if (!try_module_get(THIS_MODULE))
-		return -ENODEV;
+	if (!try_module_get(THIS_MODULE)) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p) {
 		ret = -ENOMEM;
@@ -165,22 +166,23 @@ int ks_process_create(struct kfd_process **out)
 	kref_get(&p->ref);		/* the notifier's reference */
 	p->mmu_notifier.ops = &ks_mn_ops;
 	ret = mmu_notifier_register(&p->mmu_notifier, current->mm);
-	if (ret) {
-		put_task_struct(p->lead_thread);
-		ida_free(&ks_pasid_ida, p->pasid);
-		goto err_free;
-	}
-	mutex_lock(&ks_table_lock);
+	if (ret)
+		goto err_put_task;
 	list_add_tail_rcu(&p->table_node, &ks_processes);
-	mutex_unlock(&ks_table_lock);
 	atomic_inc(&ks_stats.processes);
 	*out = p;
+	mutex_unlock(&ks_table_lock);
 	return 0;
 
+err_put_task:
+	put_task_struct(p->lead_thread);
+	ida_free(&ks_pasid_ida, p->pasid);
 err_free:
 	kfree(p);
 err_put_module:
 	module_put(THIS_MODULE);
+out_unlock:
+	mutex_unlock(&ks_table_lock);
 	return ret;
 }
 
