@@ -114,6 +114,29 @@ wait $pid 2>/dev/null
 tap_check "process was evicted when killed (evicted_refs $ev)" test "$ev" = 1
 tap_check "kill -9 with evicted queues leaves nothing behind" wait_idle
 
+# kill -9 storm: short-lived processes (some evicted, some with VM_PFNMAP
+# pointers) die at random moments while another one storms its own queues.
+$GPLOAD test storm >$T/storm.out 2>&1 &
+st=$!
+n=0
+end=$((SECONDS + 6))
+while [ $SECONDS -lt $end ]; do
+	extra=
+	[ $((RANDOM % 2)) = 0 ] && extra="--evict-ms $((RANDOM % 100))"
+	[ $((RANDOM % 3)) = 0 ] && extra="$extra --pfnmap"
+	# shellcheck disable=SC2086
+	$GPLOAD be --prio $((RANDOM % 16)) --queues 3 --wg 4 --wg-us 500 --duration 30 \
+		--quiet $extra &
+	p=$!
+	sleep 0.$((RANDOM % 3 + 1))
+	{ kill -9 $p; wait $p; } 2>/dev/null
+	n=$((n + 1))
+done
+wait $st
+tap_check "exactly once in a survivor while $n processes were killed around it" \
+	test $? -eq 0
+tap_check "kill -9 storm leaves nothing behind (no process, queue or eviction)" wait_idle
+
 # rmmod while a process holds /dev/kfdsim is refused, then works.
 $GPLOAD idle --duration 30 --quiet &
 pid=$!
