@@ -20,7 +20,8 @@
  * (kfd_dbg_trap_enable).  --evict-ms N evicts the process's own queues N ms
  * after the start (restored before the final drain).  --pfnmap puts the
  * read/write indices in a VM_PFNMAP driver buffer (mmap of /dev/kfdsim),
- * which cannot be pinned, like a TTM-mmapped BO.
+ * which cannot be pinned, like a TTM-mmapped BO.  --sdma creates SDMA queues
+ * (their packets run one at a time on a copy engine, for --wg x --wg-us).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
@@ -243,9 +244,9 @@ static void usage(void)
 		"usage: gpload [lc|be|churn|idle|rocr]... [--mode lc|be|churn|idle]\n"
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
-		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap]\n"
+		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
-		"       gpload test bad-ioctls|nesting|reset|prio|storm|timing|pfnmap\n"
+		"       gpload test bad-ioctls|nesting|reset|prio|storm|timing|pfnmap|sdma\n"
 		"defaults: lc, --prio 7 --queues 1 --wg 8 --wg-us 200 --k 1 --period-us 5000\n"
 		"          --inflight 4 --duration 5\n");
 }
@@ -259,7 +260,7 @@ int main(int argc, char **argv)
 		{ "inflight", 1, 0, 'i' }, { "rocr", 0, 0, 'r' }, { "update-ms", 1, 0, 'U' },
 		{ "json", 1, 0, 'j' }, { "lat-out", 1, 0, 'l' }, { "seed", 1, 0, 's' },
 		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "evict-ms", 1, 0, 'E' },
-		{ "pfnmap", 0, 0, 'F' },
+		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -285,6 +286,7 @@ int main(int argc, char **argv)
 		case 'D': opt.debug = true; break;
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
+		case 'S': queue_type = KFDSIM_QUEUE_TYPE_SDMA; break;
 		default: usage(); return 2;
 		}
 	}

@@ -29,6 +29,7 @@ struct gq {
 
 extern int fd;			/* /dev/kfdsim */
 extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
+extern uint32_t queue_type;	/* KFDSIM_QUEUE_TYPE_* of new queues */
 extern long errors, lost, doubles, updates;
 
 double now_us(void);

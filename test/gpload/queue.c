@@ -17,6 +17,7 @@
 
 int fd = -1;
 bool use_pfnmap;
+uint32_t queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
 long errors, lost, doubles, updates;
 
 double now_us(void)
@@ -94,6 +95,7 @@ int q_create(struct gq *q, int prio, bool rocr)
 	a.signal_size = RING_SLOTS * 8;
 	a.queue_percentage = 100;
 	a.queue_priority = rocr ? 7 : prio;
+	a.queue_type = queue_type;
 	if (ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, &a)) {
 		int e = -errno;
 

@@ -13,6 +13,7 @@
  *   storm       exactly once under evict/restore/update/destroy storms
  *   timing      a modelled job alone: measured / modelled time
  *   pfnmap      queue pointers in a VM_PFNMAP driver buffer
+ *   sdma        SDMA queues: serial copies, no CU, evicted like the rest
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -154,6 +155,10 @@ static void test_bad_ioctls(void)
 	a.queue_percentage = 0x165;
 	r = create_errno(&a);
 	check(r == EINVAL, "create: percent 101 with xcc bits -> EINVAL", "errno %d", r);
+	a = good;
+	a.queue_type = 2;
+	r = create_errno(&a);
+	check(r == EINVAL, "create: unknown queue type -> EINVAL", "errno %d", r);
 	r = ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, (void *)8) ? errno : 0;
 	check(r == EFAULT, "create: bad argument pointer -> EFAULT", "errno %d", r);
 	r = ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &d) ? errno : 0;
@@ -385,7 +390,18 @@ static void *storm_fn(void *arg)
 				s->errs += !!q_destroy(&c);
 				have_c = false;
 				s->destroyed++;
-			} else if (!q_create(&c, rand_r(&seed) % 16, false)) {
+			} else {
+				int r;
+
+				/* Every other one an SDMA queue (main thread creates none now). */
+				if (s->destroyed % 2)
+					queue_type = KFDSIM_QUEUE_TYPE_SDMA;
+				r = q_create(&c, rand_r(&seed) % 16, false);
+				queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+				if (r) {
+					s->errs++;
+					break;
+				}
 				for (i = 0; i < 8; i++)
 					q_submit(&c, 4, 500);
 				have_c = true;
@@ -414,11 +430,16 @@ static void test_storm(double seconds)
 	pthread_t th;
 	double end;
 	bool ok = true;
-	int i;
+	int i, r;
 
 	for (i = 0; i < STORM_QUEUES; i++) {
-		if (q_create(&qs[i], 3 + 4 * i, false)) {
-			check(false, "storm: create", "%s", strerror(errno));
+		/* The last one is an SDMA queue: its copies are preempted too. */
+		queue_type = i == STORM_QUEUES - 1 ? KFDSIM_QUEUE_TYPE_SDMA :
+						     KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+		r = q_create(&qs[i], 3 + 4 * i, false);
+		queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+		if (r) {
+			check(false, "storm: create", "%s", strerror(-r));
 			return;
 		}
 	}
@@ -544,6 +565,63 @@ static void test_pfnmap(void)
 	check(r == EINVAL, "mmap larger than KFDSIM_MAX_MMAP_SIZE -> EINVAL", "errno %d", r);
 }
 
+static bool sdma_listed(uint32_t qid)
+{
+	char line[512], want[32];
+	bool found = false;
+	FILE *f = fopen("/sys/kernel/debug/kfdsim/queues", "r");
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), " qid=%u ", qid);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, want) && strstr(line, " type=sdma"))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+static void test_sdma(void)
+{
+	unsigned int cu = param("num_cu", 8);
+	double t0, t_c = 0, t_s = 0;
+	struct gq c, d;
+	int i, n = 4;
+
+	queue_type = KFDSIM_QUEUE_TYPE_SDMA;
+	i = q_create(&d, 7, false);
+	queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+	check(!i && sdma_listed(d.id), "sdma: queue created with type SDMA", NULL);
+	if (i || q_create(&c, 7, false))
+		return;
+	/* n copies of 2 ms next to n dispatches of num_cu x 2 ms: both ~2n ms. */
+	for (i = 0; i < n; i++) {
+		q_submit(&d, 1, 2000);
+		q_submit(&c, cu, 2000);
+	}
+	t0 = now_us();
+	while ((!t_c || !t_s) && now_us() < t0 + 30e6) {
+		if (!t_c && atomic_load(c.rptr) == (uint64_t)n)
+			t_c = now_us() - t0;
+		if (!t_s && atomic_load(d.rptr) == (uint64_t)n)
+			t_s = now_us() - t0;
+		sleep_us(100);
+	}
+	check(t_c && t_s && t_s >= n * 2000 && t_c < 1.6 * n * 2000,
+	      "sdma: copies run serially on their engine, not on the CUs",
+	      "copies %.1f ms, compute %.1f ms (each alone %.1f ms)", t_s / 1e3, t_c / 1e3,
+	      n * 2.0);
+	test_op(KFDSIM_TEST_EVICT, 0, NULL);
+	q_submit(&d, 1, 500);
+	check(wait_rptr(&d, n + 1, 100e3) < 0 && qstate(&d) == KFDSIM_Q_EVICTED,
+	      "sdma: an evicted SDMA queue copies nothing", NULL);
+	test_op(KFDSIM_TEST_RESTORE, 0, NULL);
+	check(q_drain(&d, 5e6) && q_drain(&c, 5e6), "sdma: every packet completed exactly once",
+	      NULL);
+	q_destroy(&d);
+	q_destroy(&c);
+}
+
 /**
  * selftest() - run one named test
  * @name: test name
@@ -567,6 +645,8 @@ int selftest(const char *name)
 		test_timing();
 	else if (!strcmp(name, "pfnmap"))
 		test_pfnmap();
+	else if (!strcmp(name, "sdma"))
+		test_sdma();
 	else
 		return 2;
 	return failed ? 1 : 0;

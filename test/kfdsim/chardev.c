@@ -58,6 +58,11 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 				   KFDSIM_MAX_QUEUE_PRIORITY);
 		return -EINVAL;
 	}
+	if (args.queue_type != KFDSIM_QUEUE_TYPE_COMPUTE_AQL &&
+	    args.queue_type != KFDSIM_QUEUE_TYPE_SDMA) {
+		pr_err_ratelimited("unsupported queue type %u\n", args.queue_type);
+		return -EINVAL;
+	}
 	if (!is_power_of_2(args.ring_size) || args.ring_size < KFDSIM_MIN_RING_SIZE ||
 	    args.ring_size > KFDSIM_MAX_RING_SIZE) {
 		pr_err_ratelimited("ring size must be a power of 2 in %d..%d\n",
@@ -87,8 +92,13 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 		kfree(q);
 		return ret;
 	}
-	q->properties.type = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
-	q->properties.format = GP_ENUM_KFD_QUEUE_FORMAT_AQL;
+	if (args.queue_type == KFDSIM_QUEUE_TYPE_SDMA) {
+		q->properties.type = KS_QUEUE_TYPE_SDMA;
+		q->properties.format = KS_QUEUE_FORMAT_PM4;
+	} else {
+		q->properties.type = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
+		q->properties.format = GP_ENUM_KFD_QUEUE_FORMAT_AQL;
+	}
 	q->properties.queue_address = args.ring_base_address;
 	q->properties.queue_size = args.ring_size;
 	q->properties.queue_percent = args.queue_percentage & 0xff;

@@ -22,6 +22,9 @@
  * runlist_us.  MES adds/removes single queues (ks_gpu_mes_set()); only that
  * queue's workgroups are saved.
  *
+ * SDMA queues copy one packet at a time on their own engine (no CU, no
+ * arbitration); unmapping one preempts its copy, which resumes when mapped.
+ *
  * CWSR: a saved workgroup keeps the time it still needs; its CU stays busy
  * for cwsr_save_us (the trap handler writing the context out), and when the
  * queue runs again the workgroup is relaunched first with cwsr_restore_us
@@ -107,8 +110,34 @@ static void ks_finish_cus_locked(u64 now)
 	}
 }
 
+/* SDMA packets whose copy is done. */
+static void ks_finish_sdma_locked(u64 now)
+{
+	struct queue *q;
+
+	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+		struct ks_queue *ks = &q->ks;
+		struct ks_packet_run *r;
+
+		if (!ks->sdma_busy || ks->sdma_end_ns > now)
+			continue;
+		r = &ks->inflight[ks->retired % KS_MAX_INFLIGHT];
+		r->wg_done = r->wg_total;
+		ks->busy_ns += ks->sdma_end_ns - ks->sdma_start_ns;
+		ks->sdma_busy = false;
+		ks_retire_locked(q);
+	}
+}
+
+static void ks_finish_locked(u64 now)
+{
+	ks_finish_cus_locked(now);
+	ks_finish_sdma_locked(now);
+}
+
 /*
- * CWSR: save every running workgroup of @only (NULL: of every queue).
+ * CWSR: save every running workgroup of @only (NULL: of every queue); an
+ * SDMA queue's engine is preempted with the copy's remaining time.
  * Invariant: nsaved + running <= num_cu per queue (a queue with saved
  * workgroups launches nothing new), so ks->saved never overflows.
  */
@@ -118,11 +147,21 @@ static void ks_save_locked(struct queue *only, u64 now)
 	struct queue *q;
 	u32 i;
 
-	ks_finish_cus_locked(now);	/* what is done is not saved */
+	ks_finish_locked(now);	/* what is done is not saved */
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
-		if ((!only || q == only) && q->ks.running) {
-			q->ks.preemptions++;
+		struct ks_queue *ks = &q->ks;
+
+		if (only && q != only)
+			continue;
+		if (ks->running || ks->sdma_busy) {
+			ks->preemptions++;
 			atomic64_inc(&ks_stats.preemptions);
+		}
+		if (ks->sdma_busy) {
+			ks->sdma_left_ns = ks->sdma_end_ns - now;
+			ks->busy_ns += now - ks->sdma_start_ns;
+			ks->sdma_busy = false;
+			ks->saves++;
 		}
 	}
 	for (i = 0; i < ks_param.num_cu; i++) {
@@ -237,12 +276,14 @@ static struct queue *ks_pick_locked(void)
 	int best = -1;
 
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		if (ks_runnable(q) && (int)q->ks.hw_prio > best && ks_has_work_locked(q))
+		if (!q->ks.sdma && ks_runnable(q) && (int)q->ks.hw_prio > best &&
+		    ks_has_work_locked(q))
 			best = q->ks.hw_prio;
 	if (best < 0)
 		return NULL;
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
-		if (ks_runnable(q) && q->ks.hw_prio == best && ks_has_work_locked(q)) {
+		if (!q->ks.sdma && ks_runnable(q) && q->ks.hw_prio == best &&
+		    ks_has_work_locked(q)) {
 			if (!first)
 				first = q;
 			if (seen_last && !after)
@@ -254,9 +295,33 @@ static struct queue *ks_pick_locked(void)
 	return after ?: first;
 }
 
+/* Each SDMA queue copies its oldest packet on its own engine. */
+static void ks_dispatch_sdma_locked(u64 now)
+{
+	struct queue *q;
+
+	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+		struct ks_queue *ks = &q->ks;
+		struct ks_packet_run *r;
+
+		if (!ks->sdma || ks->sdma_busy || !ks_runnable(q) || ks->retired == ks->fetched)
+			continue;
+		r = &ks->inflight[ks->retired % KS_MAX_INFLIGHT];
+		r->wg_launched = r->wg_total;
+		ks->sdma_start_ns = now;
+		ks->sdma_end_ns = now + (ks->sdma_left_ns ?: (u64)r->wg_total * r->ns_per_wg);
+		if (ks->sdma_left_ns)
+			ks->restores++;
+		ks->sdma_left_ns = 0;
+		ks->sdma_busy = true;
+	}
+}
+
 static void ks_dispatch_locked(u64 now)
 {
 	u32 i;
+
+	ks_dispatch_sdma_locked(now);
 
 	for (i = 0; i < ks_param.num_cu; i++) {
 		struct ks_cu *cu = &ks_gpu.cu[i];
@@ -288,7 +353,7 @@ static u64 ks_cp_step(bool *poll)
 
 	*poll = false;
 	spin_lock(&ks_gpu.lock);
-	ks_finish_cus_locked(now);
+	ks_finish_locked(now);
 	if (now >= ks_gpu.stall_until) {
 		list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
 			if (ks_runnable(q)) {
@@ -308,6 +373,9 @@ static u64 ks_cp_step(bool *poll)
 		else if (cu->free_at > now)
 			next = min(next, cu->free_at);
 	}
+	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
+		if (q->ks.sdma_busy)
+			next = min(next, q->ks.sdma_end_ns);
 	spin_unlock(&ks_gpu.lock);
 	return next;
 }
@@ -359,6 +427,7 @@ void ks_gpu_add_queue(struct queue *q)
 {
 	q->ks.fetched = READ_ONCE(*q->ks.rptr);
 	q->ks.retired = q->ks.fetched;
+	q->ks.sdma = q->properties.type == KS_QUEUE_TYPE_SDMA;
 	spin_lock(&ks_gpu.lock);
 	list_add_tail(&q->ks.gpu_node, &ks_gpu.queues);
 	spin_unlock(&ks_gpu.lock);
@@ -485,14 +554,14 @@ void ks_gpu_show(struct seq_file *m)
 
 	spin_lock(&ks_gpu.lock);
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   q->properties.is_suspended, ks_runnable(q), q->ks.retired,
 			   READ_ONCE(*q->ks.wptr), q->ks.running, q->ks.nsaved,
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
-			   q->ks.nbufs);
+			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute");
 	spin_unlock(&ks_gpu.lock);
 }
 

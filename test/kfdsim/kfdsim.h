@@ -51,6 +51,10 @@ struct queue_properties {
 	};
 };
 
+/* enum kfd_queue_type / kfd_queue_format values not in gp_layout.h */
+#define KS_QUEUE_TYPE_SDMA 1
+#define KS_QUEUE_FORMAT_PM4 0
+
 /* QUEUE_IS_ACTIVE() of 6.12 priv.h:554 */
 #define QUEUE_IS_ACTIVE(q) ((q).queue_size > 0 && (q).queue_address != 0 && \
 			    (q).queue_percent > 0 && !(q).is_evicted && !(q).is_suspended)
@@ -124,6 +128,11 @@ struct ks_queue {
 	u32 ring_slots, sig_size;
 	bool mapped;		/* on the simulated hardware */
 	u32 hw_prio;		/* priority of the MQD when last mapped */
+	bool sdma;		/* SDMA: one packet at a time, no CU */
+	bool sdma_busy;		/* a packet is on the copy engine */
+	u64 sdma_start_ns;
+	u64 sdma_end_ns;
+	u64 sdma_left_ns;	/* of a preempted packet, 0: none */
 	u64 fetched;		/* next packet index to fetch */
 	u64 retired;		/* next packet index to retire (== *rptr) */
 	struct ks_packet_run inflight[KS_MAX_INFLIGHT];

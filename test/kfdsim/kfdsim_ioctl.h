@@ -55,8 +55,16 @@ struct kfdsim_create_queue_args {
 	__u32 queue_percentage;		/* to KFD: 0..100 */
 	__u32 queue_priority;		/* to KFD: 0..15 */
 	__u32 queue_id;			/* from KFD */
-	__u32 pad;
+	__u32 queue_type;		/* to KFD: KFDSIM_QUEUE_TYPE_* */
 };
+
+/*
+ * An SDMA queue runs its packets one at a time on its own copy engine (no
+ * CU): a packet takes workgroups x ns_per_workgroup.  Its indices are packet
+ * indices too (real SDMA rings count bytes).
+ */
+#define KFDSIM_QUEUE_TYPE_COMPUTE_AQL 0	/* KFD_IOC_QUEUE_TYPE_COMPUTE_AQL */
+#define KFDSIM_QUEUE_TYPE_SDMA 1	/* KFD_IOC_QUEUE_TYPE_SDMA */
 
 struct kfdsim_destroy_queue_args {
 	__u32 queue_id;

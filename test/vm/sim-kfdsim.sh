@@ -74,6 +74,7 @@ tap_check "the CP kthread sleeps with no queue mapped ($((t1 - t0)) ticks in 1 s
 gtest prio
 gtest timing
 gtest pfnmap
+gtest sdma
 
 # Exactly once under a storm, with a second process's BE stream preempted
 # by every runlist change the storm causes.
