@@ -509,6 +509,21 @@ static void test_timing(void)
 	check(sum / n >= 1000 && sum / n < 20000, "timing: a modelled 1 ms job alone, ratio < 20",
 	      "ratio %.2f", sum / n / 1000);
 	check(q_drain(&q, 5e6), "timing: exactly once", NULL);
+
+	/* What a map/unmap change costs its caller (HWS: runlist_us; MES: mes_us). */
+	t = now_us();
+	for (i = 0; i < n; i++)
+		q_update(&q, 100, 7);
+	t = (now_us() - t) / n;
+	printf("# timing: UPDATE_QUEUE of an active queue: %.0f us per call (runlist_us %u, mes_us %u)\n",
+	       t, param("runlist_us", 0), param("mes_us", 0));
+	t = now_us();
+	for (i = 0; i < n; i++) {
+		test_op(KFDSIM_TEST_EVICT, 0, NULL);
+		test_op(KFDSIM_TEST_RESTORE, 0, NULL);
+	}
+	t = (now_us() - t) / n;
+	printf("# timing: evict + restore of the process: %.0f us per pair\n", t);
 	q_destroy(&q);
 }
 
