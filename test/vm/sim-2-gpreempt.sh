@@ -36,7 +36,7 @@ load() {	# kfdsim args | gpreempt args
 }
 unload() {
 	rmmod gpreempt 2>/dev/null
-	wait_for 5 ks_idle
+	wait_for 10 ks_idle
 	rmmod kfdsim
 }
 dmesg -C
@@ -52,7 +52,7 @@ for sched in hws mes; do
 		sleep 1
 		$GPLOAD $LC_ARGS --duration 3 --period-us 3000 --json /tmp/lc.json --quiet
 		lc_rc=$?
-		wait_for 5 state_is $be 0
+		wait_for 10 state_is $be 0
 		st=$(qfield $be state)
 		pre=$(qfield $be preempts)
 		res=$(qfield $be resumes)
@@ -76,12 +76,12 @@ done
 # park.  LC work is long and the hysteresis generous, so gpreempt itself never
 # unparks during the sampling window (its resume counter proves it).
 load "" "backend=suspend max_suspend_ms=60000 hysteresis_us=200000"
-$GPLOAD $BE_ARGS --rocr --update-ms 20 --duration 10 --json /tmp/be.json --quiet &
+$GPLOAD $BE_ARGS --rocr --update-ms 20 --duration 120 --json /tmp/be.json --quiet &
 be=$!
 sleep 0.5
-$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --duration 8 --period-us 300 --quiet &
+$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --duration 120 --period-us 300 --quiet &
 lc=$!
-wait_for 3 state_is $be 2
+wait_for 10 state_is $be 2
 res0=$(gstat resumes)
 parked=0 samples=0
 for i in $(seq 15); do
@@ -91,6 +91,7 @@ for i in $(seq 15); do
 	sleep 0.1
 done
 res1=$(gstat resumes)
+kill -TERM $lc $be
 wait $lc
 wait $be
 be_rc=$?
@@ -105,20 +106,21 @@ unload
 
 # 3. gp_prio override turns the roles around, live.
 load "" "max_suspend_ms=60000"
-$GPLOAD $BE_ARGS --duration 8 --quiet &
+# Long-running LC and BE, stopped with SIGTERM once the checks are done.
+$GPLOAD $BE_ARGS --duration 120 --quiet &
 be=$!
-$GPLOAD $LC_ARGS --duration 8 --period-us 300 --quiet &
+$GPLOAD $LC_ARGS --duration 120 --period-us 300 --quiet &
 lc=$!
-wait_for 3 state_is $be 2
+wait_for 10 state_is $be 2
 key=$(printf '%08x' $be | sed 's/\(..\)\(..\)\(..\)\(..\)/0x\4 0x\3 0x\2 0x\1/')
 bpftool map update name gp_prio key $key value 15 0 0 0
-if wait_for 3 state_is $lc 2 && [ "$(qfield $be eff_priority)" = 15 ] && state_is $be 0; then
+if wait_for 10 state_is $lc 2 && [ "$(qfield $be eff_priority)" = 15 ] && state_is $be 0; then
 	tap_ok "gp_prio override: BE at 15 parks LC instead"
 else
 	tap_not_ok "gp_prio override: BE at 15 parks LC instead (LC state $(qfield $lc state), BE state $(qfield $be state))"
 fi
 bpftool map delete name gp_prio key $key
-if wait_for 3 state_is $be 2 && state_is $lc 0; then
+if wait_for 10 state_is $be 2 && state_is $lc 0; then
 	tap_ok "gp_prio override removed: roles return"
 else
 	tap_not_ok "gp_prio override removed: roles return"
@@ -130,6 +132,7 @@ case "$line" in
 *"active=1 evicted=0 suspended=0"*) tap_ok "rmmod mid-run resumes the parked BE queue" ;;
 *) tap_not_ok "rmmod mid-run resumes the parked BE queue # $line" ;;
 esac
+kill -TERM $lc $be
 wait $lc
 lc_rc=$?
 wait $be
@@ -142,17 +145,17 @@ $GPLOAD $BE_ARGS --duration 20 --quiet &
 be=$!
 $GPLOAD $LC_ARGS --duration 20 --period-us 300 --quiet &
 lc=$!
-wait_for 3 state_is $be 2
+wait_for 10 state_is $be 2
 kill -9 $be
 wait $be 2>/dev/null
-tap_check "kill -9 of a parked BE: its queues leave gp_queues" wait_for 3 no_queue $be
-tap_check "kill -9 of a parked BE: gpreempt holds no eviction" wait_for 3 stat_is evicts_outstanding 0
+tap_check "kill -9 of a parked BE: its queues leave gp_queues" wait_for 10 no_queue $be
+tap_check "kill -9 of a parked BE: gpreempt holds no eviction" wait_for 10 stat_is evicts_outstanding 0
 $GPLOAD $BE_ARGS --duration 20 --quiet &
 be=$!
-wait_for 3 state_is $be 2
+wait_for 10 state_is $be 2
 kill -9 $lc
 wait $lc 2>/dev/null
-tap_check "kill -9 of LC mid-run: BE resumes" wait_for 3 state_is $be 0
+tap_check "kill -9 of LC mid-run: BE resumes" wait_for 10 state_is $be 0
 kill $be
 wait $be
 tap_check "BE after LC's death: exactly once" test $? -eq 0
@@ -182,7 +185,7 @@ done
 rc=0
 for p in $pids $lc $be; do wait $p || rc=1; done
 tap_check "churn of queue create/destroy during preemption: exactly once everywhere" test $rc -eq 0
-tap_check "churn: gpreempt manages no queue once all exited" wait_for 3 stat_is queues 0
+tap_check "churn: gpreempt manages no queue once all exited" wait_for 10 stat_is queues 0
 tap_diag "churn: $(gstat queues_seen) queues seen, $(gstat preempts) parks, $(gstat errors) errors"
 unload
 
