@@ -35,7 +35,7 @@ CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
-TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/kfdsim_test
+TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload
 
 .PHONY: all modules tools setup check unit vmtest demo bench lint clean
 all: modules tools
@@ -95,9 +95,6 @@ $(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c $(TO
 
 $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)/test/kfdsim/kfdsim_ioctl.h) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $(filter %.c,$^) -lm -lpthread
-
-$(BUILD)/kfdsim_test: $(TOP)/test/vm/kfdsim_test.c $(TOP)/test/kfdsim/kfdsim_ioctl.h | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $< -lpthread
 
 # --- tests -------------------------------------------------------------------
 unit: tools
