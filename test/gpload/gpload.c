@@ -246,7 +246,7 @@ static void usage(void)
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
-		"       gpload test bad-ioctls|nesting|reset|prio|storm|timing|pfnmap|sdma\n"
+		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma\n"
 		"defaults: lc, --prio 7 --queues 1 --wg 8 --wg-us 200 --k 1 --period-us 5000\n"
 		"          --inflight 4 --duration 5\n");
 }

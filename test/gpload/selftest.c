@@ -9,6 +9,8 @@
  *   nesting     qpd->evicted nesting, QUEUE_IS_ACTIVE of percent, create
  *               while evicted
  *   reset       has_reset_queue: update_queue returns -EACCES
+ *   hang        dqm->is_hws_hang: -EIO, and an evict that failed with -EIO
+ *               still counts (a restore must follow), as in KFD
  *   prio        hardware queue priority: new workgroups go to the high queue
  *   storm       exactly once under evict/restore/update/destroy storms
  *   timing      a modelled job alone: measured / modelled time
@@ -291,6 +293,45 @@ static void test_reset(void)
 	check(r == -EACCES, "update_queue of a process with a reset queue -> EACCES",
 	      "%d", r);
 	check(!q_destroy(&q), "a reset queue can be destroyed", NULL);
+}
+
+static void test_hang(void)
+{
+	struct gq q;
+	uint64_t st1, st2;
+	int r1, r2, r3;
+
+	if (q_create(&q, 5, false)) {
+		check(false, "hang: create", "%s", strerror(errno));
+		return;
+	}
+	{
+		struct kfdsim_test_args t = { .op = KFDSIM_TEST_HWS_HANG, .value = 1 };
+
+		ioctl(fd, KFDSIM_IOC_TEST, &t);
+	}
+	/* (KFD copies the properties first: percent 0 here would stick.) */
+	r1 = q_update(&q, 100, 9);
+	st1 = qstate(&q);
+	r2 = test_op(KFDSIM_TEST_EVICT, 0, NULL);
+	st2 = qstate(&q);
+	{
+		struct kfdsim_test_args t = { .op = KFDSIM_TEST_HWS_HANG, .value = 0 };
+
+		ioctl(fd, KFDSIM_IOC_TEST, &t);
+	}
+	check(r1 == -EIO && st1 == KFDSIM_Q_ACTIVE,
+	      "HWS hang: update_queue fails with EIO and changes nothing", "%d, state %llx", r1,
+	      (unsigned long long)st1);
+	check(r2 == -EIO && st2 == KFDSIM_Q_EVICTED,
+	      "HWS hang: evict fails with EIO but the queues count as evicted", "%d, state %llx",
+	      r2, (unsigned long long)st2);
+	r3 = test_op(KFDSIM_TEST_RESTORE, 0, NULL);
+	check(!r3 && qstate(&q) == KFDSIM_Q_ACTIVE,
+	      "after the hang: one restore balances the failed evict", "%d", r3);
+	q_submit(&q, 2, 200);
+	check(q_drain(&q, 5e6), "hang: exactly once", NULL);
+	q_destroy(&q);
 }
 
 static void test_prio(void)
@@ -652,6 +693,8 @@ int selftest(const char *name)
 		test_nesting();
 	else if (!strcmp(name, "reset"))
 		test_reset();
+	else if (!strcmp(name, "hang"))
+		test_hang();
 	else if (!strcmp(name, "prio"))
 		test_prio();
 	else if (!strcmp(name, "storm"))

@@ -207,6 +207,11 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 	case KFDSIM_TEST_PASID:
 		args.value = p->pasid;
 		break;
+	case KFDSIM_TEST_HWS_HANG:
+		mutex_lock(&ks_dqm.lock);
+		WRITE_ONCE(ks_dqm.is_hws_hang, !!args.value);
+		mutex_unlock(&ks_dqm.lock);
+		break;
 	default:
 		return -EINVAL;
 	}

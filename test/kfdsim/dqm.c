@@ -13,6 +13,10 @@
  *                     qpd->evicted nesting (dqm.c:1187, 1338), one
  *                     execute_queues_cpsch (HWS) or per-queue remove/add.
  *   create_queue_cpsch(), destroy_queue_cpsch(), process_termination_cpsch().
+ *   dqm->is_hws_hang (set by a test op): HWS runlist changes return -EIO,
+ *                     update_queue changes nothing, evict/restore keep
+ *                     their bookkeeping (kfd_process_evict_queues keeps the
+ *                     count on -EIO, so a restore must still follow).
  *
  * Costs: an HWS runlist change (ks_gpu_hws_execute) CWSR-saves every
  * running workgroup of the device and stalls it for runlist_us, and the
@@ -32,11 +36,16 @@ static void ks_wait_us(unsigned int us)
 		usleep_range(us, us + us / 8 + 1);
 }
 
-/* execute_queues_cpsch(): unmap everything, map the active queues. */
-static void ks_execute_queues(void)
+/*
+ * execute_queues_cpsch(): unmap everything, map the active queues.  With the
+ * HWS marked hung (test op) it fails with -EIO like KFD's unmap during a
+ * hang or reset; the simulated hardware still applies the change.
+ */
+static int ks_execute_queues(struct device_queue_manager *dqm)
 {
 	if (ks_gpu_hws_execute())
 		ks_wait_us(ks_param.runlist_us);
+	return READ_ONCE(dqm->is_hws_hang) ? -EIO : 0;
 }
 
 static void ks_add_queue_mes(struct queue *q)
@@ -61,6 +70,11 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 
 	mutex_lock(&dqm->lock);
 	prev_active = q->properties.is_active;
+	if (!ks_param.mes && READ_ONCE(dqm->is_hws_hang)) {
+		/* unmap_queues_cpsch() failed: "unmap queue failed", nothing changes */
+		ret = -EIO;
+		goto out;
+	}
 	if (ks_param.mes && prev_active)
 		ks_remove_queue_mes(q);
 	if (READ_ONCE(pdd->has_reset_queue)) {
@@ -78,7 +92,7 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 	if (!ks_param.mes) {
 		/* unmap_queues_cpsch() + map_queues_cpsch(), every time */
 		ks_gpu_hws_mark(q, q->properties.is_active);
-		ks_execute_queues();
+		ret = ks_execute_queues(dqm);
 	} else if (q->properties.is_active) {
 		ks_add_queue_mes(q);
 	}
@@ -92,6 +106,7 @@ static int ks_evict_process_queues(struct device_queue_manager *dqm,
 				   struct qcm_process_device *qpd)
 {
 	struct queue *q;
+	int ret = 0;
 
 	mutex_lock(&dqm->lock);
 	atomic64_inc(&ks_stats.evict_calls);
@@ -109,10 +124,10 @@ static int ks_evict_process_queues(struct device_queue_manager *dqm,
 			ks_gpu_hws_mark(q, false);
 	}
 	if (!ks_param.mes)
-		ks_execute_queues();
+		ret = ks_execute_queues(dqm);
 out:
 	mutex_unlock(&dqm->lock);
-	return 0;
+	return ret;
 }
 
 /* dqm->ops.restore_process_queues: restore_process_queues_cpsch(). */
@@ -120,6 +135,7 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 				     struct qcm_process_device *qpd)
 {
 	struct queue *q;
+	int ret = 0;
 
 	mutex_lock(&dqm->lock);
 	if (WARN_ON_ONCE(!qpd->evicted))	/* already restored, do nothing */
@@ -141,11 +157,11 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 			ks_gpu_hws_mark(q, true);
 	}
 	if (!ks_param.mes)
-		ks_execute_queues();
+		ret = ks_execute_queues(dqm);
 	qpd->evicted = 0;
 out:
 	mutex_unlock(&dqm->lock);
-	return 0;
+	return ret;
 }
 
 /**
@@ -169,7 +185,7 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 			ks_add_queue_mes(q);
 		} else {
 			ks_gpu_hws_mark(q, true);
-			ks_execute_queues();
+			ks_execute_queues(&ks_dqm);
 		}
 	}
 	mutex_unlock(&ks_dqm.lock);
@@ -195,7 +211,7 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
 			ks_remove_queue_mes(q);
 		} else {
 			ks_gpu_hws_mark(q, false);
-			ks_execute_queues();
+			ks_execute_queues(&ks_dqm);
 		}
 	}
 	ks_gpu_remove_queue(q);
@@ -231,7 +247,7 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd)
 		atomic_dec(&ks_stats.queues);
 	}
 	if (hws)
-		ks_execute_queues();
+		ks_execute_queues(&ks_dqm);
 	atomic_sub(qpd->evicted, &ks_stats.evicted_refs);
 	qpd->evicted = 0;
 	mutex_unlock(&ks_dqm.lock);

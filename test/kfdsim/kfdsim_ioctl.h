@@ -86,6 +86,7 @@ enum kfdsim_test_op {
 	KFDSIM_TEST_SET_RESET = 4,	/* mark the device pdd has_reset_queue */
 	KFDSIM_TEST_QUERY = 5,		/* queue state -> value */
 	KFDSIM_TEST_PASID = 6,		/* own pasid -> value */
+	KFDSIM_TEST_HWS_HANG = 7,	/* dqm->is_hws_hang = value (device-wide) */
 };
 
 #define KFDSIM_Q_ACTIVE (1 << 0)

@@ -64,6 +64,7 @@ tap_check "num_cu in /sys/module" grep -qx 8 /sys/module/kfdsim/parameters/num_c
 gtest bad-ioctls
 gtest nesting
 gtest reset
+gtest hang
 tap_check "all processes and queues gone after the tests" wait_idle
 cpticks() { awk '{print $14 + $15}' /proc/"$(pgrep -x kfdsim_cp)"/stat; }
 t0=$(cpticks)
