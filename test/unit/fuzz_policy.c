@@ -1,132 +1,564 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_policy - property test of module/policy.c: random queues, priorities,
- * pending patterns, parameters and backend failures over many ticks; checks
- * the policy's invariants after every decision.  Usage: fuzz_policy [seed] [ticks]
+ * fuzz_policy - property test of module/policy.c.
+ *
+ * A seeded PRNG drives many ticks of random scenarios: 1..64 queues, random
+ * (also negative and extreme) priorities, random pending patterns, some
+ * queues not parkable, random parameter sets (changed now and then within a
+ * scenario too), random backend failures (gp_policy_commit(ok=false)) and
+ * random tick lengths.  Every tick is checked against a model written from
+ * the rule in policy.c's file-top comment, kept independently of the
+ * policy-owned fields, plus the invariants below.  Each invariant family is
+ * one TAP line with the number of checks made; the first violation stops
+ * the run and prints the seed, the tick and the queues.
+ *
+ *   fuzz_policy [seed] [ticks]        (defaults: 20261122, 200000)
+ *
+ * Build (without make):
+ *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
+ *       -o build/fuzz_policy test/unit/fuzz_policy.c module/policy.c
+ * Coverage-guided, with libFuzzer (the input bytes drive the random choices):
+ *   clang -O1 -g -fsanitize=fuzzer,address,undefined -DGP_LIBFUZZER -I module \
+ *       -o build/fuzz_policy_lf test/unit/fuzz_policy.c module/policy.c
+ *   build/fuzz_policy_lf -max_total_time=60
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "policy.h"
 
 #define MAXQ 64
+#define US 1000ULL
 #define MS 1000000ULL
 
+/* ---- random source: PRNG, or the fuzzer's bytes first ------------------- */
+
 static unsigned long long rng;
+static const uint8_t *fz_data;
+static size_t fz_left;
 
 static unsigned int rnd(unsigned int n)
 {
+	unsigned int v;
+
+	if (fz_left >= 2) {
+		v = (unsigned int)fz_data[0] << 8 | fz_data[1];
+		fz_data += 2;
+		fz_left -= 2;
+		return n ? v % n : 0;
+	}
 	rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (unsigned int)(rng >> 33) % n;
+	v = (unsigned int)(rng >> 33);
+	return n ? v % n : 0;
 }
 
-static int fail(const char *what, unsigned long long seed, long tick)
+/* ---- invariant families ------------------------------------------------- */
+
+enum fam {
+	F_TOP,		/* top level and inversion as the rule defines them */
+	F_PARK_TOP,	/* no new park at or above the top busy level */
+	F_PARK_WHO,	/* park only pending, parkable, running, below-top, enabled */
+	F_UNPARK_WHO,	/* unparks: only parked queues, with the rule's reason */
+	F_WANTED,	/* every wanted action is emitted or counted as deferred */
+	F_BUDGET,	/* actions <= max_actions; parks/unparks/deferred counts */
+	F_ORDER,	/* budget order: owed unparks, parks, idle unparks; low prio first */
+	F_COMMIT,	/* commit flips state on success, changes nothing on failure */
+	F_SLICE,	/* no park within min_slice after a starvation unpark */
+	F_STARVE,	/* parked at most max_suspend + one tick (successful backend) */
+	F_QUIET,	/* all idle past hysteresis (+ budget ticks): nothing parked */
+	F_DISABLED,	/* disabled: no park; parked queues back within budget ticks */
+	F_NR
+};
+
+static const char *const fam_name[F_NR] = {
+	[F_TOP] = "top level and inversion follow the rule",
+	[F_PARK_TOP] = "no queue at or above the top busy level is parked",
+	[F_PARK_WHO] = "park only pending, parkable, running, below-top queues, when enabled",
+	[F_UNPARK_WHO] = "unpark only parked queues, with the rule's reason",
+	[F_WANTED] = "every action the rule wants is emitted or deferred",
+	[F_BUDGET] = "actions <= max_actions; parks, unparks, deferred counted right",
+	[F_ORDER] = "budget order: owed unparks, parks, idle unparks; lowest priority first",
+	[F_COMMIT] = "commit: state flips on success, nothing changes on failure",
+	[F_SLICE] = "no park within min_slice after a starvation unpark",
+	[F_STARVE] = "starvation bound: parked at most max_suspend + one tick",
+	[F_QUIET] = "idle past hysteresis + budget ticks: nothing stays parked",
+	[F_DISABLED] = "disabled: nothing parked, parked queues come back",
+};
+
+struct stats {
+	unsigned long checks[F_NR];
+	const char *fail_what;
+	enum fam fail_fam;
+	unsigned long long fail_seed;
+	long fail_tick;
+	unsigned long parks, unparks, starving, idle, failures, excused, scenarios;
+	u64 max_overshoot;	/* longest park past max_suspend, % of that tick */
+};
+
+/* ---- the model: the rule, kept apart from the policy-owned fields ------- */
+
+enum want { W_NONE, W_OWED, W_PARK, W_IDLE };	/* budget rank order */
+
+struct mq {
+	bool seen;		/* pending was seen at some scan */
+	u64 last_pending;
+	u64 slice_until;	/* after a starvation unpark */
+	int pattern;		/* pending pattern */
+	unsigned int period, phase, p_on, p_off;
+	enum want want;
+	enum gp_reason why;	/* expected reason; GP_WHY_NONE: either unpark reason */
+	unsigned int deferrals;	/* ticks the wanted owed unpark was not granted */
+};
+
+struct sim {
+	struct gp_policy_params pp;
+	struct gp_pq q[MAXQ];
+	struct mq m[MAXQ];
+	u32 n;
+	u64 now;
+	unsigned int fail_rate;	/* 1/fail_rate commits fail; 0: none */
+	bool quiet;		/* no pending work, backend always succeeds */
+	bool params_changed;	/* at this tick */
+	u64 quiet_since;
+	unsigned int quiet_ticks, disabled_ticks;
+};
+
+static int rand_prio(void)
 {
-	printf("not ok - %s # seed %llu tick %ld\n", what, seed, tick);
-	return 1;
+	static const int extreme[] = { INT_MIN, INT_MIN + 1, -1000000, 1000000, INT_MAX - 1,
+				       INT_MAX };
+
+	switch (rnd(10)) {
+	case 0:
+		return extreme[rnd(6)];
+	case 1:
+		return (int)rnd(200) - 100;
+	default:
+		return (int)rnd(6) * 3 - 4;	/* few levels, many ties */
+	}
 }
 
+static void rand_params(struct gp_policy_params *pp)
+{
+	static const u64 hyst[] = { 0, 1, 500 * US, 2 * MS, 5 * MS, 20 * MS };
+	static const u32 acts[] = { 1, 1, 2, 3, 8, 64 };
+
+	pp->hysteresis_ns = hyst[rnd(6)];
+	pp->max_suspend_ns = rnd(4) ? (1 + rnd(100)) * MS : 1 + rnd(3000) * US;
+	pp->min_slice_ns = rnd(5) ? rnd(30) * MS : 0;
+	pp->max_actions = acts[rnd(6)];
+	pp->enabled = rnd(8) != 0;
+}
+
+static void new_scenario(struct sim *s)
+{
+	static const unsigned int rates[] = { 0, 0, 50, 20, 3 };
+	u32 i;
+
+	memset(s->q, 0, sizeof(s->q));
+	memset(s->m, 0, sizeof(s->m));
+	s->n = rnd(8) ? 1 + rnd(MAXQ) : 1 + rnd(4);
+	for (i = 0; i < s->n; i++) {
+		struct gp_pq *x = &s->q[i];
+		struct mq *m = &s->m[i];
+
+		x->prio = rand_prio();
+		x->parkable = rnd(6) != 0;
+		m->pattern = rnd(5);
+		m->period = 1 + rnd(40);
+		m->phase = rnd(m->period);
+		m->p_on = 1 + rnd(20);
+		m->p_off = 1 + rnd(20);
+		/* Some queues start out parked by an earlier scenario. */
+		if (rnd(10) == 0) {
+			x->state = GP_PS_PARKED;
+			x->state_since_ns = s->now - rnd(50) * MS;
+		}
+	}
+	rand_params(&s->pp);
+	s->fail_rate = rates[rnd(5)];
+	s->quiet = false;
+	s->disabled_ticks = 0;
+	s->params_changed = true;
+}
+
+static bool next_pending(struct mq *m, bool cur, long tick)
+{
+	switch (m->pattern) {
+	case 0:
+		return true;
+	case 1:
+		return false;
+	case 2:		/* periodic bursts */
+		return (tick + m->phase) % (2 * m->period) < m->period;
+	case 3:		/* random on/off runs */
+		return cur ? rnd(m->p_off) != 0 : rnd(m->p_on) == 0;
+	default:	/* noise */
+		return rnd(2);
+	}
+}
+
+/* Mid-scenario changes: what the monitor may see between two ticks. */
+static void perturb(struct sim *s)
+{
+	u32 i = rnd(s->n);
+
+	switch (rnd(400)) {
+	case 0:
+		s->q[i].parkable = !s->q[i].parkable;
+		break;
+	case 1:
+		s->q[i].prio = rand_prio();
+		break;
+	case 2:
+		s->pp.enabled = !s->pp.enabled;
+		break;
+	case 3:
+		rand_params(&s->pp);
+		s->params_changed = true;
+		break;
+	case 4:
+		s->m[i].pattern = rnd(5);
+		break;
+	}
+}
+
+static bool busy(const struct sim *s, u32 i)
+{
+	return s->q[i].pending ||
+	       (s->m[i].seen && s->now - s->m[i].last_pending < s->pp.hysteresis_ns);
+}
+
+static bool key_less(const struct sim *s, u32 a, u32 b)
+{
+	if (s->m[a].want != s->m[b].want)
+		return s->m[a].want < s->m[b].want;
+	return s->q[a].prio < s->q[b].prio;
+}
+
+static void dump(const struct sim *s, const struct gp_policy_result *r)
+{
+	u32 i;
+
+	printf("# now %llu n %u hyst %llu max_suspend %llu min_slice %llu max_actions %u enabled %d fail 1/%u\n",
+	       (unsigned long long)s->now, s->n, (unsigned long long)s->pp.hysteresis_ns,
+	       (unsigned long long)s->pp.max_suspend_ns, (unsigned long long)s->pp.min_slice_ns,
+	       s->pp.max_actions, s->pp.enabled, s->fail_rate);
+	if (r)
+		printf("# result: top_valid %d top %d inversion %d parks %u unparks %u deferred %u (want: 1 owed unpark, 2 park, 3 idle unpark)\n",
+		       r->top_valid, r->top_prio, r->inversion, r->parks, r->unparks, r->deferred);
+	for (i = 0; i < s->n; i++) {
+		const struct gp_pq *x = &s->q[i];
+
+		/* The queues that matter: parked, acted on, or wanted to be. */
+		if (x->state != GP_PS_PARKED && x->action == GP_ACT_NONE && s->m[i].want == W_NONE)
+			continue;
+		printf("#  q%-2u prio %11d pend %d parkable %d state %d since %llu (%lld ms ago) action %d reason %d want %d why %d\n",
+		       i, x->prio, x->pending, x->parkable, x->state,
+		       (unsigned long long)x->state_since_ns,
+		       (long long)((s->now - x->state_since_ns) / MS), x->action, x->reason,
+		       s->m[i].want, s->m[i].why);
+	}
+}
+
+#define CHECK(f, cond, what) do {						\
+	st->checks[f]++;							\
+	if (!(cond)) {								\
+		st->fail_fam = f;						\
+		st->fail_what = what;						\
+		st->fail_tick = t;						\
+		printf("# violation: %s: %s (queue %d)\n", fam_name[f], what, (int)(i_)); \
+		dump(s, &r);							\
+		return 1;							\
+	}									\
+} while (0)
+
+/* Simulate; returns 0, or 1 at the first violation (recorded in st). */
+static int run(unsigned long long seed, long ticks, struct stats *st)
+{
+	static struct sim sim;
+	struct sim *s = &sim;
+	long t, scen_len = 0, scen_t = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->now = 1000 * MS;
+	st->fail_seed = seed;
+	for (t = 0; t < ticks; t++) {
+		struct gp_policy_result r = { 0 };
+		struct gp_pq before[MAXQ];
+		bool ok[MAXQ], top_valid = false, inversion = false;
+		int top = 0;
+		u32 i, i_ = 0, wanted = 0, granted = 0, gparks = 0, gunparks = 0, owed_granted = 0;
+		u64 dt;
+
+		s->params_changed = false;
+		if (scen_t++ >= scen_len) {
+			new_scenario(s);
+			st->scenarios++;
+			scen_len = 500 + rnd(6000);
+			scen_t = 0;
+		}
+		/* Last fifth of a scenario: no pending work, reliable backend. */
+		if (!s->quiet && scen_t >= scen_len - scen_len / 5) {
+			s->quiet = true;
+			s->quiet_since = s->now;
+			s->quiet_ticks = 0;
+		}
+		if (!s->quiet)
+			perturb(s);
+		for (i = 0; i < s->n; i++)
+			s->q[i].pending = !s->quiet && next_pending(&s->m[i], s->q[i].pending, t);
+
+		switch (rnd(20)) {
+		case 0:
+			dt = 1 + rnd(100);			/* back to back */
+			break;
+		case 1:
+			dt = (10 + rnd(300)) * MS;		/* a long gap */
+			break;
+		default:
+			dt = (20 + rnd(3000)) * US;
+		}
+		s->now += dt;
+
+		/* The model: seen work, top level, wanted actions. */
+		for (i = 0; i < s->n; i++) {
+			if (s->q[i].pending) {
+				s->m[i].seen = true;
+				s->m[i].last_pending = s->now;
+			}
+			if (busy(s, i) && (!top_valid || s->q[i].prio > top)) {
+				top_valid = true;
+				top = s->q[i].prio;
+			}
+		}
+		for (i = 0; i < s->n; i++) {
+			const struct gp_pq *x = &s->q[i];
+			struct mq *m = &s->m[i];
+			bool below = top_valid && x->prio < top;
+
+			m->want = W_NONE;
+			m->why = GP_WHY_NONE;
+			if (below && x->pending && x->state == GP_PS_RUNNING)
+				inversion = true;
+			if (x->state == GP_PS_PARKED) {
+				if (!s->pp.enabled) {
+					m->want = W_OWED;
+					m->why = GP_WHY_DISABLED;
+				} else if (!x->parkable) {
+					m->want = W_OWED;
+					m->why = GP_WHY_UNMANAGED;
+				} else if (s->now - x->state_since_ns >= s->pp.max_suspend_ns) {
+					/* Owed: the starvation guard.  Above an idle
+					 * level either reason will do. */
+					m->want = W_OWED;
+					m->why = below ? GP_WHY_STARVING : GP_WHY_NONE;
+				} else if (!below) {
+					m->want = W_IDLE;
+					m->why = GP_WHY_HIGHER_IDLE;
+				}
+			} else if (s->pp.enabled && x->parkable && below && x->pending &&
+				   s->now >= m->slice_until) {
+				m->want = W_PARK;
+				m->why = GP_WHY_HIGHER_PENDING;
+			}
+			wanted += m->want != W_NONE;
+		}
+		if (!s->pp.enabled)
+			s->disabled_ticks++;
+		else
+			s->disabled_ticks = 0;
+
+		memset(&r, 0xa5, sizeof(r));
+		gp_policy_decide(&s->pp, s->q, s->n, s->now, &r);
+
+		i_ = -1;
+		CHECK(F_TOP, r.top_valid == top_valid && (!top_valid || r.top_prio == top),
+		      "top level");
+		CHECK(F_TOP, r.inversion == inversion, "inversion flag");
+		for (i_ = 0; i_ < s->n; i_++) {
+			const struct gp_pq *x = &s->q[i_];
+			const struct mq *m = &s->m[i_];
+
+			if (!top_valid || x->prio >= top)
+				CHECK(F_PARK_TOP, x->action != GP_ACT_PARK,
+				      "park at or above the top busy level");
+			if (!s->pp.enabled)
+				CHECK(F_DISABLED, x->action != GP_ACT_PARK, "park while disabled");
+			if (x->action == GP_ACT_PARK) {
+				CHECK(F_PARK_WHO, s->pp.enabled, "park while disabled");
+				CHECK(F_PARK_WHO, x->pending && x->parkable &&
+				      x->state == GP_PS_RUNNING, "park of an idle, unparkable or parked queue");
+				CHECK(F_PARK_WHO, x->reason == GP_WHY_HIGHER_PENDING, "park reason");
+				CHECK(F_SLICE, s->now >= m->slice_until, "park within min_slice");
+				CHECK(F_WANTED, m->want == W_PARK, "park the rule does not want");
+				granted++;
+				gparks++;
+			} else if (x->action == GP_ACT_UNPARK) {
+				CHECK(F_UNPARK_WHO, x->state == GP_PS_PARKED, "unpark of a running queue");
+				CHECK(F_UNPARK_WHO, m->want == W_OWED || m->want == W_IDLE,
+				      "unpark the rule does not want");
+				CHECK(F_UNPARK_WHO, m->why != GP_WHY_NONE ? x->reason == m->why :
+				      (x->reason == GP_WHY_STARVING || x->reason == GP_WHY_HIGHER_IDLE),
+				      "unpark reason");
+				granted++;
+				gunparks++;
+				owed_granted += m->want == W_OWED;
+			} else {
+				CHECK(F_BUDGET, x->action == GP_ACT_NONE && x->reason == GP_WHY_NONE,
+				      "no action, no reason");
+			}
+			CHECK(F_BUDGET, x->granted == (x->action != GP_ACT_NONE), "granted flag");
+		}
+		i_ = -1;
+		CHECK(F_BUDGET, granted <= s->pp.max_actions, "more actions than max_actions");
+		CHECK(F_BUDGET, r.parks == gparks && r.unparks == gunparks, "parks/unparks counts");
+		CHECK(F_BUDGET, r.deferred == wanted - granted, "deferred count");
+		CHECK(F_WANTED, granted == (wanted < s->pp.max_actions ? wanted : s->pp.max_actions),
+		      "wanted actions left undone with budget to spare");
+		for (i_ = 0; i_ < s->n; i_++) {
+			u32 j;
+
+			if (s->m[i_].want == W_NONE || s->q[i_].action != GP_ACT_NONE)
+				continue;
+			for (j = 0; j < s->n; j++) {
+				if (s->q[j].action == GP_ACT_NONE)
+					continue;
+				CHECK(F_ORDER, !key_less(s, i_, j),
+				      "a deferred action ranks before a granted one");
+			}
+		}
+
+		/* Apply: the backend fails now and then. */
+		memcpy(before, s->q, sizeof(before));
+		for (i = 0; i < s->n; i++) {
+			ok[i] = s->quiet || !s->fail_rate || rnd(s->fail_rate) != 0;
+			if (s->q[i].action != GP_ACT_NONE && !ok[i])
+				st->failures++;
+			if (s->q[i].action == GP_ACT_PARK && ok[i])
+				st->parks++;
+			if (s->q[i].action == GP_ACT_UNPARK && ok[i]) {
+				st->unparks++;
+				st->starving += s->q[i].reason == GP_WHY_STARVING;
+				st->idle += s->q[i].reason == GP_WHY_HIGHER_IDLE;
+				if (before[i].state_since_ns + s->pp.max_suspend_ns < s->now &&
+				    !s->m[i].deferrals && !s->params_changed && s->pp.enabled &&
+				    s->q[i].parkable) {
+					u64 over = s->now - before[i].state_since_ns -
+						   s->pp.max_suspend_ns;
+
+					st->checks[F_STARVE]++;
+					if (over >= dt) {
+						printf("# violation: q%u parked %llu ns past max_suspend, tick %llu ns\n",
+						       i, (unsigned long long)over, (unsigned long long)dt);
+						st->fail_fam = F_STARVE;
+						st->fail_what = "parked longer than max_suspend + one tick";
+						st->fail_tick = t;
+						dump(s, &r);
+						return 1;
+					}
+					if (over * 100 / dt > st->max_overshoot)
+						st->max_overshoot = over * 100 / dt;
+				}
+			}
+			gp_policy_commit(&s->pp, &s->q[i], ok[i], s->now);
+		}
+		for (i_ = 0; i_ < s->n; i_++) {
+			const struct gp_pq *x = &s->q[i_], *b = &before[i_];
+			struct mq *m = &s->m[i_];
+
+			if (b->action == GP_ACT_NONE || !ok[i_]) {
+				CHECK(F_COMMIT, !memcmp(x, b, sizeof(*x)), "commit changed a queue");
+			} else {
+				CHECK(F_COMMIT, x->state == (b->action == GP_ACT_PARK ? GP_PS_PARKED :
+							     GP_PS_RUNNING) && x->state_since_ns == s->now,
+				      "commit did not flip the state");
+				if (b->action == GP_ACT_UNPARK && b->reason == GP_WHY_STARVING)
+					m->slice_until = s->now + s->pp.min_slice_ns;
+			}
+			/* Starvation bound: a queue owed an unpark at this tick
+			 * (parked max_suspend, unparkable, or disabled) is back
+			 * now, unless its unpark failed or the whole budget went
+			 * to other owed unparks.  With neither, no queue is
+			 * parked longer than max_suspend + one tick. */
+			if (m->want == W_OWED && x->state == GP_PS_PARKED) {
+				bool excused = (b->action != GP_ACT_NONE && !ok[i_]) ||
+					       owed_granted == s->pp.max_actions;
+
+				CHECK(b->reason == GP_WHY_DISABLED || m->why == GP_WHY_DISABLED ?
+				      F_DISABLED : F_STARVE, excused,
+				      "owed unpark neither done, failed, nor crowded out by owed unparks");
+				m->deferrals++;
+				st->excused++;
+			} else if (x->state == GP_PS_RUNNING) {
+				m->deferrals = 0;
+			}
+			if (x->state == GP_PS_PARKED && !m->deferrals && s->pp.enabled && x->parkable)
+				CHECK(F_STARVE, s->now - x->state_since_ns < s->pp.max_suspend_ns,
+				      "parked for max_suspend after the tick");
+		}
+
+		/* Quiet: once hysteresis has passed, ceil(parked / max_actions)
+		 * ticks of successful commits unpark everything. */
+		if (s->quiet && s->now - s->quiet_since >= s->pp.hysteresis_ns + dt)
+			s->quiet_ticks++;
+		i_ = -1;
+		if (s->quiet && s->quiet_ticks > 1 + (u32)MAXQ / s->pp.max_actions) {
+			for (i_ = 0; i_ < s->n; i_++)
+				CHECK(F_QUIET, s->q[i_].state == GP_PS_RUNNING, "still parked");
+		}
+		if (s->disabled_ticks > 1 + (u32)MAXQ / s->pp.max_actions &&
+		    (s->quiet || !s->fail_rate)) {
+			for (i_ = 0; i_ < s->n; i_++)
+				CHECK(F_DISABLED, s->q[i_].state == GP_PS_RUNNING,
+				      "still parked while disabled");
+		}
+	}
+	return 0;
+}
+
+#ifdef GP_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct stats st;
+
+	memset(&st, 0, sizeof(st));
+	fz_data = data;
+	fz_left = size;
+	rng = size;
+	if (run(size, 1000, &st))
+		abort();
+	return 0;
+}
+#else
 int main(int argc, char **argv)
 {
 	unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261122;
-	long ticks = argc > 2 ? atol(argv[2]) : 200000, t;
-	struct gp_policy_params pp;
-	struct gp_pq q[MAXQ];
-	u64 now = MS, last_tick = 0;
-	long parks = 0, unparks = 0, starving = 0, scenarios = 0;
-	u32 n = 0, i;
-	int quiet = 0;
+	long ticks = argc > 2 ? atol(argv[2]) : 200000;
+	struct stats st;
+	int f, failed;
 
+	memset(&st, 0, sizeof(st));
 	rng = seed;
-	printf("# seed %llu, %ld ticks\n", seed, ticks);
-	for (t = 0; t < ticks; t++) {
-		struct gp_policy_result r;
-		u32 actions = 0;
-		u64 dt;
-
-		if (t % 5000 == 0) {	/* new scenario */
-			scenarios++;
-			n = 1 + rnd(MAXQ);
-			memset(q, 0, sizeof(q));
-			for (i = 0; i < n; i++) {
-				q[i].prio = (int)rnd(16) - (rnd(10) ? 0 : 20);
-				q[i].parkable = rnd(8) != 0;
-				q[i].state_since_ns = now;
-			}
-			pp.hysteresis_ns = rnd(5) * MS;
-			pp.max_suspend_ns = (1 + rnd(200)) * MS;
-			pp.min_slice_ns = rnd(30) * MS;
-			pp.max_actions = 1 + rnd(8);
-			pp.enabled = rnd(10) != 0;
-			quiet = 0;
-		}
-		/* Last quarter of each scenario: all quiet, nothing may stay parked. */
-		if (t % 5000 == 3750)
-			quiet = 1;
-		for (i = 0; i < n; i++) {
-			if (quiet)
-				q[i].pending = 0;
-			else if (rnd(10) == 0)
-				q[i].pending = !q[i].pending;
-			if (rnd(500) == 0)
-				q[i].parkable = !q[i].parkable;
-		}
-		dt = (50 + rnd(2000)) * 1000;
-		now += dt;
-		gp_policy_decide(&pp, q, n, now, &r);
-
-		for (i = 0; i < n; i++) {
-			struct gp_pq *x = &q[i];
-
-			if (x->action == GP_ACT_NONE)
-				continue;
-			actions++;
-			if (x->action == GP_ACT_PARK) {
-				if (!r.top_valid || x->prio >= r.top_prio)
-					return fail("never park a queue at or above the top level", seed, t);
-				if (!x->pending || !x->parkable || !pp.enabled)
-					return fail("park only pending, parkable queues, when enabled", seed, t);
-				if (x->state != GP_PS_RUNNING)
-					return fail("park only running queues", seed, t);
-				parks++;
-			} else {
-				if (x->state != GP_PS_PARKED)
-					return fail("unpark only parked queues", seed, t);
-				unparks++;
-				starving += x->reason == GP_WHY_STARVING;
-			}
-		}
-		if (actions > pp.max_actions)
-			return fail("at most max_actions per tick", seed, t);
-		for (i = 0; i < n; i++) {
-			/* The backend fails now and then: nothing changes then. */
-			gp_policy_commit(&pp, &q[i], rnd(20) != 0, now);
-		}
-		for (i = 0; i < n; i++) {
-			/* Starvation bound, with slack for failures and the action budget. */
-			if (q[i].state == GP_PS_PARKED &&
-			    now - q[i].state_since_ns > pp.max_suspend_ns + 200 * MS)
-			{ printf("# q%u prio %d parkable %d pending %d since %llu now %llu max %llu actions %u top %d/%d\n", i, q[i].prio, q[i].parkable, q[i].pending, (unsigned long long)q[i].state_since_ns, (unsigned long long)now, (unsigned long long)pp.max_suspend_ns, pp.max_actions, r.top_valid, r.top_prio); return fail("no queue parked much longer than max_suspend", seed, t); }
-			if (!pp.enabled && q[i].state == GP_PS_PARKED &&
-			    now - q[i].state_since_ns > 100 * MS)
-				return fail("disabled: parked queues come back", seed, t);
-		}
-		if (t % 5000 == 4999) {
-			for (i = 0; i < n; i++)
-				if (q[i].state == GP_PS_PARKED)
-					return fail("quiet for long: nothing stays parked", seed, t);
-		}
-		last_tick = now;
+	printf("TAP version 13\n1..%d\n# seed %llu, %ld ticks\n", F_NR, seed, ticks);
+	failed = run(seed, ticks, &st);
+	for (f = 0; f < F_NR; f++) {
+		if (failed && (enum fam)f == st.fail_fam)
+			printf("not ok %d - %s # seed %llu tick %ld: %s\n", f + 1, fam_name[f],
+			       seed, st.fail_tick, st.fail_what);
+		else
+			printf("ok %d - %s (%lu checks%s)\n", f + 1, fam_name[f], st.checks[f],
+			       failed ? ", run stopped early" : "");
 	}
-	(void)last_tick;
-	printf("ok - never park a queue at or above the top level\n");
-	printf("ok - park only pending, parkable, running queues, when enabled\n");
-	printf("ok - unpark only parked queues\n");
-	printf("ok - at most max_actions per tick\n");
-	printf("ok - no queue parked much longer than max_suspend (%ld starvation unparks)\n",
-	       starving);
-	printf("ok - disabled: parked queues come back\n");
-	printf("ok - quiet for long: nothing stays parked (%ld scenarios, %ld parks, %ld unparks)\n",
-	       scenarios, parks, unparks);
-	return 0;
+	printf("# %lu scenarios, %lu parks, %lu unparks (%lu starvation, %lu higher idle), %lu failed actions, %lu excused deferrals, longest park past max_suspend %llu%% of a tick\n",
+	       st.scenarios, st.parks, st.unparks, st.starving, st.idle, st.failures, st.excused,
+	       (unsigned long long)st.max_overshoot);
+	if (failed)
+		printf("# reproduce: %s %llu %ld\n", argv[0], seed, ticks);
+	return failed;
 }
+#endif
