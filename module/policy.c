@@ -83,10 +83,10 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 				want(x, GP_ACT_UNPARK, GP_WHY_DISABLED);
 			else if (!x->parkable)
 				want(x, GP_ACT_UNPARK, GP_WHY_UNMANAGED);
-			else if (!below)
-				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 			else if (now - x->state_since_ns >= pp->max_suspend_ns)
 				want(x, GP_ACT_UNPARK, GP_WHY_STARVING);
+			else if (!below)
+				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 		} else if (pp->enabled && x->parkable && below && x->pending &&
 			   now >= x->slice_until_ns) {
 			want(x, GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
