@@ -38,6 +38,23 @@ static bool ks_user_range_ok(u64 addr, u64 len)
 	return addr && access_ok((void __user *)addr, len);
 }
 
+/* The checks kfd_ioctl_create_queue() and kfd_ioctl_update_queue() share. */
+static int ks_check_percent_priority(u32 percentage, u32 priority)
+{
+	/* As KFD: bits 8-15 carry pm4_target_xcc, bits 0-7 the percentage. */
+	if ((percentage & 0xff) > KFDSIM_MAX_QUEUE_PERCENTAGE) {
+		pr_err_ratelimited("queue percentage must be between 0 and %d\n",
+				   KFDSIM_MAX_QUEUE_PERCENTAGE);
+		return -EINVAL;
+	}
+	if (priority > KFDSIM_MAX_QUEUE_PRIORITY) {
+		pr_err_ratelimited("queue priority must be between 0 and %d\n",
+				   KFDSIM_MAX_QUEUE_PRIORITY);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user *arg)
 {
 	struct kfdsim_create_queue_args args;
@@ -47,17 +64,9 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 
 	if (copy_from_user(&args, arg, sizeof(args)))
 		return -EFAULT;
-	/* As KFD: bits 8-15 carry pm4_target_xcc, bits 0-7 the percentage. */
-	if ((args.queue_percentage & 0xff) > KFDSIM_MAX_QUEUE_PERCENTAGE) {
-		pr_err_ratelimited("queue percentage must be between 0 and %d\n",
-				   KFDSIM_MAX_QUEUE_PERCENTAGE);
-		return -EINVAL;
-	}
-	if (args.queue_priority > KFDSIM_MAX_QUEUE_PRIORITY) {
-		pr_err_ratelimited("queue priority must be between 0 and %d\n",
-				   KFDSIM_MAX_QUEUE_PRIORITY);
-		return -EINVAL;
-	}
+	ret = ks_check_percent_priority(args.queue_percentage, args.queue_priority);
+	if (ret)
+		return ret;
 	if (args.queue_type != KFDSIM_QUEUE_TYPE_COMPUTE_AQL &&
 	    args.queue_type != KFDSIM_QUEUE_TYPE_SDMA) {
 		pr_err_ratelimited("unsupported queue type %u\n", args.queue_type);
@@ -140,17 +149,9 @@ static int ks_update_queue(struct kfd_process *p, void __user *arg)
 
 	if (copy_from_user(&args, arg, sizeof(args)))
 		return -EFAULT;
-	/* As KFD: bits 8-15 carry pm4_target_xcc, bits 0-7 the percentage. */
-	if ((args.queue_percentage & 0xff) > KFDSIM_MAX_QUEUE_PERCENTAGE) {
-		pr_err_ratelimited("queue percentage must be between 0 and %d\n",
-				   KFDSIM_MAX_QUEUE_PERCENTAGE);
-		return -EINVAL;
-	}
-	if (args.queue_priority > KFDSIM_MAX_QUEUE_PRIORITY) {
-		pr_err_ratelimited("queue priority must be between 0 and %d\n",
-				   KFDSIM_MAX_QUEUE_PRIORITY);
-		return -EINVAL;
-	}
+	ret = ks_check_percent_priority(args.queue_percentage, args.queue_priority);
+	if (ret)
+		return ret;
 	if (args.ring_base_address && !access_ok((void __user *)args.ring_base_address,
 						 args.ring_size)) {
 		pr_err_ratelimited("can't access ring base address\n");
