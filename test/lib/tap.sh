@@ -31,4 +31,16 @@ tap_check_fails() {
 }
 
 tap_diag() { printf '# %s\n' "$*"; }
+
+# tap_dmesg_clean NAME: ok when the kernel log has no splat (BUG, WARNING,
+# Oops, GPF, refcount or list corruption) since the last "dmesg -C".
+tap_dmesg_clean() {
+	local bad
+	if bad=$(dmesg | grep -E 'BUG|WARNING|Oops|general protection|RIP:|refcount_t|list_del corruption'); then
+		tap_not_ok "$1"
+		printf '%s\n' "$bad" | head -n 20 | sed 's/^/# /'
+	else
+		tap_ok "$1"
+	fi
+}
 tap_done() { [ "$TAP_FAILED" -eq 0 ]; }

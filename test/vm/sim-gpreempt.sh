@@ -205,10 +205,5 @@ wait $idle
 tap_check "1000 queues unregistered at exit" wait_for 10 stat_is queues 0
 unload
 
-if dmesg | grep -E 'BUG|WARNING|Oops|RIP:' >/tmp/bad.txt; then
-	tap_not_ok "gpreempt on kfdsim: dmesg has no BUG/WARNING/Oops"
-	sed 's/^/# /' /tmp/bad.txt | head
-else
-	tap_ok "gpreempt on kfdsim: dmesg has no BUG/WARNING/Oops"
-fi
+tap_dmesg_clean "gpreempt on kfdsim: dmesg has no BUG/WARNING/Oops"
 tap_done
