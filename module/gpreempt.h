@@ -139,6 +139,7 @@ struct gp_registry {
 	struct list_head queues;
 	struct list_head procs;
 	unsigned int nqueues;
+	unsigned int nprocs;
 	unsigned long gen;	/* bumped on every change */
 };
 

@@ -140,13 +140,10 @@ static void gp_release_queue(struct gp_queue *e)
 
 static bool gp_wants_evict(struct gp_queue *e, int n)
 {
-	int backend = READ_ONCE(gp_param.backend);
 	int i;
 
-	if (backend == GP_BACKEND_SUSPEND)
+	if (READ_ONCE(gp_param.backend) == GP_BACKEND_SUSPEND)
 		return false;
-	if (!GP_HAVE_queue_properties__is_suspended)
-		backend = GP_BACKEND_EVICT;
 	/* Process granularity only when every live queue of the process goes. */
 	for (i = 0; i < n; i++) {
 		struct gp_queue *x = gp_snap[i];
@@ -410,6 +407,7 @@ static unsigned int gp_tick(void)
 	gp_stats.scan_ns_total += t1 - t0;
 	gp_stats.scan_ns_max = max(gp_stats.scan_ns_max, t1 - t0);
 	gp_stats.queues = n;
+	gp_stats.processes = READ_ONCE(gp_reg.nprocs);
 	gp_publish(n, t1, t1 - gp_last_publish_ns >= GP_PUBLISH_NS);
 	return fast ? tick_us : READ_ONCE(gp_param.idle_us);
 }

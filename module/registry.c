@@ -110,6 +110,7 @@ static int gp_add(struct queue *q, gfp_t gfp)
 			strscpy_pad(pr->comm, lead->comm, sizeof(pr->comm));
 		pr->debugged = kfd_p_debugged(p);
 		list_add_tail(&pr->node, &gp_reg.procs);
+		gp_reg.nprocs++;
 	}
 	pr->nqueues++;
 	e->proc = pr;
@@ -290,9 +291,12 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 	}
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node)
-		if (!pr->nqueues && (pr->dead || !pr->evicted))
+	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node) {
+		if (!pr->nqueues && (pr->dead || !pr->evicted)) {
 			list_move(&pr->node, &dead_procs);
+			gp_reg.nprocs--;
+		}
+	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	list_for_each_entry_safe(pr, ptmp, &dead_procs, node)
 		kfree(pr);
