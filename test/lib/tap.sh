@@ -32,14 +32,30 @@ tap_check_fails() {
 
 tap_diag() { printf '# %s\n' "$*"; }
 
-# tap_dmesg_clean NAME: ok when the kernel log has no splat (BUG, WARNING,
-# Oops, GPF, refcount or list corruption) since the last "dmesg -C".
+# The kernel log lines that fail a run: splats, SLUB debug and KFENCE reports
+# (the memory-debugging guest, scripts/vm --memdebug), UBSAN, list and
+# refcount corruption, hung tasks.
+TAP_DMESG_BAD='\bBUG\b|WARNING|Oops|general protection|RIP:|KFENCE|Poison overwritten|Redzone|Object padding|Freepointer|UBSAN|refcount_t|list_del corruption|list_add corruption|blocked for more than'
+
+# tap_memdebug: true in a guest booted with SLUB debugging (scripts/vm --memdebug).
+tap_memdebug() { grep -q 'slub_debug=' /proc/cmdline 2>/dev/null; }
+
+# tap_dmesg_clean NAME: ok when the kernel log has none of TAP_DMESG_BAD since
+# the last "dmesg -C".  In the memory-debugging guest every slab cache is
+# validated first, so a write to a freed, poisoned object that was never
+# reallocated is reported too.
 tap_dmesg_clean() {
-	local bad
-	if bad=$(dmesg | grep -E 'BUG|WARNING|Oops|general protection|RIP:|refcount_t|list_del corruption'); then
+	local bad f
+	if tap_memdebug; then
+		for f in /sys/kernel/slab/*/validate; do
+			echo 1 >"$f" 2>/dev/null
+		done
+	fi
+	if bad=$(dmesg | grep -E "$TAP_DMESG_BAD"); then
 		tap_not_ok "$1"
 		printf '%s\n' "$bad" | head -n 20 | sed 's/^/# /'
 	else
+		tap_memdebug && set -- "$1 (memory-debugging guest)"
 		tap_ok "$1"
 	fi
 }
