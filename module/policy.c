@@ -8,6 +8,9 @@
  *   - The highest busy level runs.  A queue below it that has work (or is
  *     already parked) is parked; a parked queue is unparked once no level
  *     above it is busy any more.  Queues at or above the top are never parked.
+ *   - A held queue (parked by hand) is parked whatever the levels say, and
+ *     stays parked until the hold is released; only "disabled" and "not
+ *     parkable" take it back.
  *   - Starvation guard: a queue parked for max_suspend gets a min_slice of run
  *     time before it may be parked again, so best-effort work always moves.
  *   - Every state change may cost a full preempt/remap of the device (HWS),
@@ -83,10 +86,14 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 				want(x, GP_ACT_UNPARK, GP_WHY_DISABLED);
 			else if (!x->parkable)
 				want(x, GP_ACT_UNPARK, GP_WHY_UNMANAGED);
+			else if (x->hold)
+				continue;	/* parked until released */
 			else if (now - x->state_since_ns >= pp->max_suspend_ns)
 				want(x, GP_ACT_UNPARK, GP_WHY_STARVING);
 			else if (!below)
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
+		} else if (pp->enabled && x->parkable && x->hold) {
+			want(x, GP_ACT_PARK, GP_WHY_HELD);
 		} else if (pp->enabled && x->parkable && below && x->pending &&
 			   now >= x->slice_until_ns) {
 			want(x, GP_ACT_PARK, GP_WHY_HIGHER_PENDING);

@@ -33,6 +33,7 @@ enum gp_reason {
 	GP_WHY_STARVING,	/* unpark: starvation guard slice */
 	GP_WHY_UNMANAGED,	/* unpark: queue no longer parkable */
 	GP_WHY_DISABLED,	/* unpark: gpreempt disabled */
+	GP_WHY_HELD,		/* park: held by hand (gpreemptctl park) */
 };
 
 /**
@@ -56,6 +57,8 @@ struct gp_policy_params {
  * @prio: effective priority (higher runs first); any int range
  * @pending: the queue has work (wptr != rptr) at this scan
  * @parkable: gpreempt may park it (compute, not debugged, device healthy)
+ * @hold: parked by hand: parked while parkable and enabled, whatever the
+ *	  priorities say; the starvation guard and the rule never unpark it
  * @state: current state, updated by the caller from the backend's result
  * @state_since_ns: when @state was entered
  * @last_pending_ns: policy-owned: last time @pending was seen
@@ -68,6 +71,7 @@ struct gp_pq {
 	int prio;
 	bool pending;
 	bool parkable;
+	bool hold;
 	enum gp_pstate state;
 	u64 state_since_ns;
 	u64 last_pending_ns;

@@ -580,6 +580,52 @@ static void t_no_busy_level(void)
 	EXPECT(q[2].action == GP_ACT_UNPARK && r.unparks == 2);
 }
 
+static void t_hold(void)
+{
+	struct gp_pq q[2];
+	struct gp_policy_params pp = P;
+	struct gp_policy_result r;
+	u64 now = T0;
+
+	/* Held, alone, idle: parked anyway (no level above it). */
+	qinit(&q[0], 3, false);
+	q[0].hold = true;
+	r = tick(&P, q, 1, now);
+	EXPECT(q[0].state == GP_PS_PARKED && q[0].reason == GP_WHY_HELD && r.parks == 1);
+	/* Neither the top level nor the starvation guard unparks it. */
+	now += 2000 * MS;
+	r = tick(&P, q, 1, now);
+	EXPECT(q[0].state == GP_PS_PARKED && q[0].action == GP_ACT_NONE && r.unparks == 0);
+	/* A higher queue busy then idle: still parked. */
+	qinit(&q[1], 12, true);
+	tick(&P, q, 2, now += MS);
+	q[1].pending = false;
+	tick(&P, q, 2, now += 100 * MS);
+	EXPECT(q[0].state == GP_PS_PARKED);
+	/* Released: the rule takes it back (parked past max_suspend: STARVING). */
+	q[0].hold = false;
+	r = tick(&P, q, 2, now += MS);
+	EXPECT(q[0].state == GP_PS_RUNNING && q[0].reason == GP_WHY_STARVING && r.unparks == 1);
+	/* Held but not parkable: unparked (UNMANAGED), never parked. */
+	q[0].hold = true;
+	tick(&P, q, 2, now += MS);
+	EXPECT(q[0].state == GP_PS_PARKED);
+	q[0].parkable = false;
+	tick(&P, q, 2, now += MS);
+	EXPECT(q[0].state == GP_PS_RUNNING && q[0].reason == GP_WHY_UNMANAGED);
+	tick(&P, q, 2, now += MS);
+	EXPECT(q[0].state == GP_PS_RUNNING && q[0].action == GP_ACT_NONE);
+	/* Held while disabled: unparked (DISABLED), not parked again. */
+	q[0].parkable = true;
+	tick(&P, q, 2, now += MS);
+	EXPECT(q[0].state == GP_PS_PARKED);
+	pp.enabled = false;
+	tick(&pp, q, 2, now += MS);
+	EXPECT(q[0].state == GP_PS_RUNNING && q[0].reason == GP_WHY_DISABLED);
+	tick(&pp, q, 2, now += MS);
+	EXPECT(q[0].state == GP_PS_RUNNING);
+}
+
 struct test {
 	const char *name;
 	void (*fn)(void);
@@ -608,6 +654,7 @@ static const struct test tests[] = {
 	{ "negative, INT_MIN and INT_MAX priorities", t_priorities },
 	{ "n=0: nothing to do, res may be NULL", t_empty },
 	{ "no busy level: every parked queue unparked", t_no_busy_level },
+	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
 };
 
 int main(void)
