@@ -13,6 +13,7 @@ struct {
 	__uint(max_entries, GP_MAX_QUEUES);
 	__type(key, struct gp_queue_key);
 	__type(value, struct gp_queue_info);
+	__uint(map_flags, BPF_F_RDONLY);	/* to user space; the module writes */
 } gp_queues SEC(".maps");
 
 struct {
@@ -20,6 +21,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct gp_stats);
+	__uint(map_flags, BPF_F_RDONLY);
 } gp_stats SEC(".maps");
 
 struct {
@@ -35,6 +37,20 @@ struct {
 	__type(key, struct gp_comm);
 	__type(value, struct gp_prio_override);
 } gp_prio_comm SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_MAX_CGROUP_RULES);
+	__type(key, __u64);
+	__type(value, struct gp_prio_override);
+} gp_prio_cgroup SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_MAX_PRIO_OVERRIDES);
+	__type(key, struct gp_queue_key);
+	__type(value, struct gp_queue_ctl);
+} gp_queue_ctl SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -57,6 +73,8 @@ int gp_maps_touch(void *ctx)
 	bpf_map_lookup_elem(&gp_queues, zero);
 	bpf_map_lookup_elem(&gp_prio, zero);
 	bpf_map_lookup_elem(&gp_prio_comm, zero);
+	bpf_map_lookup_elem(&gp_prio_cgroup, zero);
+	bpf_map_lookup_elem(&gp_queue_ctl, zero);
 	return 0;
 }
 

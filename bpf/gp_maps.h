@@ -2,11 +2,26 @@
 /*
  * gp_maps.h - layout of gpreempt's BPF maps (the user-visible interface).
  *
- * State:   gp_queues  (hash, key struct gp_queue_key, value struct gp_queue_info)
+ * State (BPF_F_RDONLY: user space reads them, only the module writes):
+ *          gp_queues  (hash, key struct gp_queue_key, value struct gp_queue_info)
  *          gp_stats   (array[1], struct gp_stats)
- * Control: gp_prio    (hash, key __u32 tgid, value struct gp_prio_override)
- *          gp_prio_comm (hash, key struct gp_comm, value struct gp_prio_override)
- *          gp_config  (array[1], struct gp_config; 0 in a field = module default)
+ * Control (written by gpreemptctl, or by hand with bpftool):
+ *          gp_prio        (hash, key __u32 tgid, value struct gp_prio_override)
+ *          gp_prio_cgroup (hash, key __u64 cgroup v2 id, value struct gp_prio_override)
+ *          gp_prio_comm   (hash, key struct gp_comm, value struct gp_prio_override)
+ *          gp_queue_ctl   (hash, key struct gp_queue_key, value struct gp_queue_ctl)
+ *          gp_config      (array[1], struct gp_config; 0 in a field = module default)
+ *
+ * A queue's effective priority comes from the first source that has a valid
+ * rule (enum gp_prio_source, highest first): gp_queue_ctl.priority, gp_prio,
+ * gp_prio_cgroup (the deepest rule on the process's cgroup or an ancestor),
+ * GPREEMPT_PRIORITY in the process's environment (only when enabled, capped),
+ * gp_prio_comm, and last the priority KFD has for the queue.
+ *
+ * The control maps are resolved once per process, and again when
+ * gp_config.rules_gen changes (gpreemptctl bumps it after every write: the
+ * change is seen on the next tick) or at the latest every GP_RULES_RESCAN_MS
+ * (raw bpftool writes, comm changes).
  *
  * bpftool map dump name gp_queues   pretty-prints these with field names.
  */
@@ -24,6 +39,21 @@
 #define GP_MAX_PRIO_OVERRIDES 1024
 #define GP_HIST_BUCKETS 20	/* log2 buckets of microseconds: [0]=<1us ... */
 #define GP_PRIO_MAX 15		/* KFD_MAX_QUEUE_PRIORITY */
+#define GP_PRIO_LOW 3		/* gpreemptctl's and GPREEMPT_PRIORITY's "low" */
+#define GP_PRIO_NORMAL 7	/* "normal": ROCr creates every queue at 7 */
+#define GP_PRIO_HIGH 12		/* "high" */
+#define GP_MAX_CGROUP_RULES 1024
+#define GP_RULES_RESCAN_MS 100	/* rules re-resolved at least this often */
+
+enum gp_prio_source {
+	GP_SRC_KFD = 0,		/* the queue's KFD priority (no rule) */
+	GP_SRC_COMM = 1,	/* gp_prio_comm */
+	GP_SRC_ENV = 2,		/* GPREEMPT_PRIORITY in the environment (capped) */
+	GP_SRC_CGROUP = 3,	/* gp_prio_cgroup */
+	GP_SRC_PID = 4,		/* gp_prio */
+	GP_SRC_QUEUE = 5,	/* gp_queue_ctl.priority */
+	GP_SRC_NR,
+};
 
 enum gp_qstate {
 	GP_Q_RUNNING = 0,	/* mapped, gpreempt leaves it alone */
@@ -57,7 +87,7 @@ struct gp_queue_info {
 	__u32 pasid;
 	__u32 qid;
 	__u32 kfd_priority;	/* as KFD has it (create/update ioctls) */
-	__s32 eff_priority;	/* after gp_prio / gp_prio_comm overrides */
+	__s32 eff_priority;	/* after the rules; its source is prio_source */
 	__u32 state;		/* enum gp_qstate */
 	__u32 ptr_path;		/* enum gp_ptr_path */
 	__u32 backend;		/* enum gp_backend_kind used for the last park */
@@ -71,6 +101,8 @@ struct gp_queue_info {
 	__u64 suspended_ns;	/* total time parked */
 	__u64 last_preempt_ns;	/* duration of the last park call */
 	__u64 errors;
+	__u32 prio_source;	/* enum gp_prio_source of eff_priority */
+	__u32 held;		/* parked by hand (gp_queue_ctl.hold) */
 };
 
 struct gp_stats {
@@ -96,6 +128,10 @@ struct gp_stats {
 	__u64 detect_hist[GP_HIST_BUCKETS];	/* pending seen -> park decided, us */
 	__u64 preempt_hist[GP_HIST_BUCKETS];	/* backend park call duration, us */
 	__u64 state_transitions[GP_Q_NR_STATES];	/* entries into each state */
+	__u64 rule_resolves;	/* processes whose rules were (re)resolved */
+	__u64 rule_resolve_ns;	/* total time spent resolving them */
+	__u64 rule_resolve_ns_max;
+	__u64 env_reads;	/* environments read (once per process, when enabled) */
 };
 
 struct gp_comm {
@@ -106,12 +142,26 @@ struct gp_prio_override {
 	__s32 priority;		/* 0..15; anything else is rejected and counted */
 };
 
+/* Value of gp_queue_ctl: a per-queue priority and/or a hold (park by hand). */
+struct gp_queue_ctl {
+	__s32 priority;		/* -1 = no queue rule, else 0..15 */
+	__u32 hold;		/* 1 = keep the queue parked until this is 0 or gone */
+};
+
+/*
+ * gp_config is read with a plain copy, without a lock: a concurrent update
+ * can be seen torn (some fields old, some new) for one read.  Every field is
+ * validated on its own, and the next read (10 ms) sees the whole update.
+ */
 struct gp_config {
 	__u32 enable;		/* 0 = module param, 1 = on, 2 = off */
 	__u32 tick_us;
 	__u32 hysteresis_us;
 	__u32 max_suspend_us;
 	__u32 min_slice_us;
+	__u32 rules_gen;	/* bumped by gpreemptctl after a rule change */
+	__u32 env;		/* GPREEMPT_PRIORITY: 0 = module param, 1 = on, 2 = off */
+	__u32 env_max_priority;	/* 0 = module param, else 1..15: highest it grants */
 };
 
 #endif /* GP_MAPS_H */

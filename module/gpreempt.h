@@ -29,6 +29,8 @@ struct gp_params {
 	int backend;		/* enum gp_backend_kind */
 	bool enable;
 	bool adopt_existing;
+	bool env_priority;
+	unsigned int env_max_priority;
 };
 
 extern struct gp_params gp_param;
@@ -54,11 +56,16 @@ unsigned long gp_lookup_name(const char *name);
  * @p: the kfd_process (identity only; dereferenced only under a KFD reference)
  * @pasid: its PASID (key for kfd_lookup_process_by_pasid)
  * @tgid: lead thread's tgid
- * @comm: lead thread's comm at registration
+ * @comm: lead thread's comm (at registration, refreshed by the rules resolver)
  * @dead: process teardown seen (notifier release / pqm_uninit)
  * @debugged: a debugger attached: hands off
  * @evicted: evictions by gpreempt not yet restored (0 or 1)
  * @nqueues: live queues on this process
+ * @rule_prio: monitor-owned: priority from the process rules, or -1
+ * @rule_src: monitor-owned: its enum gp_prio_source (GP_SRC_KFD when none)
+ * @rules_gen: monitor-owned: rules generation @rule_prio was resolved at
+ * @env_prio: monitor-owned: GPREEMPT_PRIORITY (uncapped), -1 absent/unreadable
+ * @env_read: monitor-owned: the environment has been read (once per process)
  */
 struct gp_proc {
 	struct list_head node;
@@ -70,6 +77,11 @@ struct gp_proc {
 	bool debugged;
 	int evicted;
 	int nqueues;
+	int rule_prio;
+	u32 rule_src;
+	u64 rules_gen;
+	int env_prio;
+	bool env_read;
 };
 
 /**
@@ -101,6 +113,9 @@ struct gp_proc {
  * @seen: the monitor has set the queue up
  * @acted: already acted on in this tick (process-wide actions)
  * @dirty: @info changed since the last map update
+ * @rule_prio: gp_queue_ctl priority, or -1
+ * @hold: gp_queue_ctl hold
+ * @rules_gen: rules generation @rule_prio and @hold were read at
  */
 struct gp_queue {
 	struct list_head node;
@@ -132,6 +147,9 @@ struct gp_queue {
 	bool seen;
 	bool acted;
 	bool dirty;
+	int rule_prio;
+	bool hold;
+	u64 rules_gen;
 };
 
 struct gp_registry {
@@ -171,8 +189,15 @@ void gp_maps_exit(void);
 void gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
 void gp_maps_del_queue(const struct gp_queue_key *key);
 void gp_maps_put_stats(const struct gp_stats *st);
-bool gp_maps_prio_override(pid_t tgid, const char *comm, int *prio);
+bool gp_maps_prio_pid(pid_t tgid, int *prio);
+bool gp_maps_prio_cgroup(u64 id, int *prio);
+bool gp_maps_prio_comm(const char *comm, int *prio);
+bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, bool *hold);
 bool gp_maps_config(struct gp_config *cfg);
+
+/* ---- priority rules (rules.c) ---- */
+void gp_rules_tick(u64 now);
+u32 gp_rules_apply(struct gp_queue *e, int *prio);
 
 /* ---- monitor (monitor.c) ---- */
 extern struct gp_stats gp_stats;	/* monitor-owned copy of the map value */

@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * maps.c - gpreempt's BPF maps: state out (gp_queues, gp_stats), control in
- * (gp_prio, gp_prio_comm, gp_config).
+ * (gp_prio, gp_prio_cgroup, gp_prio_comm, gp_queue_ctl, gp_config).
  *
  * The maps and their BTF come from bpf/gp_maps.bpf.c through a light
  * skeleton run with kern_sys_bpf(), as kernel/bpf/preload does.  The module
  * keeps one reference per map and closes the fds, so nothing is left in
  * insmod's file table; bpftool finds the maps by name.  Values are written
  * through map->ops under rcu_read_lock() from the monitor thread only.
+ *
+ * The state maps are created BPF_F_RDONLY: the syscall side can look them up
+ * and dump them, not write them (no forged state, no filling gp_queues to
+ * max_entries); the module writes them through map->ops, which does not
+ * check the flag.  The control maps need CAP_BPF or CAP_SYS_ADMIN to be
+ * opened by id (they are not pinned); every value read from them is range
+ * checked here before use and none is used as a pointer, index or size.
+ * A lookup in a preallocated hash can see an element being recycled for
+ * another key; the value is a single s32 read once, validated, and at worst
+ * applied for one resolve until the next (at most GP_RULES_RESCAN_MS).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,7 +30,7 @@
 #include "gp_maps.lskel.h"
 
 static struct bpf_map *gp_map_queues, *gp_map_stats, *gp_map_prio, *gp_map_prio_comm,
-		      *gp_map_config;
+		      *gp_map_config, *gp_map_prio_cgroup, *gp_map_queue_ctl;
 
 static struct bpf_map *gp_take_map(int *fd)
 {
@@ -36,7 +46,8 @@ static struct bpf_map *gp_take_map(int *fd)
 static void gp_put_maps(void)
 {
 	struct bpf_map **maps[] = { &gp_map_queues, &gp_map_stats, &gp_map_prio,
-				    &gp_map_prio_comm, &gp_map_config };
+				    &gp_map_prio_comm, &gp_map_config, &gp_map_prio_cgroup,
+				    &gp_map_queue_ctl };
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(maps); i++) {
@@ -70,8 +81,11 @@ int gp_maps_init(void)
 	gp_map_prio = gp_take_map(&gp_skel->maps.gp_prio.map_fd);
 	gp_map_prio_comm = gp_take_map(&gp_skel->maps.gp_prio_comm.map_fd);
 	gp_map_config = gp_take_map(&gp_skel->maps.gp_config.map_fd);
+	gp_map_prio_cgroup = gp_take_map(&gp_skel->maps.gp_prio_cgroup.map_fd);
+	gp_map_queue_ctl = gp_take_map(&gp_skel->maps.gp_queue_ctl.map_fd);
 	if (IS_ERR(gp_map_queues) || IS_ERR(gp_map_stats) || IS_ERR(gp_map_prio) ||
-	    IS_ERR(gp_map_prio_comm) || IS_ERR(gp_map_config)) {
+	    IS_ERR(gp_map_prio_comm) || IS_ERR(gp_map_config) || IS_ERR(gp_map_prio_cgroup) ||
+	    IS_ERR(gp_map_queue_ctl)) {
 		pr_err("cannot take references on the BPF maps\n");
 		gp_put_maps();
 		ret = -ENOMEM;
@@ -155,23 +169,79 @@ static bool gp_read_override(struct bpf_map *map, const void *key, int *prio)
 }
 
 /**
- * gp_maps_prio_override() - priority override for a process, if any
- * @tgid: process id (gp_prio key, wins)
- * @comm: process name (gp_prio_comm key)
- * @prio: result
+ * gp_maps_prio_pid() - gp_prio rule of a process
+ * @tgid: process id (init namespace)
+ * @prio: result, 0..GP_PRIO_MAX
  *
- * Out-of-range values are ignored and counted in gp_stats.bad_control.
- * Return: true when an override applies.
+ * Out-of-range values are ignored and counted in gp_stats.bad_control
+ * (as for every rule lookup below).
+ * Return: true when a valid rule exists.
  */
-bool gp_maps_prio_override(pid_t tgid, const char *comm, int *prio)
+bool gp_maps_prio_pid(pid_t tgid, int *prio)
 {
-	struct gp_comm key = { 0 };
 	u32 pid = tgid;
 
-	if (gp_read_override(gp_map_prio, &pid, prio))
-		return true;
+	return gp_read_override(gp_map_prio, &pid, prio);
+}
+
+/**
+ * gp_maps_prio_cgroup() - gp_prio_cgroup rule of one cgroup
+ * @id: cgroup v2 id (the kernfs inode number of its directory)
+ * @prio: result, 0..GP_PRIO_MAX
+ *
+ * Return: true when a valid rule exists.
+ */
+bool gp_maps_prio_cgroup(u64 id, int *prio)
+{
+	return gp_read_override(gp_map_prio_cgroup, &id, prio);
+}
+
+/**
+ * gp_maps_prio_comm() - gp_prio_comm rule of a process name
+ * @comm: the name (up to GP_COMM_LEN - 1 characters are compared)
+ * @prio: result, 0..GP_PRIO_MAX
+ *
+ * Return: true when a valid rule exists.
+ */
+bool gp_maps_prio_comm(const char *comm, int *prio)
+{
+	struct gp_comm key = { 0 };
+
 	strscpy(key.comm, comm, sizeof(key.comm));
 	return gp_read_override(gp_map_prio_comm, &key, prio);
+}
+
+/**
+ * gp_maps_queue_ctl() - gp_queue_ctl entry of one queue
+ * @key: tgid and qid
+ * @prio: result: 0..GP_PRIO_MAX, or -1 when the entry sets no priority
+ * @hold: result: the queue is held parked
+ *
+ * An entry with an invalid field is ignored as a whole and counted.
+ * Return: true when a valid entry exists.
+ */
+bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, bool *hold)
+{
+	struct gp_queue_ctl *v, val = { 0 };
+
+	rcu_read_lock();
+	v = gp_map_queue_ctl->ops->map_lookup_elem(gp_map_queue_ctl, (void *)key);
+	if (v) {
+		val.priority = READ_ONCE(v->priority);
+		val.hold = READ_ONCE(v->hold);
+	}
+	rcu_read_unlock();
+	if (!v)
+		return false;
+	if (val.priority < -1 || val.priority > GP_PRIO_MAX || val.hold > 1) {
+		gp_stats.bad_control++;
+		pr_warn_ratelimited("ignoring gp_queue_ctl %u:%u {%d, %u} (valid: -1..%d, 0..1)\n",
+				    key->tgid, key->qid, val.priority, val.hold, GP_PRIO_MAX);
+		return false;
+	}
+	*prio = val.priority;
+	*hold = val.hold;
+	return true;
 }
 
 /**

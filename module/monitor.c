@@ -69,7 +69,7 @@ static bool gp_config_valid(const struct gp_config *c)
 {
 	return c->enable <= 2 && (!c->tick_us || (c->tick_us >= 10 && c->tick_us <= 100000)) &&
 	       c->hysteresis_us <= 10000000 && c->max_suspend_us <= 600000000 &&
-	       c->min_slice_us <= 60000000;
+	       c->min_slice_us <= 60000000 && c->env <= 2 && c->env_max_priority <= GP_PRIO_MAX;
 }
 
 /* Parameters for this tick: module params, overridden by valid gp_config fields. */
@@ -324,6 +324,7 @@ static unsigned int gp_tick(void)
 		gp_registry_reap(gp_release_queue);
 	}
 	gp_effective_params(&pp, &tick_us, t0);
+	gp_rules_tick(t0);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
 	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
 	gp_last_scan_ns = t0;
@@ -334,6 +335,7 @@ static unsigned int gp_tick(void)
 		u64 rptr = 0, wptr = 0;
 		bool pending;
 		int prio;
+		u32 src;
 
 		e->acted = false;
 		if (e->gone) {
@@ -345,7 +347,8 @@ static unsigned int gp_tick(void)
 			gp_first_sight(e, t0);
 		pending = gp_ptr_read(e, &rptr, &wptr) ? true : wptr != rptr;
 		prio = READ_ONCE(e->kfd_priority);
-		gp_maps_prio_override(e->proc->tgid, e->proc->comm, &prio);
+		src = gp_rules_apply(e, &prio);
+		e->pq.hold = e->hold;
 
 		if (pending && !e->pq.pending)
 			e->pending_since_ns = t0;
@@ -353,13 +356,14 @@ static unsigned int gp_tick(void)
 		e->pq.prio = prio;
 		e->pq.parkable = !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->dead);
 		/* Pointers alone are refreshed by the periodic publish, not per tick. */
-		if (pending != in->pending || prio != in->eff_priority ||
+		if (pending != in->pending || prio != in->eff_priority || src != in->prio_source ||
 		    READ_ONCE(e->kfd_priority) != in->kfd_priority)
 			e->dirty = true;
 		in->rptr = rptr;
 		in->wptr = wptr;
 		in->pending = pending;
 		in->eff_priority = prio;
+		in->prio_source = src;
 		in->kfd_priority = READ_ONCE(e->kfd_priority);
 		in->queue_percent = READ_ONCE(e->queue_percent);
 		in->ptr_path = e->ptr_path;

@@ -23,6 +23,8 @@ struct gp_params gp_param = {
 	.backend = GP_BACKEND_AUTO,
 	.enable = true,
 	.adopt_existing = true,
+	.env_priority = false,
+	.env_max_priority = GP_PRIO_NORMAL,
 };
 
 struct gp_uint_range {
@@ -169,3 +171,34 @@ MODULE_PARM_DESC(enable, "Preempt (1) or only observe (0); 0 resumes everything 
 module_param_named(adopt_existing, gp_param.adopt_existing, bool, 0444);
 MODULE_PARM_DESC(adopt_existing,
 		 "At load, find queues that already exist by walking KFD's processes (default 1)");
+
+static int gp_set_env(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+
+	if (kstrtobool(val, &v)) {
+		pr_err("env_priority=%s: expected 0 or 1\n", val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(gp_param.env_priority, v);
+	gp_monitor_kick();
+	return 0;
+}
+
+static const struct kernel_param_ops gp_env_ops = {
+	.set = gp_set_env,
+	.get = param_get_bool,
+};
+
+module_param_cb(env_priority, &gp_env_ops, &gp_param.env_priority, 0644);
+MODULE_PARM_DESC(env_priority,
+		 "Honour GPREEMPT_PRIORITY in a process's environment, below cgroup rules and capped by env_max_priority; any user sets their own environment (default 0: off)");
+
+static struct gp_uint_range gp_range_env_max = {
+	.val = &gp_param.env_max_priority, .min = 0, .max = GP_PRIO_MAX,
+	.name = "env_max_priority",
+};
+
+module_param_cb(env_max_priority, &gp_uint_ops, &gp_range_env_max, 0644);
+MODULE_PARM_DESC(env_max_priority,
+		 "Highest priority GPREEMPT_PRIORITY may grant; higher requests are lowered to it (default 7) [0..15]");

@@ -75,7 +75,7 @@ else
 	tap_not_ok "gp_prio write is read back"
 fi
 # gp_config with an out-of-range tick is rejected and counted.
-bpftool map update name gp_config key 0 0 0 0 value 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+bpftool map update name gp_config key 0 0 0 0 value 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
 sleep 0.5
 if bpftool -j map dump name gp_stats | jq -e '.[0].formatted.value.bad_control >= 1' >/dev/null; then
 	tap_ok "bad gp_config value rejected and counted"

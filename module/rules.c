@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rules.c - where a queue's effective priority comes from.
+ *
+ * Highest first (enum gp_prio_source):
+ *   1. gp_queue_ctl[tgid:qid].priority, then gp_prio[tgid];
+ *   2. gp_prio_cgroup: the rule on the process's cgroup v2, or on the
+ *      nearest ancestor that has one (a rule covers its subtree, the
+ *      deepest rule wins);
+ *   3. GPREEMPT_PRIORITY=<0..15|low|normal|high> in the process's
+ *      environment: only when enabled (env_priority / gp_config.env), and
+ *      lowered to env_max_priority.  It sits below the cgroup rules, so a
+ *      process can never raise itself above a cgroup rule an administrator
+ *      set: inside a cgroup that has a rule the variable is not consulted;
+ *   4. gp_prio_comm, on the process's current comm;
+ *   5. the queue's KFD priority.
+ *
+ * Monitor thread only, never in probe context.  Rules are resolved once per
+ * process (queue entries once per queue) and again when the rules
+ * generation moves: gpreemptctl bumps gp_config.rules_gen after each write,
+ * which gp_rules_tick() sees on the next tick; raw bpftool writes, cgroup
+ * moves and comm changes are picked up by a full re-resolve every
+ * GP_RULES_RESCAN_MS.  The environment is read once per process.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cgroup.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include "gpreempt.h"
+
+/* Environment bytes read per process: the variable must be in the first 32 KiB. */
+#define GP_ENV_MAX (32 * 1024)
+/* Ancestors walked for a cgroup rule (cgroup v2 trees are a few levels deep). */
+#define GP_CGROUP_MAX_DEPTH 64
+
+static const char gp_env_var[] = "GPREEMPT_PRIORITY=";
+
+static u64 gp_rules_gen = 1;	/* local generation, bumped on any change */
+static u32 gp_rules_map_gen;	/* last gp_config.rules_gen seen */
+static u64 gp_rules_rescan_ns;
+static bool gp_env_on;
+static int gp_env_cap;
+
+/* "low", "normal", "high" or 0..15; -1 when it is none of those. */
+static int gp_rules_parse_prio(const char *s)
+{
+	unsigned int v;
+
+	if (!strcmp(s, "low"))
+		return GP_PRIO_LOW;
+	if (!strcmp(s, "normal"))
+		return GP_PRIO_NORMAL;
+	if (!strcmp(s, "high"))
+		return GP_PRIO_HIGH;
+	if (kstrtouint(s, 10, &v) || v > GP_PRIO_MAX)
+		return -1;
+	return v;
+}
+
+/* GPREEMPT_PRIORITY of @task (first occurrence, as getenv), or -1. */
+static int gp_rules_read_env(struct task_struct *task)
+{
+	unsigned long start, end;
+	struct mm_struct *mm;
+	int len, prio = -1;
+	char *buf, *p;
+
+	mm = get_task_mm(task);
+	if (!mm)
+		return -1;
+	spin_lock(&mm->arg_lock);
+	start = mm->env_start;
+	end = mm->env_end;
+	spin_unlock(&mm->arg_lock);
+	mmput(mm);
+	if (end <= start)
+		return -1;
+	len = min_t(unsigned long, end - start, GP_ENV_MAX);
+	buf = kvmalloc(len + 1, GFP_KERNEL);
+	if (!buf)
+		return -1;
+	len = access_process_vm(task, start, buf, len, 0);
+	if (len <= 0)
+		goto out;
+	buf[len] = '\0';
+	gp_stats.env_reads++;
+	for (p = buf; p < buf + len; p += strlen(p) + 1) {
+		if (strncmp(p, gp_env_var, sizeof(gp_env_var) - 1))
+			continue;
+		prio = gp_rules_parse_prio(p + sizeof(gp_env_var) - 1);
+		break;
+	}
+out:
+	kvfree(buf);
+	return prio;
+}
+
+/* Deepest cgroup rule over @task's cgroup v2, or -1. */
+static int gp_rules_cgroup(struct task_struct *task)
+{
+	struct cgroup *cgrp;
+	int depth = 0, prio = -1;
+
+	rcu_read_lock();
+	for (cgrp = task_dfl_cgroup(task); cgrp && depth < GP_CGROUP_MAX_DEPTH;
+	     cgrp = cgroup_parent(cgrp), depth++) {
+		if (gp_maps_prio_cgroup(cgroup_id(cgrp), &prio))
+			break;
+		prio = -1;
+	}
+	rcu_read_unlock();
+	return prio;
+}
+
+/* Process-level rules (sources 1b..4) of @pr. */
+static void gp_rules_resolve_proc(struct gp_proc *pr)
+{
+	struct task_struct *task = NULL;
+	struct pid *pid;
+	u64 t0 = ktime_get_ns(), dt;
+	int prio;
+
+	pr->rules_gen = gp_rules_gen;
+	pr->rule_prio = -1;
+	pr->rule_src = GP_SRC_KFD;
+	if (READ_ONCE(pr->dead))
+		return;
+	pid = find_get_pid(pr->tgid);
+	if (pid) {
+		task = get_pid_task(pid, PIDTYPE_TGID);
+		put_pid(pid);
+	}
+	/* m12: a prctl(PR_SET_NAME) after registration is seen here. */
+	if (task)
+		get_task_comm(pr->comm, task);
+	if (gp_maps_prio_pid(pr->tgid, &prio)) {
+		pr->rule_src = GP_SRC_PID;
+		goto out;
+	}
+	if (task) {
+		prio = gp_rules_cgroup(task);
+		if (prio >= 0) {
+			pr->rule_src = GP_SRC_CGROUP;
+			goto out;
+		}
+		if (gp_env_on && !pr->env_read) {
+			pr->env_prio = gp_rules_read_env(task);
+			pr->env_read = true;
+		}
+	}
+	if (gp_env_on && pr->env_read && pr->env_prio >= 0) {
+		prio = min(pr->env_prio, gp_env_cap);
+		pr->rule_src = GP_SRC_ENV;
+		goto out;
+	}
+	if (gp_maps_prio_comm(pr->comm, &prio)) {
+		pr->rule_src = GP_SRC_COMM;
+		goto out;
+	}
+	prio = -1;
+out:
+	if (task)
+		put_task_struct(task);
+	pr->rule_prio = prio;
+	dt = ktime_get_ns() - t0;
+	gp_stats.rule_resolves++;
+	gp_stats.rule_resolve_ns += dt;
+	gp_stats.rule_resolve_ns_max = max(gp_stats.rule_resolve_ns_max, dt);
+}
+
+/**
+ * gp_rules_tick() - notice rule changes; once per monitor tick
+ * @now: monotonic time in ns
+ *
+ * A changed gp_config.rules_gen, a changed environment setting, or
+ * GP_RULES_RESCAN_MS since the last full resolve makes every process and
+ * queue resolve again on its next gp_rules_apply().
+ */
+void gp_rules_tick(u64 now)
+{
+	struct gp_config cfg = { 0 };
+	bool env_on = READ_ONCE(gp_param.env_priority);
+	int cap = READ_ONCE(gp_param.env_max_priority);
+	bool changed = false;
+
+	if (gp_maps_config(&cfg)) {
+		/* Out-of-range fields: the monitor rejects and counts the whole value. */
+		if (cfg.env <= 2 && cfg.env_max_priority <= GP_PRIO_MAX) {
+			if (cfg.env)
+				env_on = cfg.env == 1;
+			if (cfg.env_max_priority)
+				cap = cfg.env_max_priority;
+		}
+		if (cfg.rules_gen != gp_rules_map_gen) {
+			gp_rules_map_gen = cfg.rules_gen;
+			changed = true;
+		}
+	}
+	if (env_on != gp_env_on || cap != gp_env_cap) {
+		gp_env_on = env_on;
+		gp_env_cap = cap;
+		changed = true;
+	}
+	if (now - gp_rules_rescan_ns >= GP_RULES_RESCAN_MS * NSEC_PER_MSEC)
+		changed = true;
+	if (changed) {
+		gp_rules_gen++;
+		gp_rules_rescan_ns = now;
+	}
+}
+
+/**
+ * gp_rules_apply() - effective priority of a queue
+ * @e: the queue (monitor snapshot entry, not gone)
+ * @prio: in: the queue's KFD priority; out: the effective priority
+ *
+ * Resolves @e's process and @e itself when the rules generation moved
+ * since they last were; otherwise uses the cached result.  Also sets
+ * @e->hold, and the comm and hold fields of @e->info.
+ *
+ * Return: the enum gp_prio_source of *@prio.
+ */
+u32 gp_rules_apply(struct gp_queue *e, int *prio)
+{
+	struct gp_proc *pr = e->proc;
+
+	if (pr->rules_gen != gp_rules_gen)
+		gp_rules_resolve_proc(pr);
+	if (e->rules_gen != gp_rules_gen) {
+		struct gp_queue_key key = { .tgid = pr->tgid, .qid = e->qid };
+		bool hold = false;
+		int qprio = -1;
+
+		e->rules_gen = gp_rules_gen;
+		if (!gp_maps_queue_ctl(&key, &qprio, &hold))
+			qprio = -1;
+		e->rule_prio = qprio;
+		e->hold = hold;
+		if (e->info.held != hold || memcmp(e->info.comm, pr->comm, sizeof(e->info.comm))) {
+			e->info.held = hold;
+			memcpy(e->info.comm, pr->comm, sizeof(e->info.comm));
+			e->dirty = true;
+		}
+	}
+	if (e->rule_prio >= 0) {
+		*prio = e->rule_prio;
+		return GP_SRC_QUEUE;
+	}
+	if (pr->rule_prio >= 0) {
+		*prio = pr->rule_prio;
+		return pr->rule_src;
+	}
+	return GP_SRC_KFD;
+}
