@@ -3,6 +3,8 @@
 # gpreempt top-level Makefile.
 #
 #   make            build gpreempt.ko (and kfdsim.ko, test tools)
+#   make KVER=<v>   the modules for one cached kernel, in build/<v>/
+#   make matrix     the modules for every cached kernel (6.1, 6.12, 7.x)
 #   make check      unit tests + VM tests (real amdgpu.ko and kfdsim), TAP
 #   make demo       LC/BE demo on the simulated GPU, with and without gpreempt
 #   make bench      benchmarks (bench/out/)
@@ -15,7 +17,32 @@
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD := build
--include $(TOP)/.cache/kernel.env
+CACHE := $(or $(GP_CACHE),$(TOP)/.cache)
+
+# --- kernel matrix: make KVER=<kver> / make matrix ---------------------------
+# KVER is one of the kernels scripts/setup cached ($(CACHE)/kernels/*.env),
+# by full name (6.1.0-56-amd64) or series (6.1, 6.12, 7).  Its modules and
+# generated headers go to build/<kver>/ (a tree of links to the sources, so
+# several kernels build side by side); kernels newer than the host's
+# toolchain (7.x) build inside their GP_BUILDROOT with bwrap.
+ifneq ($(KVER),)
+KENV := $(firstword $(wildcard $(CACHE)/kernels/$(KVER).env) \
+	  $(sort $(wildcard $(CACHE)/kernels/$(KVER).*.env)))
+ifeq ($(KENV),)
+$(error KVER=$(KVER): not a cached kernel (have: $(patsubst %.env,%,$(notdir $(wildcard $(CACHE)/kernels/*.env)))); run scripts/setup)
+endif
+include $(KENV)
+KDIR := $(GP_KDIR)
+BTF_BASE := $(GP_VMLINUX)
+BTF_KFD := $(GP_AMDGPU_KO)
+MDIR := $(TOP)/build/$(GP_KVER)
+BUILD := $(MDIR)/build
+KBUILD_RUN := $(if $(GP_BUILDROOT),bwrap --bind $(GP_BUILDROOT) / --bind $(TOP) $(TOP) --proc /proc --dev /dev --chdir $(TOP))
+else
+-include $(CACHE)/kernel.env
+MDIR := $(TOP)
+endif
+GP_MATRIX_KVERS = $(patsubst %.env,%,$(notdir $(wildcard $(CACHE)/kernels/*.env)))
 
 ifeq ($(KDIR),)
 ifneq ($(GP_KDIR),)
@@ -37,7 +64,7 @@ BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
 TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload
 
-.PHONY: all modules tools setup check unit vmtest demo bench lint clean
+.PHONY: all modules matrix tools setup check unit vmtest demo bench lint clean
 all: modules tools
 
 setup:
@@ -76,16 +103,29 @@ $(BUILD)/gp_maps.bpf.o: $(TOP)/bpf/gp_maps.bpf.c $(TOP)/bpf/gp_maps.h | $(BUILD)
 
 # libbpf-dev's skel_internal.h (its __KERNEL__ branch), alone on the module's
 # include path: the rest of /usr/include must not leak into kernel code.
+# Its strncpy() is gone from 7.x kernels: strscpy_pad() (5.x+) does the same.
 $(BUILD)/inc/bpf/skel_internal.h: /usr/include/bpf/skel_internal.h
 	@mkdir -p $(dir $@)
-	cp $< $@
+	sed 's/\bstrncpy(/strscpy_pad(/g' $< > $@
 
 $(BUILD)/gp_maps.lskel.h: $(BUILD)/gp_maps.bpf.o
 	$(BPFTOOL) gen skeleton -L $< name gp_maps > $@.tmp && mv $@.tmp $@
 
 # --- kernel modules ------------------------------------------------------------
 modules: $(GEN)
-	$(MAKE) -C $(KDIR) M=$(TOP) modules
+ifneq ($(MDIR),$(TOP))
+	@cd $(TOP) && find Kbuild module hooks bpf test/kfdsim \( -name '*.[ch]' -o -name Kbuild \) | \
+		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
+endif
+	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) modules
+
+# Every cached kernel (scripts/setup), each into build/<kver>/.
+matrix:
+	@[ -n "$(GP_MATRIX_KVERS)" ] || { echo "error: no kernels cached: run scripts/setup"; exit 1; }
+	@for k in $(GP_MATRIX_KVERS); do \
+		echo "  MATRIX  $$k"; \
+		$(MAKE) --no-print-directory KVER=$$k modules || exit 1; \
+	done
 
 # --- user-space tools ----------------------------------------------------------
 tools: $(TOOLS)

@@ -115,8 +115,11 @@ static struct kprobe gp_probes[] = {
 	{ .symbol_name = "pqm_destroy_queue", .pre_handler = gp_on_destroy_queue },
 	{ .symbol_name = "kfd_process_notifier_release", .pre_handler = gp_on_notifier_release },
 	{ .symbol_name = "pqm_uninit", .pre_handler = gp_on_pqm_uninit },
+	/* Last: kernels without the debugger API (6.1) do not have it. */
 	{ .symbol_name = "kfd_dbg_trap_enable", .pre_handler = gp_on_dbg_trap_enable },
 };
+
+#define GP_NPROBES (ARRAY_SIZE(gp_probes) - (kfd_have_dbg_trap() ? 0 : 1))
 
 static int gp_nregistered;
 static bool gp_update_registered;
@@ -130,7 +133,7 @@ int gp_hooks_init(void)
 {
 	int i, ret;
 
-	for (i = 0; i < ARRAY_SIZE(gp_probes); i++) {
+	for (i = 0; i < GP_NPROBES; i++) {
 		ret = register_kprobe(&gp_probes[i]);
 		if (ret) {
 			pr_err("cannot probe %s: %d\n", gp_probes[i].symbol_name, ret);

@@ -34,7 +34,7 @@ struct kfd_process *gp_backend_get_process(struct gp_proc *pr)
 
 	if (READ_ONCE(pr->dead))
 		return NULL;
-	p = gp_kfd.lookup_by_pasid(pr->pasid);
+	p = gp_kfd_lookup_pasid(pr->pasid);
 	if (p && p != pr->p) {
 		gp_kfd.unref(p);
 		return NULL;

@@ -48,6 +48,7 @@ extern struct gp_kfd_fns gp_kfd;
 int gp_ksyms_init(void);
 void gp_ksyms_exit(void);
 unsigned long gp_lookup_name(const char *name);
+struct kfd_process *gp_kfd_lookup_pasid(u32 pasid);
 
 /* ---- registry (registry.c) ---- */
 /**

@@ -12,6 +12,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include "gpreempt.h"
+#include "kfd.h"
 
 struct gp_kfd_fns gp_kfd;
 static unsigned long (*gp_kallsyms_lookup_name)(const char *name);
@@ -50,6 +51,17 @@ static int gp_find_kallsyms_lookup_name(void)
 unsigned long gp_lookup_name(const char *name)
 {
 	return gp_kallsyms_lookup_name ? gp_kallsyms_lookup_name(name) : 0;
+}
+
+/**
+ * gp_kfd_lookup_pasid() - kfd_lookup_process_by_pasid()
+ * @pasid: PASID (any of a process's on 6.17+, see kfd_p_pasid())
+ *
+ * Return: the process with a reference (drop with gp_kfd.unref), or NULL.
+ */
+struct kfd_process *gp_kfd_lookup_pasid(u32 pasid)
+{
+	return kfd_call_lookup_pasid(gp_kfd.lookup_by_pasid, pasid);
 }
 
 static int gp_resolve(const char *name, void **fn)

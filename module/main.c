@@ -17,6 +17,7 @@
 
 #include <linux/module.h>
 #include "gpreempt.h"
+#include "kfd.h"
 
 static int __init gp_init(void)
 {
@@ -68,4 +69,5 @@ module_exit(gp_exit);
 MODULE_DESCRIPTION("Priority preemption for AMD GPU compute queues (amdkfd)");
 MODULE_AUTHOR("gpreempt developers");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(BPF_INTERNAL);
+/* MODULE_IMPORT_NS(BPF_INTERNAL), spelled the same before and after 6.13. */
+MODULE_INFO(import_ns, "BPF_INTERNAL");

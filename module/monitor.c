@@ -224,7 +224,8 @@ static void gp_apply(int n, const struct gp_policy_params *pp)
 			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :
 				  e->backend == GP_BACKEND_EVICT;
 			if (!by_proc && act == GP_ACT_PARK &&
-			    READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT) {
+			    (READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT ||
+			     !kfd_have_queue_suspend())) {
 				/* Forced process granularity, but not all its queues go. */
 				gp_set_state(e, GP_Q_RUNNING);
 				continue;

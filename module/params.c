@@ -12,6 +12,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include "gpreempt.h"
+#include "kfd.h"
 
 struct gp_params gp_param = {
 	.tick_us = 100,
@@ -123,12 +124,10 @@ static int gp_set_backend(const char *val, const struct kernel_param *kp)
 		pr_err("backend=%s: expected auto, evict or suspend\n", val);
 		return -EINVAL;
 	}
-#if !GP_HAVE_queue_properties__is_suspended
-	if (i == GP_BACKEND_SUSPEND) {
-		pr_err("backend=suspend: this KFD has no queue_properties.is_suspended\n");
+	if (i == GP_BACKEND_SUSPEND && !kfd_have_queue_suspend()) {
+		pr_err("backend=suspend: this KFD has no queue_properties.is_suspended (evict only)\n");
 		return -EINVAL;
 	}
-#endif
 	WRITE_ONCE(gp_param.backend, i);
 	return 0;
 }

@@ -46,7 +46,7 @@ int gp_evict_process(struct gp_proc *pr, bool evict)
 			ret = -EPERM;
 			goto out;
 		}
-		ret = gp_kfd.evict(p, KFD_QUEUE_EVICTION_TRIGGER_SUSPEND);
+		ret = kfd_call_evict(gp_kfd.evict, p, KFD_QUEUE_EVICTION_TRIGGER_SUSPEND);
 		/* On -EIO KFD keeps the eviction counted: it must be restored. */
 		if (!ret || ret == -EIO) {
 			pr->evicted = 1;

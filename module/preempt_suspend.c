@@ -46,7 +46,11 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	flag = KFD_QP(q, is_suspended, bool);
+	flag = kfd_q_suspended_flag(q);
+	if (!flag) {
+		ret = -EOPNOTSUPP;
+		goto out_unlock;
+	}
 	if (!kfd_p_mm(p)) {
 		ret = -ESRCH;
 		goto out_unlock;
@@ -58,7 +62,8 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	}
 	dqm = kfd_node_dqm(kfd_q_device(q));
 	pdd = gp_backend_pdd(p, kfd_q_device(q));
-	if (!pdd || kfd_pdd_has_reset_queue(pdd) || gp_backend_dev_failed(dqm)) {
+	if (!pdd || kfd_pdd_has_reset_queue(pdd) || kfd_q_is_reset(q) ||
+	    gp_backend_dev_failed(dqm)) {
 		gp_stats.skipped_reset++;
 		ret = -EIO;
 		goto out_unlock;

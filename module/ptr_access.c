@@ -35,7 +35,7 @@ static int gp_pin_one(struct gp_queue *e, struct mm_struct *mm, u64 uva, u64 **k
 			return 0;
 		}
 	}
-	got = pin_user_pages_remote(mm, page_va, 1, FOLL_WRITE | FOLL_LONGTERM, &page, NULL);
+	got = gp_pin_user_page_remote(mm, page_va, FOLL_WRITE | FOLL_LONGTERM, &page);
 	if (got != 1)
 		return got < 0 ? got : -EFAULT;
 	e->pages[e->npages] = page;
@@ -70,7 +70,7 @@ void gp_ptr_setup(struct gp_queue *e)
 		e->ptr_path = GP_PTR_NONE;
 		return;
 	}
-	p = gp_kfd.lookup_by_pasid(e->proc->pasid);
+	p = gp_kfd_lookup_pasid(e->proc->pasid);
 	if (!p)
 		return;
 	if (p != e->proc->p)

@@ -339,12 +339,17 @@ int gp_registry_adopt_existing(void)
 	u32 pasid;
 
 	for (pasid = 1; pasid < (1U << 16); pasid++) {
-		struct kfd_process *p = gp_kfd.lookup_by_pasid(pasid);
+		struct kfd_process *p = gp_kfd_lookup_pasid(pasid);
 		struct process_queue_manager *pqm;
 		struct list_head *head, *pos;
 
 		if (!p)
 			continue;
+		/* 6.17+: one PASID per device; visit each process once. */
+		if (kfd_p_pasid(p) != pasid) {
+			gp_kfd.unref(p);
+			continue;
+		}
 		pqm = kfd_p_pqm(p);
 		head = (struct list_head *)((char *)pqm + GP_OFF_process_queue_manager__queues);
 		mutex_lock(kfd_p_mutex(p));

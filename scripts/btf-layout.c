@@ -9,12 +9,18 @@
  * (/sys/kernel/btf/amdgpu, or the .BTF section of amdgpu.ko).  The spec lists
  * what gpreempt relies on:
  *
- *   struct <name> <field>[.<member>]... [?<optional field>]...
- *   hook   <function> <param>...       argument positions of a probed function
- *   call   <function> <prototype>      prototype gpreempt calls through kallsyms
+ *   struct [?]<name> <field>[.<member>]... [?<optional field>]...
+ *   hook   [?]<function> <param>...    argument positions of a probed function
+ *   call   <function> <prototype> [| <tag>: <prototype>]...
+ *                                      prototype gpreempt calls through kallsyms
  *   enum   <ENUMERATOR>...             enumerator values
+ *   oneof  <have>...                   at least one GP_HAVE_<have> is 1
  *
- * Anything missing (or a prototype that differs) is reported by name and the
+ * '?' marks what some kernels lack: GP_HAVE_<struct>[__<field>] or
+ * GP_HAVE_<function> is emitted as 0 or 1.  A call may list alternative
+ * prototypes; the one the kernel has wins, and GP_HAVE_<function>__<tag> says
+ * which (the untagged first one is the base).  Anything else missing, or a
+ * prototype matching none of the alternatives, is reported by name and the
  * tool exits 1, so the build stops there.
  */
 #include <errno.h>
@@ -26,6 +32,22 @@
 
 static struct btf *base, *btf;
 static int errors;
+
+/* GP_HAVE_* emitted so far, for 'oneof'. */
+static struct {
+	char name[160];
+	int val;
+} haves[64];
+static int n_haves;
+
+static void have(const char *name, int val)
+{
+	printf("#define GP_HAVE_%s %d\n", name, val);
+	if (n_haves < (int)(sizeof(haves) / sizeof(haves[0]))) {
+		snprintf(haves[n_haves].name, sizeof(haves[0].name), "%s", name);
+		haves[n_haves++].val = val;
+	}
+}
 
 static void fail(const char *fmt, ...)
 {
@@ -164,10 +186,15 @@ static long member_off(int sid, const char *path, long *size)
 static void do_struct(char *args)
 {
 	char *sname = strtok(args, " \t"), *f;
-	int sid = find_type(sname, BTF_KIND_STRUCT);
+	int opt_struct = *sname == '?', sid;
 
+	sname += opt_struct;
+	sid = find_type(sname, BTF_KIND_STRUCT);
+	if (opt_struct)
+		have(sname, sid >= 0);
 	if (sid < 0) {
-		fail("struct %s: not in the KFD provider's BTF", sname);
+		if (!opt_struct)
+			fail("struct %s: not in the KFD provider's BTF", sname);
 		return;
 	}
 	printf("#define GP_SIZEOF_%s %lld\n", sname, (long long)btf__resolve_size(btf, sid));
@@ -185,14 +212,14 @@ static void do_struct(char *args)
 		off = member_off(sid, f, &size);
 		if (off < 0) {
 			if (optional) {
-				printf("#define GP_HAVE_%s 0\n", macro);
+				have(macro, 0);
 				continue;
 			}
 			fail("struct %s has no field '%s' (layout changed?)", sname, f);
 			continue;
 		}
 		if (optional)
-			printf("#define GP_HAVE_%s 1\n", macro);
+			have(macro, 1);
 		printf("#define GP_OFF_%s %ld\n#define GP_SZ_%s %ld\n", macro, off, macro, size);
 	}
 }
@@ -211,10 +238,16 @@ static void emit_typedef(const struct btf_type *proto, const char *fname);
 static void do_hook(char *args)
 {
 	char *fname = strtok(args, " \t"), *pname;
-	const struct btf_type *proto = func_proto(fname);
+	int optional = *fname == '?';
+	const struct btf_type *proto = func_proto(fname + optional);
 
+	fname += optional;
+	if (optional)
+		have(fname, !!proto);
 	if (!proto) {
-		fail("function %s: not in the KFD provider's BTF (renamed or inlined?)", fname);
+		if (!optional)
+			fail("function %s: not in the KFD provider's BTF (renamed or inlined?)",
+			     fname);
 		return;
 	}
 	printf("#define GP_NARGS_%s %d\n", fname, btf_vlen(proto));
@@ -265,25 +298,75 @@ static void emit_typedef(const struct btf_type *proto, const char *fname)
 	printf("%s\n", decl);
 }
 
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/* "call fn proto [| tag: proto]...": the first alternative the kernel has. */
 static void do_call(char *args)
 {
-	char *fname = strtok(args, " \t"), *want = strtok(NULL, "");
+	char *fname = strtok(args, " \t"), *rest = strtok(NULL, ""), *alt[8], *tag[8];
 	const struct btf_type *proto = func_proto(fname);
-	char have[1024];
+	char have_str[1024], tried[2048] = "", macro[160];
+	int n = 0, i, match = -1;
 
 	if (!proto) {
 		fail("function %s: not in the KFD provider's BTF (renamed or inlined?)", fname);
 		return;
 	}
-	while (want && (*want == ' ' || *want == '\t'))
-		want++;
-	proto_str(proto, NULL, have, sizeof(have));
-	if (!want || strcmp(have, want)) {
-		fail("function %s: the kernel has '%s', gpreempt calls '%s'", fname, have,
-		     want ? want : "?");
+	for (char *a = strtok(rest, "|"); a && n < 8; a = strtok(NULL, "|")) {
+		char *colon;
+
+		a = trim(a);
+		colon = strchr(a, ':');
+		tag[n] = NULL;
+		if (n && colon) {
+			*colon = '\0';
+			tag[n] = trim(a);
+			a = trim(colon + 1);
+		}
+		alt[n++] = a;
+	}
+	proto_str(proto, NULL, have_str, sizeof(have_str));
+	for (i = 0; i < n; i++) {
+		if (match < 0 && !strcmp(have_str, alt[i]))
+			match = i;
+		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s'%s'",
+			 i ? " or " : "", alt[i]);
+	}
+	if (match < 0) {
+		fail("function %s: the kernel has '%s', gpreempt calls %s", fname, have_str,
+		     n ? tried : "?");
 		return;
 	}
+	for (i = 1; i < n; i++) {
+		if (!tag[i])
+			continue;
+		snprintf(macro, sizeof(macro), "%s__%s", fname, tag[i]);
+		have(macro, i == match);
+	}
 	emit_typedef(proto, fname);
+}
+
+static void do_oneof(char *args)
+{
+	char *name, list[512] = "";
+
+	for (name = strtok(args, " \t"); name; name = strtok(NULL, " \t")) {
+		for (int i = 0; i < n_haves; i++)
+			if (!strcmp(haves[i].name, name) && haves[i].val)
+				return;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), " %s", name);
+	}
+	fail("none of:%s (this KFD has neither form)", list);
 }
 
 static void do_enum(char *args)
@@ -344,7 +427,8 @@ int main(int argc, char **argv)
 	printf("/* SPDX-License-Identifier: GPL-2.0 */\n");
 	printf("/* Generated by scripts/btf-layout from %s; do not edit. */\n", argv[2]);
 	printf("#ifndef GP_LAYOUT_H\n#define GP_LAYOUT_H\n");
-	printf("struct kfd_process; struct kfd_process_device; struct kfd_node; struct queue;\n");
+	printf("struct kfd_process; struct kfd_process_device; struct kfd_node; struct kfd_dev;\n");
+	printf("struct queue; struct amdgpu_bo; struct page; struct vm_area_struct;\n");
 	printf("struct queue_properties; struct process_queue_manager; struct mmu_notifier;\n");
 	printf("struct mm_struct; struct file; struct kfd_criu_queue_priv_data;\n");
 	printf("struct device_queue_manager; struct qcm_process_device; struct mqd_update_info;\n");
@@ -366,6 +450,8 @@ int main(int argc, char **argv)
 			do_call(strtok(NULL, ""));
 		else if (!strcmp(kw, "enum"))
 			do_enum(strtok(NULL, ""));
+		else if (!strcmp(kw, "oneof"))
+			do_oneof(strtok(NULL, ""));
 		else
 			fail("spec: unknown keyword '%s'", kw);
 	}
