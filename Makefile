@@ -8,6 +8,7 @@
 #   make check      unit tests + VM tests (real amdgpu.ko and kfdsim), TAP
 #   make demo       LC/BE demo on the simulated GPU, with and without gpreempt
 #   make bench      benchmarks (bench/out/)
+#   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
 #
 # Kernel: with KDIR unset, the Debian 6.12 kernel that scripts/setup cached
@@ -64,7 +65,7 @@ BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
 TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload
 
-.PHONY: all modules matrix tools setup check unit vmtest demo bench lint clean
+.PHONY: all modules matrix tools setup check unit vmtest demo bench soak lint clean
 all: modules tools
 
 setup:
@@ -161,6 +162,11 @@ demo: setup
 bench: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/scripts/bench
+
+# Not part of check: test/vm/sim-soak.sh's long form (check runs its short form).
+soak: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/soak
 
 lint:
 	@$(TOP)/scripts/lint

@@ -11,6 +11,7 @@
  *     churn : creates and destroys short-lived queues
  *     idle  : creates queues and waits (registration/scan tests)
  *   gpload test NAME : kfdsim behaviour tests (TAP lines), see selftest.c
+ *   gpload maps ...  : gpreempt's control maps under stress (soak), see maps.c
  *
  * Every packet has its own completion signal; gpload checks that each one
  * was incremented exactly once and that the read index caught up with the
@@ -247,6 +248,7 @@ static void usage(void)
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
 		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma\n"
+		"       gpload maps fuzz|flip|reset ... (gpreempt's control maps, see maps.c)\n"
 		"defaults: lc, --prio 7 --queues 1 --wg 8 --wg-us 200 --k 1 --period-us 5000\n"
 		"          --inflight 4 --duration 5\n");
 }
@@ -265,6 +267,8 @@ int main(int argc, char **argv)
 	const char *test_name = NULL;
 	int c, rc;
 
+	if (argc > 1 && !strcmp(argv[1], "maps"))
+		return maps_main(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'm': opt.mode = optarg; break;

@@ -43,5 +43,6 @@ int q_retire(struct gq *q);
 bool q_drain(struct gq *q, double timeout_us);
 int test_op(int op, uint32_t qid, uint64_t *val);
 int selftest(const char *name);
+int maps_main(int argc, char **argv);	/* maps.c: gpload maps ... */
 
 #endif /* GPLOAD_H */

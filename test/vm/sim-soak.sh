@@ -1,0 +1,470 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Long runs and races of gpreempt on kfdsim (issue 9), inside the test guest.
+#
+#   GP_SOAK=short (default, "make check" via test/run-vm sim): a few of each.
+#   GP_SOAK=long  ("make soak", scripts/soak): 100 reloads under load, 100
+#                 kill -9s of parked and 100 of running processes, 10^4
+#                 queue create/destroy churns during preemption, >= 10^6
+#                 packets checked exactly once across HWS and MES.
+#
+# For each scheduler model (HWS, MES) the phases are: reload (rmmod/insmod
+# of gpreempt under load, with random parameters and some invalid ones),
+# kill (kill -9 of parked and of running processes), churn (queue
+# create/destroy while a gp_prio flip storm runs), race-exit (rmmod racing
+# with process exit) and race-park (kill -9 while a park is in flight, with a
+# slow runlist).  Throughout, gp_prio, gp_prio_comm and gp_config get random
+# values, invalid ones included.  After every phase: nothing left parked (every
+# kfdsim queue active, or gone with its process), evictions balanced, every
+# packet exactly once (gpload's exit status), a clean dmesg.  Ends with a
+# table of counts.  Tests wait for states with long timeouts; no timing is
+# asserted.
+. test/lib/tap.sh
+GPLOAD=build/gpload
+KO=test/kfdsim/kfdsim.ko
+GP=module/gpreempt.ko
+DBG=/sys/kernel/debug/kfdsim
+T=$(mktemp -d /tmp/soak.XXXXXX)
+MODE=${GP_SOAK:-short}
+START=$SECONDS
+# bash reports every kill -9'd job ("Killed"); those are the test's own.
+exec 2> >(grep --line-buffered -v '^[^ ]*: line [0-9]*: *[0-9]* Killed ' >&2)
+
+# Per scheduler model (two models: the totals are twice these).
+# The short form runs each phase once, half of them per model.
+case $MODE in
+long)
+	RELOADS=50 KILLS=50 KILL_BATCH=10 CHURNS=5000 PACKETS=500000 RACES=10
+	CHURN_S=30 PUMP_MAX_S=300
+	PHASES_hws="reload kill churn race_exit pump race_park"
+	PHASES_mes=$PHASES_hws ;;
+*)
+	RELOADS=2 KILLS=2 KILL_BATCH=2 CHURNS=20 PACKETS=2000 RACES=1
+	CHURN_S=2 PUMP_MAX_S=10
+	PHASES_hws="reload kill race_park"
+	PHASES_mes="churn race_exit" ;;
+esac
+
+# --- helpers -------------------------------------------------------------------
+say() { tap_diag "soak $(printf '%4d' $((SECONDS - START))) s: $*"; }
+kstat() { awk -v k="$1" '$1 == k {print $2}' $DBG/stats; }
+gstat() { bpftool -j map dump name gp_stats 2>/dev/null | jq -r ".[0].formatted.value.$1 // empty"; }
+wait_for() {	# seconds cmd...
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	"$@"
+}
+dt() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+# Polling goes to kfdsim's debugfs (cheap); bpftool runs once per check.
+# Each role has its own priority: pump/BE 3, LC 12, victims 1 (to park),
+# 14 (running), 4 (race-park).  ks_parked P: a queue at priority P is not
+# active (suspended or evicted: parked, or a park has started);
+# ks_running P: queues at priority P exist and all are active.
+ks_parked() { grep " prio=$1 " $DBG/queues | grep -qv ' active=1 evicted=0 suspended=0 '; }
+ks_running() {
+	grep -q " prio=$1 " $DBG/queues &&
+		! grep " prio=$1 " $DBG/queues | grep -qv ' active=1 evicted=0 suspended=0 '
+}
+ks_all_parked() {
+	grep -q " prio=$1 " $DBG/queues && ! grep " prio=$1 " $DBG/queues | grep -q ' active=1 '
+}
+ks_none_at() { ! grep -q " prio=$1 " $DBG/queues; }
+# gp_queues holds no queue of a dead process.
+gp_only_live() {
+	local t
+	for t in $(bpftool -j map dump name gp_queues 2>/dev/null | jq -r '.[].formatted.value.tgid' | sort -u); do
+		kill -0 "$t" 2>/dev/null || return 1
+	done
+}
+# Nothing parked: every kfdsim queue is active, none suspended or evicted.
+none_parked() { ! grep -v ' active=1 evicted=0 suspended=0 ' $DBG/queues | grep -q .; }
+ks_idle() { [ "$(kstat processes)" = 0 ] && [ "$(kstat queues)" = 0 ] && [ "$(kstat evicted_refs)" = 0 ]; }
+gp_loaded() { grep -q '^gpreempt ' /proc/modules; }
+le32() { printf '%08x' $(($1 & 0xffffffff)) | sed 's/\(..\)\(..\)\(..\)\(..\)/0x\4 0x\3 0x\2 0x\1/'; }
+
+# Counters, one file per name.
+count() { local f=$T/c.$1; echo $(( $(cat "$f" 2>/dev/null || echo 0) + ${2:-1} )) >"$f"; }
+counter() { cat "$T/c.$1" 2>/dev/null || echo 0; }
+# Sum every numeric counter of gp_stats into the totals (before each rmmod).
+sum_gp_stats() {
+	bpftool -j map dump name gp_stats 2>/dev/null |
+		jq -r '.[0].formatted.value | to_entries[] | select(.value | type == "number") |
+			"\(.key) \(.value)"' >"$T/gs" 2>/dev/null || return
+	while read -r k v; do
+		case $k in queues|processes|evicts_outstanding|scan_ns_*) continue ;; esac
+		count "gp.$k" "$v"
+	done <"$T/gs"
+}
+# Sum kfdsim's counters (not the gauges) into the totals (before its rmmod).
+sum_ks_stats() {
+	while read -r k v; do
+		case $k in processes|queues|evicted_refs) continue ;; esac
+		case $v in '' | *[!0-9]*) continue ;; esac
+		count "ks.$k" "$v"
+	done <$DBG/stats
+}
+
+gp_insmod() {	# gpreempt with random valid parameters
+	local be=(auto suspend evict)
+	insmod $GP backend=${be[RANDOM % 3]} tick_us=$((50 + RANDOM % 400)) \
+		hysteresis_us=$((RANDOM % 4000)) max_actions=$((1 + RANDOM % 16))
+}
+gp_rmmod() {	# [nostats]: the caller summed gp_stats already
+	gp_loaded || return 0
+	[ -n "${1:-}" ] || sum_gp_stats
+	rmmod gpreempt
+}
+
+# The background load: a BE stream (prio 3) that fills the CUs, and an LC
+# stream (prio 12) that keeps the BE parked most of the time.  Both are
+# stopped with SIGTERM at the end of the phase; their exit status is the
+# exactly-once check.  The pump phase uses many tiny packets instead (about
+# 10^5 per second in the TCG guest, which that saturates).
+BE="--prio 3 --queues 2 --wg 2 --wg-us 1000 --inflight 16"
+PUMP="--prio 3 --queues 8 --wg 1 --wg-us 5 --inflight 200"
+LC="--prio 12 --wg 2 --wg-us 200 --period-us 1500 --poisson"
+load_start() {	# [gpload be arguments]
+	# shellcheck disable=SC2086
+	$GPLOAD be ${1:-$BE} --duration 100000 --json $T/pump.json --quiet --seed $RANDOM &
+	pump=$!
+	$GPLOAD lc $LC --duration 100000 --json $T/lc.json --quiet --seed $RANDOM &
+	lc=$!
+	writer_start
+}
+# load_stop PHASE: stop the writer and LC, then check that nothing stays parked,
+# stop the pump, and check that both completed every packet exactly once.
+load_stop() {
+	local rc_lc rc_pump
+	writer_stop
+	kill -TERM $lc
+	wait $lc
+	rc_lc=$?
+	if wait_for 60 none_parked && [ "$(kstat evicted_refs)" = 0 ]; then
+		tap_ok "$1: nothing left parked once LC stopped, evictions balanced"
+	else
+		tap_not_ok "$1: nothing left parked once LC stopped, evictions balanced (evicted_refs $(kstat evicted_refs))"
+		grep -v ' active=1 evicted=0 suspended=0 ' $DBG/queues | head -5 | sed 's/^/# /'
+	fi
+	kill -TERM $pump
+	wait $pump
+	rc_pump=$?
+	tap_check "$1: every LC and BE packet completed exactly once (rc $rc_lc/$rc_pump)" \
+		test "$rc_lc$rc_pump" = 00
+	count packets "$(jq -r .packets $T/pump.json 2>/dev/null || echo 0)"
+	count packets "$(jq -r .packets $T/lc.json 2>/dev/null || echo 0)"
+}
+# phase_end PHASE: every process of the phase is gone: kfdsim holds no
+# process, queue or eviction, gpreempt's evictions are balanced, dmesg clean.
+phase_end() {
+	local eo
+	if wait_for 60 ks_idle; then
+		tap_ok "$1: no process, queue or eviction left in kfdsim"
+	else
+		tap_not_ok "$1: no process, queue or eviction left in kfdsim # $(tr '\n' ' ' <$DBG/stats)"
+	fi
+	if gp_loaded; then
+		eo=$(gstat evicts_outstanding)
+		tap_check "$1: gpreempt's evictions balanced (evicts_outstanding ${eo:-?})" test "$eo" = 0
+	fi
+	tap_dmesg_clean "$1: dmesg clean"
+	dmesg -C
+	say "$1 done: $(counter packets) packets, $(counter reloads) reloads, $(counter kills_parked)+$(counter kills_running) kills, $(counter churns) churns, $(counter map_writes) map writes"
+}
+
+# Random control writes throughout (gpload maps fuzz: gp_prio, gp_prio_comm,
+# gp_config, valid and invalid values, each undone within 200 ms).
+jcount() {	# json-file field counter
+	local v
+	v=$(jq -r ".$2 // 0" "$1" 2>/dev/null)
+	count "$3" "${v:-0}"
+}
+writer_start() {
+	$GPLOAD maps fuzz --duration 100000 --hold-ms 200 --seed $RANDOM --json $T/fuzz.json >/dev/null &
+	writer=$!
+}
+writer_stop() {
+	kill -TERM $writer
+	wait $writer || tap_not_ok "gpload maps fuzz: a map refused a well-formed write"
+	jcount $T/fuzz.json writes map_writes
+	jcount $T/fuzz.json invalid map_writes_invalid
+	gp_loaded && $GPLOAD maps reset >/dev/null
+}
+
+# --- phases ----------------------------------------------------------------------
+# reload: rmmod/insmod of gpreempt under load, random parameters; after each
+# rmmod every queue runs again; an invalid parameter now and then is refused.
+phase_reload() {
+	local i bad=0 ok=0 refused=0 parked=0 t0 t1 t2 t3
+	local bads=(tick_us=1 max_actions=0 backend=foo hysteresis_us=-1 max_suspend_ms=0)
+	load_start
+	for i in $(seq $RELOADS); do
+		# Reload with the BE parked when it gets there (LC keeps it parked
+		# most of the time).
+		wait_for 3 ks_parked 3 && parked=$((parked + 1))
+		t0=$EPOCHREALTIME
+		sum_gp_stats
+		t1=$EPOCHREALTIME
+		gp_rmmod nostats || bad=$((bad + 1))
+		t2=$EPOCHREALTIME
+		if none_parked && [ "$(kstat evicted_refs)" = 0 ]; then
+			ok=$((ok + 1))
+		else
+			bad=$((bad + 1))
+			tap_diag "reload $i: parked after rmmod: $(grep -v ' active=1 evicted=0 suspended=0 ' $DBG/queues | head -1)"
+		fi
+		if [ $((i % 10)) = 1 ]; then
+			insmod $GP "${bads[RANDOM % ${#bads[@]}]}" 2>/dev/null && { rmmod gpreempt; bad=$((bad + 1)); }
+			refused=$((refused + 1))
+		fi
+		t3=$EPOCHREALTIME
+		gp_insmod || { bad=$((bad + 1)); insmod $GP; }
+		count reloads
+		[ $((i % 10)) = 0 ] || [ $MODE != long ] &&
+			say "$sched reload $i/$RELOADS ($parked with the BE parked; last: gp_stats $(dt $t0 $t1) s, rmmod $(dt $t1 $t2) s, insmod $(dt $t3 $EPOCHREALTIME) s)"
+	done
+	count reloads_parked $parked
+	tap_check "$sched reload: $RELOADS rmmod/insmod under load ($parked with the BE parked), every queue running after each rmmod ($ok), $refused invalid parameter sets refused" \
+		test $bad = 0
+	load_stop "$sched reload"
+	phase_end "$sched reload"
+}
+
+# kill: kill -9 of a parked process (below LC) and of a running one (above LC).
+phase_kill() {
+	local i j b v vs missed=0 lingering=0 extra
+	load_start
+	for ((i = 0; i < KILLS; i += b)); do
+		b=$((KILLS - i < KILL_BATCH ? KILLS - i : KILL_BATCH))
+		# b processes below LC, killed once all their queues are parked.
+		vs=()
+		for ((j = 0; j < b; j++)); do
+			extra=
+			[ $((RANDOM % 3)) = 0 ] && extra="--pfnmap"
+			# shellcheck disable=SC2086
+			$GPLOAD be --prio 1 --queues $((1 + RANDOM % 3)) --wg 4 --wg-us 500 \
+				--duration 1000 --quiet $extra &
+			vs+=($!)
+		done
+		if wait_for 60 ks_all_parked 1; then
+			kill -9 "${vs[@]}"
+			count kills_parked $b
+		else
+			kill -9 "${vs[@]}"
+			missed=$((missed + b))
+		fi
+		wait "${vs[@]}" 2>/dev/null
+		wait_for 60 ks_none_at 1 || lingering=$((lingering + 1))
+		# b processes above LC, killed while they run.
+		vs=()
+		for ((j = 0; j < b; j++)); do
+			extra=
+			[ $((RANDOM % 3)) = 0 ] && extra="--pfnmap"
+			[ $((RANDOM % 4)) = 0 ] && extra="$extra --sdma"
+			# shellcheck disable=SC2086
+			$GPLOAD be --prio 14 --queues $((1 + RANDOM % 3)) --wg 4 \
+				--wg-us 500 --duration 1000 --quiet $extra &
+			vs+=($!)
+		done
+		wait_for 60 ks_running 14
+		sleep 0.$((RANDOM % 3))
+		kill -9 "${vs[@]}"
+		count kills_running $b
+		wait "${vs[@]}" 2>/dev/null
+		wait_for 60 ks_none_at 14 || lingering=$((lingering + 1))
+		say "$sched kill $((i + b))/$KILLS parked and running"
+	done
+	tap_check "$sched kill: $KILLS parked processes killed ($missed never all parked)" test $missed = 0
+	tap_check "$sched kill: $KILLS parked and $KILLS running processes killed, their queues gone from kfdsim ($lingering lingered) and gp_queues" \
+		eval "test $lingering = 0 && wait_for 60 gp_only_live"
+	load_stop "$sched kill"
+	phase_end "$sched kill"
+}
+
+# churn: queue create/destroy at four priorities during preemption, while a
+# gp_prio flip storm moves the churners, the pump and LC between 0 and 15.
+phase_churn() {
+	local done=0 round=0 p pids rc=0 n
+	load_start
+	while [ "$done" -lt "$CHURNS" ]; do
+		round=$((round + 1))
+		pids=()
+		for p in 2 6 10 13; do
+			$GPLOAD churn --prio $p --wg 2 --wg-us 50 --duration $CHURN_S --quiet \
+				--json $T/churn.$p.json --seed $RANDOM &
+			pids+=($!)
+		done
+		flip_storm "${pids[@]}" &
+		flips=$!
+		for p in "${pids[@]}"; do wait "$p" || rc=1; done
+		kill -TERM $flips
+		wait $flips || rc=1
+		jcount $T/flip.json flips flips
+		for p in 2 6 10 13; do
+			n=$(jq -r .packets $T/churn.$p.json 2>/dev/null || echo 0)
+			done=$((done + n))
+			count churns "$n"
+			count packets "$n"
+		done
+		say "$sched churn round $round: $done/$CHURNS create/destroy"
+	done
+	tap_check "$sched churn: $done queue create/destroy churns during preemption and a priority flip storm, exactly once" \
+		test $rc = 0
+	load_stop "$sched churn"
+	phase_end "$sched churn"
+}
+flip_storm() {	# pids...: gp_prio of them, the pump and LC flipped between 0 and 15
+	exec $GPLOAD maps flip --duration 100000 --json $T/flip.json "$@" $pump $lc >/dev/null
+}
+
+# race-exit: rmmod gpreempt racing with the exit (kill -9 or SIGTERM) of
+# processes of which some are parked, one evicted by itself.
+phase_race_exit() {
+	local i v vs bad=0 sig
+	load_start
+	for i in $(seq $RACES); do
+		vs=()
+		$GPLOAD be --prio 1 --queues 2 --wg 4 --wg-us 500 --duration 1000 --quiet &
+		vs+=($!)
+		$GPLOAD be --prio 2 --wg 4 --wg-us 500 --duration 1000 --evict-ms 300 --quiet &
+		vs+=($!)
+		$GPLOAD be --prio 14 --wg 4 --wg-us 500 --duration 1000 --quiet &
+		vs+=($!)
+		wait_for 60 ks_parked 1
+		sig=$([ $((RANDOM % 2)) = 0 ] && echo -9 || echo -TERM)
+		sum_gp_stats
+		kill $sig "${vs[@]}" &
+		rmmod gpreempt || bad=$((bad + 1))
+		wait "${vs[@]}" 2>/dev/null
+		for v in "${vs[@]}"; do wait_for 60 gone $v || bad=$((bad + 1)); done
+		if ! wait_for 60 none_parked; then
+			bad=$((bad + 1))
+			tap_diag "race-exit $i: parked after rmmod: $(grep -v ' active=1 evicted=0 suspended=0 ' $DBG/queues | head -1)"
+		fi
+		count races_exit
+		gp_insmod || bad=$((bad + 1))
+		count reloads
+	done
+	tap_check "$sched race-exit: $RACES rmmods racing with process exits, nothing left parked" \
+		test $bad = 0
+	load_stop "$sched race-exit"
+	phase_end "$sched race-exit"
+}
+
+# race-park: kill -9 while a park is in flight.  kfdsim reloaded with the
+# slowest runlist/MES call (100 ms), so a park takes that long; the victim is
+# killed as soon as kfdsim shows its park started (queue suspended or
+# evicted), after a random delay within the call.
+phase_race_park() {
+	local i v l bad=0 inflight=0 rc
+	gp_rmmod
+	sum_ks_stats
+	rmmod kfdsim
+	insmod $KO sched=$sched runlist_us=100000 mes_us=100000 && insmod $GP
+	for i in $(seq $RACES); do
+		$GPLOAD be --prio 4 --queues 2 --wg 4 --wg-us 500 --duration 1000 --quiet &
+		v=$!
+		wait_for 60 ks_running 4
+		$GPLOAD lc --prio 12 --wg 4 --wg-us 500 --period-us 300 --duration 1000 --quiet &
+		l=$!
+		if wait_for 60 ks_parked 4; then
+			sleep 0.0$((RANDOM % 10))
+			kill -9 $v
+			inflight=$((inflight + 1))
+		else
+			kill -9 $v
+		fi
+		wait $v 2>/dev/null
+		kill -TERM $l
+		wait $l
+		rc=$?
+		[ $rc = 0 ] || bad=$((bad + 1))
+		wait_for 60 ks_idle || bad=$((bad + 1))
+		count races_park
+		count kills_parking
+	done
+	tap_check "$sched race-park: $RACES kill -9s during a park ($inflight seen in flight), nothing left behind, LC exactly once" \
+		test $bad = 0
+	phase_end "$sched race-park"
+}
+
+# pump: top up to PACKETS packets for this model (kfdsim's count since its
+# load; gpload's own exactly-once count is what the table reports), capped at
+# PUMP_MAX_S seconds.
+phase_pump() {
+	local end=$((SECONDS + PUMP_MAX_S))
+	load_start "$PUMP"
+	while [ $SECONDS -lt $end ] && [ "$(kstat packets_completed)" -lt "$PACKETS" ]; do
+		sleep 5
+		say "$sched pump: $(kstat packets_completed)/$PACKETS packets"
+	done
+	load_stop "$sched pump"
+	phase_end "$sched pump"
+}
+
+# --- run ------------------------------------------------------------------------
+dmesg -C
+rmmod gpreempt 2>/dev/null
+rmmod kfdsim 2>/dev/null
+tap_memdebug || tap_diag "soak: not a memory-debugging guest (scripts/vm --memdebug)"
+say "mode $MODE: hws: $PHASES_hws; mes: $PHASES_mes; $RELOADS reloads, $KILLS+$KILLS kills, $CHURNS churns, $RACES races of each kind per phase; memory $(awk '/MemTotal/ {print $2 / 1024 " MiB"}' /proc/meminfo)"
+for sched in hws mes; do
+	p0=$(counter packets)
+	insmod $KO sched=$sched && gp_insmod || { tap_not_ok "$sched: insmod kfdsim + gpreempt"; continue; }
+	phases=PHASES_$sched
+	for ph in ${!phases}; do
+		"phase_$ph"
+	done
+	gp_rmmod
+	sum_ks_stats
+	rmmod kfdsim
+	say "$sched: $(( $(counter packets) - p0 )) packets checked"
+done
+tap_check "soak: at least $((2 * PACKETS)) packets checked exactly once ($(counter packets))" \
+	test "$(counter packets)" -ge $((2 * PACKETS))
+[ $MODE = long ] && for c in reloads:100 kills_parked:100 kills_running:100 churns:10000 packets:1000000; do
+	tap_check "soak: ${c%:*} >= ${c#*:} ($(counter ${c%:*}))" test "$(counter ${c%:*})" -ge "${c#*:}"
+done
+
+# --- table --------------------------------------------------------------------------
+tap_diag "soak ($MODE, $((SECONDS - START)) s, simulated GPU, memory-debugging guest: $(tap_memdebug && echo yes || echo no))"
+tap_diag "| count | value |"
+tap_diag "|---|---|"
+row() { tap_diag "| $1 | $2 |"; }
+sum_of() {	# counters matching a pattern, summed; "-" if none exists
+	local f t=0 any=
+	for f in "$T"/c.$1; do
+		[ -e "$f" ] || continue
+		t=$((t + $(cat "$f"))) any=1
+	done
+	echo "${any:+$t}${any:--}"
+}
+row "packets checked exactly once (gpload)" "$(counter packets)"
+row "preemptions (gpreempt parks / unparks)" "$(counter gp.preempts) / $(counter gp.resumes)"
+row "queue preemptions in kfdsim (unmapped while running)" "$(counter ks.preemptions)"
+row "reloads (rmmod/insmod under load; with the BE parked)" "$(counter reloads) ($(counter reloads_parked))"
+row "kill -9: parked / running / during a park" "$(counter kills_parked) / $(counter kills_running) / $(counter kills_parking)"
+row "rmmod racing with process exits" "$(counter races_exit)"
+row "queue create/destroy churns" "$(counter churns)"
+row "priority flips (gp_prio storm)" "$(counter flips)"
+row "random map writes (invalid ones)" "$(counter map_writes) ($(counter map_writes_invalid))"
+row "rejected control values (gp_stats.bad_control)" "$(counter gp.bad_control)"
+row "backend errors (gp_stats.errors)" "$(counter gp.errors)"
+row "retries (gp_stats *retr*)" "$(sum_of 'gp.*retr*')"
+row "fenced devices (gp_stats *fence*)" "$(sum_of 'gp.*fence*')"
+for f in "$T"/c.ks.*fault* "$T"/c.ks.*inject*; do
+	[ -e "$f" ] && row "injected faults: ${f#"$T"/c.ks.}" "$(cat "$f")"
+done
+tap_diag "all counters:"
+for f in "$T"/c.gp.* "$T"/c.ks.*; do
+	[ -e "$f" ] || continue
+	printf '#   %-28s %s\n' "${f#"$T"/c.}" "$(cat "$f")"
+done
+tap_diag "guest memory after the soak: $(awk '/MemAvailable|Slab:/ {printf "%s %d MiB ", $1, $2 / 1024}' /proc/meminfo)"
+rm -rf "$T"
+tap_done
