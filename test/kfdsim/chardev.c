@@ -116,8 +116,7 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 	q->properties.write_ptr = (void __user *)args.write_pointer_address;
 
 	mutex_lock(&p->mutex);
-	ret = pqm_create_queue(&p->pqm, &ks_node, filp, &q->properties, &qid, NULL, NULL,
-			       NULL, NULL);
+	ret = ks_pqm_create_queue(&p->pqm, &ks_node, filp, &q->properties, &qid);
 	mutex_unlock(&p->mutex);
 	if (ret) {
 		ks_queue_unpin(q);
@@ -188,7 +187,7 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		break;
 	case KFDSIM_TEST_DBG_ENABLE:
 		mutex_lock(&p->mutex);
-		ret = kfd_dbg_trap_enable(p, 0, NULL, NULL);
+		ret = ks_dbg_enable(p);
 		mutex_unlock(&p->mutex);
 		break;
 	case KFDSIM_TEST_SET_RESET:
@@ -200,7 +199,7 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		if (q)
 			args.value = (q->properties.is_active ? KFDSIM_Q_ACTIVE : 0) |
 				     (q->properties.is_evicted ? KFDSIM_Q_EVICTED : 0) |
-				     (q->properties.is_suspended ? KFDSIM_Q_SUSPENDED : 0);
+				     (KS_SUSPENDED(q->properties) ? KFDSIM_Q_SUSPENDED : 0);
 		else
 			ret = -EINVAL;
 		mutex_unlock(&p->mutex);

@@ -557,7 +557,7 @@ void ks_gpu_show(struct seq_file *m)
 		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
-			   q->properties.is_suspended, ks_runnable(q), q->ks.retired,
+			   KS_SUSPENDED(q->properties), ks_runnable(q), q->ks.retired,
 			   READ_ONCE(*q->ks.wptr), q->ks.running, q->ks.nsaved,
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,

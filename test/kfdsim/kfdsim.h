@@ -2,11 +2,13 @@
 /*
  * kfdsim.h - the simulated KFD's structures.
  *
- * Every field gpreempt reads sits at the offset the real Debian 6.12 amdgpu
- * has it (build/gp_layout.h, generated from amdgpu's BTF); each struct is a
- * union of "padding + field" views sized like the real one, followed by
- * kfdsim's private state.  The static_asserts in layout.c fail the build if
- * anything drifts.
+ * Every field gpreempt reads sits at the offset the target kernel's real
+ * amdgpu has it (build/gp_layout.h, generated from amdgpu's BTF: Debian 6.1,
+ * 6.12 or 7.x); each struct is a union of "padding + field" views sized like
+ * the real one, followed by kfdsim's private state.  A field some kernels
+ * lack (GP_HAVE_* 0) lives in the private state there, where gpreempt does
+ * not look, as on the real kernel.  The static_asserts in layout.c fail the
+ * build if anything drifts.
  */
 #ifndef KFDSIM_H
 #define KFDSIM_H
@@ -25,6 +27,14 @@
 #define KS_AT(s, f, decl) struct { u8 __pad_##f[GP_OFF_##s##__##f]; decl; }
 
 #define KS_MAX_PDDS (GP_SZ_kfd_process__pdds / sizeof(void *))
+
+#if !GP_HAVE_kfd_node
+/*
+ * 6.1: no struct kfd_node; queues and process devices point at the
+ * struct kfd_dev, which holds the dqm.  kfdsim's "node" is then a kfd_dev.
+ */
+#define kfd_node kfd_dev
+#endif
 
 struct kfd_process;
 struct kfd_node;
@@ -46,10 +56,22 @@ struct queue_properties {
 		KS_AT(queue_properties, read_ptr, void __user *read_ptr);
 		KS_AT(queue_properties, write_ptr, void __user *write_ptr);
 		KS_AT(queue_properties, is_evicted, bool is_evicted);
+#if GP_HAVE_queue_properties__is_suspended
 		KS_AT(queue_properties, is_suspended, bool is_suspended);
+#endif
 		KS_AT(queue_properties, is_active, bool is_active);
+#if GP_HAVE_queue_properties__is_reset
+		KS_AT(queue_properties, is_reset, bool is_reset);
+#endif
 	};
 };
+
+/* is_suspended: 6.12+; 6.1 has none (nothing suspends a single queue). */
+#if GP_HAVE_queue_properties__is_suspended
+#define KS_SUSPENDED(props) ((props).is_suspended)
+#else
+#define KS_SUSPENDED(props) ((void)(props), false)
+#endif
 
 /* enum kfd_queue_type / kfd_queue_format values not in gp_layout.h */
 #define KS_QUEUE_TYPE_SDMA 1
@@ -57,7 +79,7 @@ struct queue_properties {
 
 /* QUEUE_IS_ACTIVE() of 6.12 priv.h:554 */
 #define QUEUE_IS_ACTIVE(q) ((q).queue_size > 0 && (q).queue_address != 0 && \
-			    (q).queue_percent > 0 && !(q).is_evicted && !(q).is_suspended)
+			    (q).queue_percent > 0 && !(q).is_evicted && !KS_SUSPENDED(q))
 
 struct process_queue_manager {
 	struct kfd_process *process;
@@ -88,8 +110,16 @@ struct kfd_process_device {
 		struct kfd_node *dev;
 		KS_AT(kfd_process_device, process, struct kfd_process *process);
 		KS_AT(kfd_process_device, qpd, struct qcm_process_device qpd);
+#if GP_HAVE_kfd_process_device__has_reset_queue
 		KS_AT(kfd_process_device, has_reset_queue, bool has_reset_queue);
+#endif
+#if GP_HAVE_kfd_process_device__pasid
+		KS_AT(kfd_process_device, pasid, u32 pasid);	/* 6.17+ */
+#endif
 	};
+#if !GP_HAVE_kfd_process_device__has_reset_queue
+	bool has_reset_queue;	/* 6.1: kfdsim's own bookkeeping only */
+#endif
 };
 
 /* kfdsim-private per-queue state: pinned user memory and the CP's view. */
@@ -167,13 +197,26 @@ struct kfd_process {
 		KS_AT(kfd_process, mutex, struct mutex mutex);
 		KS_AT(kfd_process, lead_thread, struct task_struct *lead_thread);
 		KS_AT(kfd_process, mmu_notifier, struct mmu_notifier mmu_notifier);
+#if GP_HAVE_kfd_process__pasid
 		KS_AT(kfd_process, pasid, u32 pasid);
+#endif
 		KS_AT(kfd_process, pdds, struct kfd_process_device *pdds[KS_MAX_PDDS]);
 		KS_AT(kfd_process, n_pdds, u32 n_pdds);
 		KS_AT(kfd_process, pqm, struct process_queue_manager pqm);
+#if GP_HAVE_kfd_process__debug_trap_enabled
 		KS_AT(kfd_process, debug_trap_enabled, bool debug_trap_enabled);
+#endif
+#if GP_HAVE_kfd_process__context_id
+		KS_AT(kfd_process, context_id, u16 context_id);	/* 7.2+ */
+#endif
 	};
 	/* kfdsim-private */
+#if !GP_HAVE_kfd_process__pasid
+	u32 pasid;		/* 6.17+: the pdd's is the real one */
+#endif
+#if !GP_HAVE_kfd_process__debug_trap_enabled
+	bool debug_trap_enabled;	/* 6.1: qpd.is_debug is what KFD shows */
+#endif
 	struct list_head table_node;	/* ks_processes, SRCU */
 	struct mm_struct *ks_mm;	/* the mm it was created for (lookup only) */
 	atomic_t test_evictions;	/* KFDSIM_TEST_EVICT not yet restored */
@@ -208,6 +251,7 @@ struct device_queue_manager {
 	struct mutex lock;	/* "dqm_lock": after p->mutex, before the gpu lock */
 };
 
+#if GP_HAVE_kfd_node
 struct kfd_dev {
 	union {
 		u8 __size[GP_SIZEOF_kfd_dev];
@@ -223,6 +267,17 @@ struct kfd_node {
 		KS_AT(kfd_node, kfd, struct kfd_dev *kfd);
 	};
 };
+#else
+struct kfd_dev {
+	union {
+		u8 __size[GP_SIZEOF_kfd_dev];
+		KS_AT(kfd_dev, dqm, struct device_queue_manager *dqm);
+		KS_AT(kfd_dev, shared_resources_enable_mes, bool enable_mes);
+		KS_AT(kfd_dev, cwsr_enabled, bool cwsr_enabled);
+	};
+	struct kfd_dev *kfd;	/* kfdsim-private: the device of 6.3+'s node */
+};
+#endif
 
 /*
  * The KFD functions gpreempt probes or calls, declared with the types
@@ -240,7 +295,9 @@ gp_fn_kfd_unref_process_t kfd_unref_process;
 gp_fn_kfd_process_notifier_release_t kfd_process_notifier_release;
 gp_fn_kfd_process_evict_queues_t kfd_process_evict_queues;
 gp_fn_kfd_process_restore_queues_t kfd_process_restore_queues;
+#if GP_HAVE_kfd_dbg_trap_enable
 gp_fn_kfd_dbg_trap_enable_t kfd_dbg_trap_enable;
+#endif
 
 /* ---- module parameters and global state (main.c) ---- */
 struct ks_params {
@@ -279,6 +336,7 @@ extern struct ks_stats ks_stats;
 
 /* ---- process.c ---- */
 int ks_process_create(struct kfd_process **out);
+int ks_dbg_enable(struct kfd_process *p);
 void ks_process_file_release(struct kfd_process *p);
 int ks_test_evict(struct kfd_process *p);
 int ks_test_restore(struct kfd_process *p);
@@ -304,6 +362,8 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd);
 
 /* ---- pqm.c ---- */
 struct kfd_process_device *ks_pdd(struct kfd_process *p);
+int ks_pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+			struct file *f, struct queue_properties *properties, unsigned int *qid);
 
 /* ---- mmap.c: queue memory, driver buffers ---- */
 int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * layout.c - compile-time proof that kfdsim's structures put every field
- * gpreempt reads where the real Debian 6.12 amdgpu has it (gp_layout.h is
+ * gpreempt reads where the target kernel's real amdgpu has it (gp_layout.h is
  * generated from amdgpu's BTF), and that its functions have the real
  * prototypes (each is declared with the generated gp_fn_*_t type).
  */
@@ -22,16 +22,28 @@ KS_CHECK(kfd_process, release_work);
 KS_CHECK(kfd_process, mutex);
 KS_CHECK(kfd_process, lead_thread);
 KS_CHECK(kfd_process, mmu_notifier);
+#if GP_HAVE_kfd_process__pasid
 KS_CHECK(kfd_process, pasid);
+#endif
 KS_CHECK(kfd_process, pdds);
 KS_CHECK(kfd_process, n_pdds);
 KS_CHECK(kfd_process, pqm);
+#if GP_HAVE_kfd_process__context_id
+KS_CHECK(kfd_process, context_id);
+#endif
+#if GP_HAVE_kfd_process__debug_trap_enabled
 KS_CHECK(kfd_process, debug_trap_enabled);
+#endif
 KS_CHECK_SIZE(kfd_process_device);
 KS_CHECK(kfd_process_device, dev);
 KS_CHECK(kfd_process_device, process);
 KS_CHECK(kfd_process_device, qpd);
+#if GP_HAVE_kfd_process_device__pasid
+KS_CHECK(kfd_process_device, pasid);
+#endif
+#if GP_HAVE_kfd_process_device__has_reset_queue
 KS_CHECK(kfd_process_device, has_reset_queue);
+#endif
 KS_CHECK_SIZE(qcm_process_device);
 KS_CHECK(qcm_process_device, dqm);
 KS_CHECK(qcm_process_device, pqm);
@@ -61,11 +73,20 @@ KS_CHECK(queue_properties, queue_percent);
 KS_CHECK(queue_properties, read_ptr);
 KS_CHECK(queue_properties, write_ptr);
 KS_CHECK(queue_properties, is_evicted);
+#if GP_HAVE_queue_properties__is_suspended
 KS_CHECK(queue_properties, is_suspended);
+#endif
 KS_CHECK(queue_properties, is_active);
+#if GP_HAVE_queue_properties__is_reset
+KS_CHECK(queue_properties, is_reset);
+#endif
+#if GP_HAVE_kfd_node
 KS_CHECK_SIZE(kfd_node);
 KS_CHECK(kfd_node, dqm);
 KS_CHECK(kfd_node, kfd);
+#else
+KS_CHECK(kfd_dev, dqm);
+#endif
 KS_CHECK_SIZE(kfd_dev);
 static_assert(offsetof(struct kfd_dev, enable_mes) == GP_OFF_kfd_dev__shared_resources_enable_mes);
 KS_CHECK(kfd_dev, cwsr_enabled);

@@ -47,28 +47,35 @@ noinline int kfd_procfs_add_queue(struct queue *q)
 	return 0;
 }
 
-/**
- * pqm_create_queue() - create a user queue (6.12 prototype)
- * @pqm: the process's queue manager
- * @dev: device
- * @f: the /dev/kfdsim file
- * @properties: queue properties from the ioctl
- * @qid: out: queue id
- * @q_data: CRIU data (unused, must be NULL)
- * @restore_mqd: CRIU (unused)
- * @restore_ctl_stack: CRIU (unused)
- * @p_doorbell_offset_in_process: out: doorbell offset (unused, may be NULL)
+/*
+ * pqm_create_queue() - create a user queue, with the target kernel's
+ * prototype (gp_fn_pqm_create_queue_t): 6.12 has (pqm, dev, f, properties,
+ * qid, q_data, restore_mqd, restore_ctl_stack, p_doorbell_offset_in_process);
+ * 6.1 adds 'struct amdgpu_bo *wptr_bo' after qid; 6.17 drops 'f'.
  *
  * The caller has pinned the queue's memory into properties' queue (see
- * chardev.c) and holds p->mutex.
- *
- * Return: 0 or a negative errno.
+ * chardev.c) and holds p->mutex.  Returns 0 or a negative errno.
  */
+#if GP_NARGS_pqm_create_queue == 10
+noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+			      struct file *f, struct queue_properties *properties,
+			      unsigned int *qid, struct amdgpu_bo *wptr_bo,
+			      const struct kfd_criu_queue_priv_data *q_data,
+			      const void *restore_mqd, const void *restore_ctl_stack,
+			      uint32_t *p_doorbell_offset_in_process)
+#elif GP_ARG_pqm_create_queue__properties == 2
+noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+			      struct queue_properties *properties, unsigned int *qid,
+			      const struct kfd_criu_queue_priv_data *q_data,
+			      const void *restore_mqd, const void *restore_ctl_stack,
+			      uint32_t *p_doorbell_offset_in_process)
+#else
 noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
 			      struct file *f, struct queue_properties *properties,
 			      unsigned int *qid, const struct kfd_criu_queue_priv_data *q_data,
 			      const void *restore_mqd, const void *restore_ctl_stack,
 			      uint32_t *p_doorbell_offset_in_process)
+#endif
 {
 	struct queue *q = container_of(properties, struct queue, properties);
 	struct process_queue_node *pqn;
@@ -99,6 +106,28 @@ noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node
 		*p_doorbell_offset_in_process = id * 8;
 	kfd_procfs_add_queue(q);
 	return 0;
+}
+
+/**
+ * ks_pqm_create_queue() - pqm_create_queue() with this kernel's arguments
+ * @pqm: the process's queue manager
+ * @dev: device
+ * @f: the /dev/kfdsim file (not passed on 6.17+)
+ * @properties: queue properties
+ * @qid: out: queue id
+ *
+ * Return: 0 or a negative errno.
+ */
+int ks_pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+			struct file *f, struct queue_properties *properties, unsigned int *qid)
+{
+#if GP_NARGS_pqm_create_queue == 10
+	return pqm_create_queue(pqm, dev, f, properties, qid, NULL, NULL, NULL, NULL, NULL);
+#elif GP_ARG_pqm_create_queue__properties == 2
+	return pqm_create_queue(pqm, dev, properties, qid, NULL, NULL, NULL, NULL);
+#else
+	return pqm_create_queue(pqm, dev, f, properties, qid, NULL, NULL, NULL, NULL);
+#endif
 }
 
 /**

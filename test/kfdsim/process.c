@@ -57,10 +57,16 @@ noinline void kfd_unref_process(struct kfd_process *p)
 /**
  * kfd_lookup_process_by_pasid() - find a live process by PASID
  * @pasid: PASID
+ * @pdd: out, 6.17+ (may be NULL): the process device with that PASID
  *
  * Return: the process with a reference, or NULL.
  */
+#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
+noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid,
+							 struct kfd_process_device **pdd)
+#else
 noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
+#endif
 {
 	struct kfd_process *p, *ret = NULL;
 	int idx = srcu_read_lock(&ks_processes_srcu);
@@ -70,6 +76,10 @@ noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
 		if (p->pasid == pasid) {
 			kref_get(&p->ref);
 			ret = p;
+#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
+			if (pdd)
+				*pdd = &p->pdd;
+#endif
 			break;
 		}
 	}
@@ -162,6 +172,12 @@ int ks_process_create(struct kfd_process **out)
 	INIT_LIST_HEAD(&p->pdd.qpd.queues_list);
 	p->pdds[0] = &p->pdd;
 	p->n_pdds = 1;
+#if GP_HAVE_kfd_process_device__pasid
+	p->pdd.pasid = p->pasid;	/* 6.17+: per device, one device here */
+#endif
+#if GP_HAVE_kfd_process__context_id
+	p->context_id = 0xffff;		/* KFD_CONTEXT_ID_PRIMARY */
+#endif
 
 	kref_get(&p->ref);		/* the notifier's reference */
 	p->mmu_notifier.ops = &ks_mn_ops;
@@ -293,6 +309,7 @@ int ks_test_restore(struct kfd_process *p)
 	return kfd_process_restore_queues(p);
 }
 
+#if GP_HAVE_kfd_dbg_trap_enable
 /**
  * kfd_dbg_trap_enable() - a debugger attaches (test ioctl)
  * @target: process
@@ -307,6 +324,27 @@ noinline int kfd_dbg_trap_enable(struct kfd_process *target, uint32_t fd,
 {
 	WRITE_ONCE(target->debug_trap_enabled, true);
 	return 0;
+}
+#endif
+
+/**
+ * ks_dbg_enable() - attach a debugger as the target kernel does
+ * @p: process, p->mutex held
+ *
+ * kfd_dbg_trap_enable() (6.6+); 6.1 has no such call, its process devices
+ * are marked qpd.is_debug.
+ *
+ * Return: 0.
+ */
+int ks_dbg_enable(struct kfd_process *p)
+{
+#if GP_HAVE_kfd_dbg_trap_enable
+	return kfd_dbg_trap_enable(p, 0, NULL, NULL);
+#else
+	WRITE_ONCE(p->debug_trap_enabled, true);
+	WRITE_ONCE(p->pdd.qpd.is_debug, true);
+	return 0;
+#endif
 }
 
 /**
