@@ -61,11 +61,12 @@ CC_USER ?= gcc
 CFLAGS_USER ?= -O2 -g -Wall -Wextra -Werror
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+GP_KVER_INSTALL ?= $(or $(GP_KVER),$(shell uname -r))
 
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
-TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload
+TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl
 
-.PHONY: all modules matrix tools setup check unit vmtest demo bench soak lint clean
+.PHONY: all modules matrix tools setup check unit vmtest demo bench soak lint clean install
 all: modules tools
 
 setup:
@@ -136,6 +137,22 @@ $(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c $(TO
 
 $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)/test/kfdsim/kfdsim_ioctl.h) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $(filter %.c,$^) -lm -lpthread
+
+# --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
+CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h
+$(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) -lbpf
+
+DESTDIR ?=
+PREFIX ?= /usr/local
+install: all
+	install -D -m 0755 $(BUILD)/gpreemptctl $(DESTDIR)$(PREFIX)/sbin/gpreemptctl
+	install -D -m 0644 $(TOP)/tools/gpreemptctl/gpreemptctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/gpreemptctl.8
+	install -D -m 0644 $(TOP)/module/gpreempt.ko $(DESTDIR)/lib/modules/$(GP_KVER_INSTALL)/extra/gpreempt.ko
+	install -D -m 0644 $(TOP)/etc/gpreempt.service $(DESTDIR)/etc/systemd/system/gpreempt.service
+	test -e $(DESTDIR)/etc/gpreempt.conf || install -D -m 0644 $(TOP)/etc/gpreempt.conf $(DESTDIR)/etc/gpreempt.conf
+	test -e $(DESTDIR)/etc/modprobe.d/gpreempt.conf || install -D -m 0644 $(TOP)/etc/modprobe.d/gpreempt.conf $(DESTDIR)/etc/modprobe.d/gpreempt.conf
+	@test -n "$(DESTDIR)" || depmod $(GP_KVER_INSTALL)
 
 # --- tests -------------------------------------------------------------------
 unit: tools

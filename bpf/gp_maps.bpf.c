@@ -13,7 +13,6 @@ struct {
 	__uint(max_entries, GP_MAX_QUEUES);
 	__type(key, struct gp_queue_key);
 	__type(value, struct gp_queue_info);
-	__uint(map_flags, BPF_F_RDONLY);	/* to user space; the module writes */
 } gp_queues SEC(".maps");
 
 struct {
@@ -21,7 +20,6 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct gp_stats);
-	__uint(map_flags, BPF_F_RDONLY);
 } gp_stats SEC(".maps");
 
 struct {

@@ -2,7 +2,7 @@
 /*
  * gp_maps.h - layout of gpreempt's BPF maps (the user-visible interface).
  *
- * State (BPF_F_RDONLY: user space reads them, only the module writes):
+ * State (frozen: user space reads them, only the module writes):
  *          gp_queues  (hash, key struct gp_queue_key, value struct gp_queue_info)
  *          gp_stats   (array[1], struct gp_stats)
  * Control (written by gpreemptctl, or by hand with bpftool):

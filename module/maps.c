@@ -9,11 +9,14 @@
  * insmod's file table; bpftool finds the maps by name.  Values are written
  * through map->ops under rcu_read_lock() from the monitor thread only.
  *
- * The state maps are created BPF_F_RDONLY: the syscall side can look them up
- * and dump them, not write them (no forged state, no filling gp_queues to
- * max_entries); the module writes them through map->ops, which does not
- * check the flag.  The control maps need CAP_BPF or CAP_SYS_ADMIN to be
- * opened by id (they are not pinned); every value read from them is range
+ * The state maps are frozen (BPF_MAP_FREEZE) right after creation: the
+ * syscall side can look them up and dump them but not write them, whatever
+ * fd it holds (no forged state, no filling gp_queues to max_entries); the
+ * module writes them through map->ops, which freezing does not affect.
+ * (BPF_F_RDONLY at creation is not enough: it only makes the creator's fd
+ * read-only, and BPF_MAP_GET_FD_BY_ID opens the map with its own flags.)
+ * The control maps can only be opened by id, which needs CAP_SYS_ADMIN
+ * (they are not pinned); every value read from them is range
  * checked here before use and none is used as a pointer, index or size.
  * A lookup in a preallocated hash can see an element being recycled for
  * another key; the value is a single s32 read once, validated, and at worst
@@ -31,6 +34,14 @@
 
 static struct bpf_map *gp_map_queues, *gp_map_stats, *gp_map_prio, *gp_map_prio_comm,
 		      *gp_map_config, *gp_map_prio_cgroup, *gp_map_queue_ctl;
+
+/* No more writes from the syscall side, through any fd (map->frozen). */
+static int gp_freeze(int fd)
+{
+	union bpf_attr attr = { .map_fd = fd };
+
+	return kern_sys_bpf(BPF_MAP_FREEZE, &attr, offsetofend(union bpf_attr, map_fd));
+}
 
 static struct bpf_map *gp_take_map(int *fd)
 {
@@ -73,6 +84,13 @@ int gp_maps_init(void)
 	ret = gp_maps__load(gp_skel);
 	if (ret) {
 		pr_err("cannot create the BPF maps: %d\n", ret);
+		gp_maps__destroy(gp_skel);
+		return ret;
+	}
+	ret = gp_freeze(gp_skel->maps.gp_queues.map_fd) ?:
+	      gp_freeze(gp_skel->maps.gp_stats.map_fd);
+	if (ret) {
+		pr_err("cannot freeze the state maps: %d\n", ret);
 		gp_maps__destroy(gp_skel);
 		return ret;
 	}

@@ -1,0 +1,247 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpreemptctl and the priority rules on kfdsim: cgroup rules (and their
+# subtree), the launch environment, precedence between the sources, apply of
+# a rules file, park/unpark by hand, every verb's --json, bad input refused
+# with nothing changed, a non-root user refused, read-only state maps.  Runs
+# inside the test guest (test/run-vm sim).
+. test/lib/tap.sh
+GPLOAD=build/gpload
+CTL=build/gpreemptctl
+CG=/sys/fs/cgroup
+# Both loads keep work pending all the time; the starvation guard is far away
+# so a park stays until the rule changes.
+LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 300 --quiet"
+
+qf() {	# tgid field -> value of its first queue, through gpreemptctl --json status
+	$CTL --json status 2>/dev/null |
+		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
+}
+wait_for() {	# seconds cmd...
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+is() { [ "$(qf "$1" "$2")" = "$3" ]; }
+prio_src() { is "$1" priority "$2" && is "$1" source "$3"; }
+ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
+# check NAME tgid prio source: wait for it, report what was seen if not.
+check_prio() {
+	if wait_for 20 prio_src "$2" "$3" "$4"; then
+		tap_ok "$1"
+	else
+		tap_not_ok "$1 # saw priority $(qf "$2" priority) from $(qf "$2" source), want $3 from $4"
+	fi
+}
+check_state() {	# NAME tgid state
+	if wait_for 20 is "$2" state "$3"; then
+		tap_ok "$1"
+	else
+		tap_not_ok "$1 # state $(qf "$2" state), want $3"
+	fi
+}
+start_in() {	# cgroup-dir prio [env...] -> pid in $started
+	local dir=$1 prio=$2
+	shift 2
+	env "$@" sh -c "echo \$\$ > $dir/cgroup.procs && exec $GPLOAD $LOAD_ARGS --prio $prio" &
+	started=$!
+}
+has_queue() { [ -n "$(qf "$1" qid)" ]; }
+stop_load() {	# pids...: SIGTERM, every packet must have completed exactly once
+	local p rc=0
+	for p in "$@"; do
+		kill -TERM "$p" 2>/dev/null
+		wait "$p" || rc=1
+	done
+	return $rc
+}
+snapshot() { $CTL --json list | jq -S 'sort_by(.kind, .target)' && $CTL --json config | jq -S .gp_config; }
+
+dmesg -C
+mountpoint -q $CG || mount -t cgroup2 none $CG
+rmdir $CG/infer.slice/child $CG/infer.slice 2>/dev/null
+mkdir -p $CG/infer.slice/child
+insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko max_suspend_ms=60000 || exit 1
+
+# 1. The state maps are frozen, read-only to user space (m5); bpftool still dumps them.
+vb=$(bpftool -j map show name gp_stats | jq -r .bytes_value)
+tap_check_fails "gp_stats is frozen (m5): bpftool map update refused" \
+	bpftool map update name gp_stats key 0 0 0 0 value $(printf '0 %.0s' $(seq "$vb"))
+tap_check_fails "gp_queues is frozen: bpftool map delete refused" \
+	bpftool map delete name gp_queues key $(printf '0 %.0s' $(seq "$(bpftool -j map show name gp_queues | jq -r .bytes_key)"))
+tap_check "gp_queues and gp_stats still dump with bpftool" \
+	sh -c 'bpftool -j map dump name gp_queues | jq -e "type == \"array\"" && bpftool -j map dump name gp_stats | jq -e ".[0].formatted.value.ticks > 0"'
+
+# 2. A cgroup rule makes a process in that cgroup LC; BE is parked; unset turns it back.
+$GPLOAD $LOAD_ARGS --prio 5 &
+be=$!
+start_in $CG/infer.slice 5
+lc=$started
+wait_for 20 has_queue $be && wait_for 20 has_queue $lc
+check_prio "no rule: both at their KFD priority" $lc 5 kfd
+tap_check "set cgroup $CG/infer.slice high" $CTL set cgroup $CG/infer.slice high
+check_prio "cgroup rule: process in infer.slice at 12 from cgroup" $lc 12 cgroup
+check_state "cgroup rule: BE parked while the infer.slice process has work" $be parked
+tap_check "unset cgroup infer.slice" $CTL unset cgroup $CG/infer.slice
+check_prio "rule removed: back to the KFD priority" $lc 5 kfd
+check_state "rule removed: BE running again" $be running
+stop_load $lc
+tap_check "cgroup test: every packet completed exactly once" test $? -eq 0
+
+# 3. A rule on a parent covers a child; the deepest rule wins.
+start_in $CG/infer.slice/child 5
+ch=$started
+wait_for 20 has_queue $ch
+$CTL set cgroup infer.slice high
+check_prio "parent rule covers infer.slice/child" $ch 12 cgroup
+check_state "parent rule: BE parked" $be parked
+$CTL set cgroup infer.slice/child low
+check_prio "deepest rule wins (child low under parent high)" $ch 3 cgroup
+$CTL unset cgroup infer.slice/child
+$CTL unset cgroup infer.slice
+check_prio "both removed: child back to KFD priority" $ch 5 kfd
+stop_load $ch
+
+# 4. The launch environment: ignored when off (the default), capped when on.
+$CTL exec --priority high -- $GPLOAD $LOAD_ARGS --prio 5 &
+ev=$!
+wait_for 20 has_queue $ev
+sleep 0.5
+check_prio "GPREEMPT_PRIORITY ignored while env is off (default)" $ev 5 kfd
+tap_check "config env=on env_max_priority=15" $CTL config env=on env_max_priority=15
+check_prio "env on: GPREEMPT_PRIORITY=high gives 12 from env" $ev 12 env
+check_state "env on: BE parked" $be parked
+$CTL config env_max_priority=9
+check_prio "env_max_priority=9 caps it" $ev 9 env
+$CTL config env=off
+check_prio "env off again: ignored" $ev 5 kfd
+tap_check "exec with a bad priority is refused (exit 5)" sh -c "$CTL exec --priority 16 -- true; [ \$? -eq 5 ]"
+
+# 5. Precedence: queue > pid > cgroup > env > comm > KFD, on one process.
+start_in $CG/infer.slice/child 5 GPREEMPT_PRIORITY=9
+pz=$started
+wait_for 20 has_queue $pz
+qz=$(qf $pz qid)
+$CTL config env=off env_max_priority=15
+$CTL set comm gpload 2
+check_prio "precedence: comm rule over KFD" $pz 2 comm
+$CTL config env=on
+check_prio "precedence: env over comm" $pz 9 env
+$CTL set cgroup infer.slice 3
+check_prio "precedence: an admin's cgroup rule (low) over a process's env (9)" $pz 3 cgroup
+$CTL set cgroup infer.slice 11
+check_prio "precedence: cgroup over env" $pz 11 cgroup
+$CTL set pid $pz 13
+check_prio "precedence: pid over cgroup" $pz 13 pid
+$CTL set queue $pz:$qz 14
+check_prio "precedence: queue over pid" $pz 14 queue
+$CTL unset queue $pz:$qz
+check_prio "precedence: queue removed, pid again" $pz 13 pid
+$CTL unset pid $pz
+$CTL unset cgroup infer.slice
+check_prio "precedence: pid and cgroup removed, env again" $pz 9 env
+$CTL config env=default
+$CTL unset comm gpload
+check_prio "precedence: all removed, KFD again" $pz 5 kfd
+stop_load $pz $ev
+
+# 6. park/unpark by hand: held whatever the priorities say, until released.
+qb=$(qf $be qid)
+check_state "BE running before park" $be running
+tap_check "park queue $be:$qb" $CTL park queue $be:$qb
+check_state "park: BE parked by hand, nothing above it" $be parked
+if wait_for 20 is $be held true; then tap_ok "park: gp_queues shows held"; else tap_not_ok "park: gp_queues shows held"; fi
+tap_check "unpark queue $be:$qb" $CTL unpark queue $be:$qb
+check_state "unpark: BE running again" $be running
+
+# 7. apply: rules and knobs match the file, twice in a row the same.
+cat >/tmp/gp1.conf <<EOF
+# rules for the test
+cgroup $CG/infer.slice high
+comm   llama-server 10   # a comment
+config env=on env_max_priority=normal
+EOF
+cat >/tmp/gp2.conf <<EOF
+comm vllm normal
+EOF
+$CTL set comm stale 4
+tap_check "apply file 1" $CTL apply /tmp/gp1.conf
+l1=$($CTL --json list | jq -c 'sort_by(.kind, .target)')
+tap_check "apply 1: cgroup and comm rules present, stale comm removed" sh -c "
+	echo '$l1' | jq -e 'length == 2 and any(.[]; .kind == \"cgroup\" and .priority == 12 and .target == \"$CG/infer.slice\") and any(.[]; .kind == \"comm\" and .target == \"llama-server\" and .priority == 10)'"
+tap_check "apply 1: knobs set" sh -c "$CTL --json config | jq -e '.gp_config.env == 1 and .gp_config.env_max_priority == 7'"
+$CTL apply /tmp/gp1.conf
+tap_check "apply is idempotent" test "$($CTL --json list | jq -c 'sort_by(.kind, .target)')" = "$l1"
+tap_check "apply file 2" $CTL apply /tmp/gp2.conf
+tap_check "apply 2: only the comm vllm rule left, knobs back to default" sh -c "
+	$CTL --json list | jq -e 'length == 1 and .[0].kind == \"comm\" and .[0].target == \"vllm\" and .[0].priority == 7' &&
+	$CTL --json config | jq -e '.gp_config.env == 0 and .gp_config.env_max_priority == 0'"
+
+# 8. Every view's --json parses; text views print.
+for v in status stats list config; do
+	tap_check "--json $v parses" sh -c "$CTL --json $v | jq -e . >/dev/null"
+	tap_check "$v (text)" sh -c "$CTL $v | grep -q ."
+done
+tap_check "top -n 2 --json: two frames, each parses" sh -c "[ \$($CTL --json top -n 2 -d 0.1 | jq -c .stats.ticks | wc -l) -eq 2 ]"
+tap_check "--help" sh -c "$CTL --help | grep -q 'exec --priority'"
+tap_check "stats draws the histograms" sh -c "$CTL stats | grep -q 'park call duration'"
+
+# 9. Bad input is refused with its message and exit code; nothing changes.
+before=$(snapshot)
+bad() {	# name exit-code message-regex args...
+	local name=$1 code=$2 re=$3 out rc
+	shift 3
+	out=$($CTL "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq "$code" ] && grep -qE "$re" <<<"$out" && [ "$(snapshot)" = "$before" ]; then
+		tap_ok "refused: $name (exit $code)"
+	else
+		tap_not_ok "refused: $name # exit $rc, '$out'"
+	fi
+}
+bad "no such cgroup" 6 "no such cgroup" set cgroup $CG/nonexistent high
+bad "not a cgroup" 6 "not a cgroup v2" set cgroup /tmp high
+bad "no such pid" 6 "no such process" set pid 999999 high
+bad "priority 16" 5 "out of range" set comm foo 16
+bad "priority name" 5 "out of range" set comm foo urgent
+bad "comm too long" 5 "out of range" set comm abcdefghijklmnopq 3
+bad "tick_us=5" 5 "out of range" config tick_us=5
+bad "unknown knob" 2 "unknown setting" config foo=1
+bad "bad queue" 2 "PID:QID" set queue abc high
+bad "park of a missing queue" 6 "no such queue" park queue $be:999
+bad "unknown kind" 2 "unknown rule kind" set user 0 high
+bad "unknown command" 2 "unknown command" frobnicate
+printf 'cgroup %s high\ncomm ok 3\ncgroup %s/nonexistent low\n' $CG/infer.slice $CG >/tmp/bad.conf
+bad "apply of a file with a bad line" 6 "line not applied" apply /tmp/bad.conf
+
+# 10. A non-root user is refused; exec needs no privilege.
+nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+for args in "status" "list" "set comm x high" "park queue $be:$qb"; do
+	out=$(nobody $CTL $args 2>&1)
+	rc=$?
+	if [ $rc -eq 4 ] && grep -q "not permitted" <<<"$out" && [ "$(snapshot)" = "$before" ]; then
+		tap_ok "non-root '$args' refused (exit 4, not permitted), nothing changed"
+	else
+		tap_not_ok "non-root '$args' refused # exit $rc, '$out'"
+	fi
+done
+tap_check "non-root exec runs the command with GPREEMPT_PRIORITY" sh -c \
+	"setpriv --reuid 65534 --regid 65534 --clear-groups $CTL exec --priority low -- sh -c 'test \"\$GPREEMPT_PRIORITY\" = low'"
+
+# 11. rmmod releases a held queue; the module's maps go with it.
+$CTL park queue $be:$qb
+check_state "held before rmmod" $be parked
+rmmod gpreempt
+tap_check "after rmmod: gpreemptctl says not loaded (exit 3)" sh -c "$CTL status >/dev/null 2>&1; [ \$? -eq 3 ]"
+stop_load $be
+tap_check "after rmmod: the held BE completes every packet" test $? -eq 0
+wait_for 20 ks_idle
+rmmod kfdsim
+rmdir $CG/infer.slice/child $CG/infer.slice
+tap_dmesg_clean "gpreemptctl on kfdsim: dmesg has no BUG/WARNING/Oops"
+exit $((TAP_FAILED > 0))

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * gpreemptctl.h - shared declarations of gpreemptctl, gpreempt's control tool.
+ */
+#ifndef GPREEMPTCTL_H
+#define GPREEMPTCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "gp_maps.h"
+
+/* Exit codes (gpreemptctl.8, EXIT STATUS). */
+enum {
+	EX_OK = 0,
+	EX_ERR = 1,		/* any other failure (map write failed, layout mismatch) */
+	EX_USAGE = 2,		/* bad command line */
+	EX_NOTLOADED = 3,	/* gpreempt is not loaded (its maps do not exist) */
+	EX_PERM = 4,		/* not permitted: needs CAP_BPF or CAP_SYS_ADMIN */
+	EX_RANGE = 5,		/* a value is out of range */
+	EX_NOTARGET = 6,	/* no such cgroup path, pid or queue */
+};
+
+enum gp_map_idx {
+	M_QUEUES, M_STATS, M_PRIO, M_PRIO_CGROUP, M_PRIO_COMM, M_QUEUE_CTL, M_CONFIG, M_NR,
+};
+
+struct ctl {
+	bool json;
+	int fd[M_NR];
+};
+
+extern const char *prog;
+
+/* util */
+int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int parse_prio(const char *s, int *prio);
+const char *prio_name(int prio);
+const char *source_name(unsigned int src);
+const char *state_name(unsigned int st);
+void json_str(const char *s, size_t max);
+
+/* maps.c */
+int maps_open(struct ctl *c);
+int map_count(int fd, size_t ksz);
+int queues_read(struct ctl *c, struct gp_queue_info **out);
+int stats_read(struct ctl *c, struct gp_stats *st);
+int config_read(struct ctl *c, struct gp_config *cfg);
+int config_write(struct ctl *c, const struct gp_config *cfg);
+int rules_bump(struct ctl *c);
+
+/* target.c */
+int cgroup_root(char *buf, size_t len);
+int cgroup_id_of(const char *path, uint64_t *id, char *abs, size_t abslen);
+int cgroup_path_of(uint64_t id, char *buf, size_t len);
+int parse_queue(const char *s, struct gp_queue_key *key);
+int parse_pid(const char *s, uint32_t *pid);
+
+/* views.c */
+int cmd_status(struct ctl *c, int argc, char **argv);
+int cmd_top(struct ctl *c, int argc, char **argv);
+int cmd_stats(struct ctl *c, int argc, char **argv);
+int cmd_list(struct ctl *c, int argc, char **argv);
+int cmd_config(struct ctl *c, int argc, char **argv);
+
+/* rules.c */
+int cmd_set(struct ctl *c, int argc, char **argv);
+int cmd_unset(struct ctl *c, int argc, char **argv);
+int cmd_park(struct ctl *c, int argc, char **argv, bool park);
+int cmd_apply(struct ctl *c, int argc, char **argv);
+int config_set_kv(struct gp_config *cfg, const char *kv);
+
+#endif /* GPREEMPTCTL_H */

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rules.c - set/unset rules, park/unpark by hand, config KEY=VALUE, apply FILE.
+ *
+ * Every write is followed by a bump of gp_config.rules_gen, so the module
+ * re-resolves running processes on its next tick.  Input is validated in
+ * full before anything is written: bad input changes nothing.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "gpreemptctl.h"
+
+struct target {
+	int map;
+	union {
+		__u32 pid;
+		__u64 cgid;
+		struct gp_comm comm;
+		struct gp_queue_key queue;
+	} key;
+};
+
+static int parse_target(const char *kind, const char *t, struct target *tg)
+{
+	memset(tg, 0, sizeof(*tg));
+	if (!strcmp(kind, "pid")) {
+		tg->map = M_PRIO;
+		return parse_pid(t, &tg->key.pid);
+	}
+	if (!strcmp(kind, "cgroup")) {
+		char *end;
+
+		tg->map = M_PRIO_CGROUP;
+		if (!strncmp(t, "id:", 3)) {	/* a rule whose cgroup is gone */
+			tg->key.cgid = strtoull(t + 3, &end, 10);
+			if (!t[3] || *end)
+				return err(EX_USAGE, "bad cgroup id '%s'", t);
+			return EX_OK;
+		}
+		return cgroup_id_of(t, (uint64_t *)&tg->key.cgid, NULL, 0);
+	}
+	if (!strcmp(kind, "comm")) {
+		tg->map = M_PRIO_COMM;
+		if (!*t || strlen(t) >= GP_COMM_LEN)
+			return err(EX_RANGE, "comm '%s' out of range: 1..%d characters", t,
+				   GP_COMM_LEN - 1);
+		strncpy(tg->key.comm.comm, t, GP_COMM_LEN - 1);
+		return EX_OK;
+	}
+	if (!strcmp(kind, "queue")) {
+		tg->map = M_QUEUE_CTL;
+		return parse_queue(t, &tg->key.queue);
+	}
+	return err(EX_USAGE, "unknown rule kind '%s': expected pid, cgroup, comm or queue", kind);
+}
+
+static int write_rule(struct ctl *c, const struct target *tg, int prio)
+{
+	int fd = c->fd[tg->map], ret;
+
+	if (tg->map == M_QUEUE_CTL) {
+		struct gp_queue_ctl v = { .priority = -1 };
+
+		bpf_map_lookup_elem(fd, &tg->key, &v);
+		v.priority = prio;
+		if (v.priority < 0 && !v.hold)
+			ret = bpf_map_delete_elem(fd, &tg->key);
+		else
+			ret = bpf_map_update_elem(fd, &tg->key, &v, BPF_ANY);
+	} else if (prio < 0) {
+		ret = bpf_map_delete_elem(fd, &tg->key);
+	} else {
+		struct gp_prio_override v = { .priority = prio };
+
+		ret = bpf_map_update_elem(fd, &tg->key, &v, BPF_ANY);
+	}
+	if (ret && errno == ENOENT)
+		return err(EX_NOTARGET, "no such rule");
+	if (ret && errno == E2BIG)
+		return err(EX_RANGE, "too many rules of this kind (the map is full)");
+	if (ret)
+		return err(errno == EPERM ? EX_PERM : EX_ERR, "cannot write the rule: %s",
+			   strerror(errno));
+	return EX_OK;
+}
+
+/** cmd_set() - set KIND TARGET PRIO */
+int cmd_set(struct ctl *c, int argc, char **argv)
+{
+	struct target tg;
+	int prio, ret;
+
+	if (argc != 4)
+		return err(EX_USAGE, "usage: set pid|cgroup|comm|queue TARGET PRIO");
+	ret = parse_target(argv[1], argv[2], &tg);
+	if (!ret)
+		ret = parse_prio(argv[3], &prio);
+	if (!ret)
+		ret = write_rule(c, &tg, prio);
+	return ret ?: rules_bump(c);
+}
+
+/** cmd_unset() - unset KIND TARGET */
+int cmd_unset(struct ctl *c, int argc, char **argv)
+{
+	struct target tg;
+	int ret;
+
+	if (argc != 3)
+		return err(EX_USAGE, "usage: unset pid|cgroup|comm|queue TARGET");
+	ret = parse_target(argv[1], argv[2], &tg);
+	if (!ret)
+		ret = write_rule(c, &tg, -1);
+	return ret ?: rules_bump(c);
+}
+
+/** cmd_park() - park|unpark queue PID:QID (the hold flag of gp_queue_ctl) */
+int cmd_park(struct ctl *c, int argc, char **argv, bool park)
+{
+	struct gp_queue_ctl v = { .priority = -1 };
+	struct target tg;
+	int fd = c->fd[M_QUEUE_CTL], ret;
+
+	if (argc != 3 || strcmp(argv[1], "queue"))
+		return err(EX_USAGE, "usage: %s queue PID:QID", park ? "park" : "unpark");
+	ret = parse_target("queue", argv[2], &tg);
+	if (ret)
+		return ret;
+	if (park) {
+		struct gp_queue_info qi;
+
+		if (bpf_map_lookup_elem(c->fd[M_QUEUES], &tg.key.queue, &qi))
+			return err(EX_NOTARGET, "no such queue: %s is not in gp_queues", argv[2]);
+	}
+	bpf_map_lookup_elem(fd, &tg.key, &v);
+	v.hold = park;
+	if (!park && v.priority < 0)
+		ret = bpf_map_delete_elem(fd, &tg.key);
+	else
+		ret = bpf_map_update_elem(fd, &tg.key, &v, BPF_ANY);
+	if (ret && !(errno == ENOENT && !park))
+		return err(errno == EPERM ? EX_PERM : EX_ERR, "cannot write gp_queue_ctl: %s",
+			   strerror(errno));
+	return rules_bump(c);
+}
+
+static int parse_u32(const char *k, const char *v, __u32 lo, __u32 hi, __u32 *out)
+{
+	char *end;
+	unsigned long x = strtoul(v, &end, 10);
+
+	if (!*v || *end || *v == '-' || (x && (x < lo || x > hi)))
+		return err(EX_RANGE, "%s=%s out of range: 0 (module parameter) or %u..%u", k, v,
+			   lo, hi);
+	*out = x;
+	return EX_OK;
+}
+
+static int parse_onoff(const char *k, const char *v, __u32 *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "1"))
+		*out = 1;
+	else if (!strcmp(v, "off"))
+		*out = 2;
+	else if (!strcmp(v, "default") || !strcmp(v, "0"))
+		*out = 0;
+	else
+		return err(EX_RANGE, "%s=%s out of range: on, off or default", k, v);
+	return EX_OK;
+}
+
+/**
+ * config_set_kv() - apply one KEY=VALUE to a gp_config value
+ * @cfg: value to change
+ * @kv: "key=value"
+ *
+ * Return: EX_OK, EX_USAGE or EX_RANGE (printed).
+ */
+int config_set_kv(struct gp_config *cfg, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	char k[32];
+	const char *v;
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(k))
+		return err(EX_USAGE, "bad setting '%s': expected KEY=VALUE", kv);
+	memcpy(k, kv, eq - kv);
+	k[eq - kv] = '\0';
+	v = eq + 1;
+	if (!strcmp(k, "enable"))
+		return parse_onoff(k, v, &cfg->enable);
+	if (!strcmp(k, "env"))
+		return parse_onoff(k, v, &cfg->env);
+	if (!strcmp(k, "tick_us"))
+		return parse_u32(k, v, 10, 100000, &cfg->tick_us);
+	if (!strcmp(k, "hysteresis_us"))
+		return parse_u32(k, v, 1, 10000000, &cfg->hysteresis_us);
+	if (!strcmp(k, "max_suspend_us"))
+		return parse_u32(k, v, 1, 600000000, &cfg->max_suspend_us);
+	if (!strcmp(k, "min_slice_us"))
+		return parse_u32(k, v, 1, 60000000, &cfg->min_slice_us);
+	if (!strcmp(k, "env_max_priority")) {
+		int p;
+
+		if (!strcmp(v, "default") || !strcmp(v, "0")) {
+			cfg->env_max_priority = 0;
+			return EX_OK;
+		}
+		if (parse_prio(v, &p))
+			return EX_RANGE;
+		cfg->env_max_priority = p;
+		return EX_OK;
+	}
+	return err(EX_USAGE, "unknown setting '%s': expected enable, tick_us, hysteresis_us, max_suspend_us, min_slice_us, env or env_max_priority",
+		   k);
+}
+
+#define APPLY_MAX 1024
+
+struct want {
+	int map;
+	__u64 cgid;
+	struct gp_comm comm;
+	int prio;
+};
+
+static bool wanted(const struct want *w, int n, int map, const void *key)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (w[i].map != map)
+			continue;
+		if (map == M_PRIO_CGROUP && w[i].cgid == *(const __u64 *)key)
+			return true;
+		if (map == M_PRIO_COMM && !memcmp(&w[i].comm, key, sizeof(w[i].comm)))
+			return true;
+	}
+	return false;
+}
+
+/* Delete every key of @map that the file does not name. */
+static int prune(struct ctl *c, int map, size_t ksz, const struct want *w, int n)
+{
+	char key[GP_COMM_LEN], next[GP_COMM_LEN], keys[APPLY_MAX][GP_COMM_LEN];
+	void *prev = NULL;
+	int i, k = 0;
+
+	while (k < APPLY_MAX && !bpf_map_get_next_key(c->fd[map], prev, next)) {
+		memcpy(key, next, ksz);
+		prev = key;
+		if (!wanted(w, n, map, key))
+			memcpy(keys[k++], key, ksz);
+	}
+	for (i = 0; i < k; i++)
+		if (bpf_map_delete_elem(c->fd[map], keys[i]) && errno != ENOENT)
+			return err(EX_ERR, "cannot remove a rule: %s", strerror(errno));
+	return EX_OK;
+}
+
+/**
+ * cmd_apply() - make the cgroup/comm rules and the knobs match a file
+ *
+ * The file is parsed and checked in full first; nothing is written when a
+ * line is bad.  Rules of the two persistent kinds that the file does not
+ * name are removed; gp_config keys it does not name go back to 0 (module
+ * parameter).  pid and queue rules are left alone.
+ */
+int cmd_apply(struct ctl *c, int argc, char **argv)
+{
+	const char *file = argc > 1 ? argv[1] : "/etc/gpreempt.conf";
+	static struct want w[APPLY_MAX];
+	struct gp_config cfg, old;
+	char line[PATH_MAX + 64];
+	int n = 0, lineno = 0, ret = EX_OK, i;
+	FILE *f;
+
+	if (argc > 2)
+		return err(EX_USAGE, "usage: apply [FILE]");
+	f = fopen(file, "r");
+	if (!f)
+		return err(EX_NOTARGET, "cannot open %s: %s", file, strerror(errno));
+	if (config_read(c, &old)) {
+		fclose(f);
+		return err(EX_ERR, "cannot read gp_config: %s", strerror(errno));
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.rules_gen = old.rules_gen + 1;
+	while (fgets(line, sizeof(line), f)) {
+		char *tok[4], *save = NULL, *s = line;
+		int nt = 0;
+		struct target tg;
+
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		while (nt < 4 && (tok[nt] = strtok_r(s, " \t\r", &save))) {
+			s = NULL;
+			nt++;
+		}
+		if (!nt)
+			continue;
+		if (!strcmp(tok[0], "config") && nt >= 2) {
+			for (i = 1; i < nt && !ret; i++)
+				ret = config_set_kv(&cfg, tok[i]);
+			if (nt == 4 && !ret)
+				ret = err(EX_USAGE, "too many settings on one line");
+		} else if ((!strcmp(tok[0], "cgroup") || !strcmp(tok[0], "comm")) && nt == 3) {
+			ret = parse_target(tok[0], tok[1], &tg);
+			if (!ret)
+				ret = parse_prio(tok[2], &w[n].prio);
+			if (!ret && n == APPLY_MAX)
+				ret = err(EX_RANGE, "more than %d rules", APPLY_MAX);
+			if (!ret) {
+				w[n].map = tg.map;
+				w[n].cgid = tg.key.cgid;
+				if (tg.map == M_PRIO_COMM)
+					w[n].comm = tg.key.comm;
+				n++;
+			}
+		} else {
+			ret = err(EX_USAGE, "expected 'cgroup PATH PRIO', 'comm NAME PRIO' or 'config KEY=VALUE'");
+		}
+		if (ret) {
+			fprintf(stderr, "%s: %s:%d: line not applied; nothing changed\n", prog, file,
+				lineno);
+			fclose(f);
+			return ret;
+		}
+	}
+	fclose(f);
+	for (i = 0; i < n && !ret; i++) {
+		struct target tg = { .map = w[i].map };
+
+		if (tg.map == M_PRIO_CGROUP)
+			tg.key.cgid = w[i].cgid;
+		else
+			tg.key.comm = w[i].comm;
+		ret = write_rule(c, &tg, w[i].prio);
+	}
+	if (!ret)
+		ret = prune(c, M_PRIO_CGROUP, sizeof(__u64), w, n);
+	if (!ret)
+		ret = prune(c, M_PRIO_COMM, sizeof(struct gp_comm), w, n);
+	if (!ret && config_write(c, &cfg))
+		ret = err(EX_ERR, "cannot write gp_config: %s", strerror(errno));
+	return ret;
+}

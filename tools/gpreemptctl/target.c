@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * target.c - rule targets: cgroup v2 paths and ids, pids, PID:QID.
+ *
+ * A cgroup v2 id is the inode number of the cgroup's directory in the
+ * cgroup2 file system (kernfs), the same number the kernel's cgroup_id()
+ * returns and the module looks up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <mntent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include "gpreemptctl.h"
+
+/**
+ * cgroup_root() - where the cgroup2 file system is mounted
+ * @buf: result
+ * @len: its size
+ *
+ * Return: 0, or -1 when there is no cgroup2 mount.
+ */
+int cgroup_root(char *buf, size_t len)
+{
+	struct mntent *m;
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while ((m = getmntent(f))) {
+		if (strcmp(m->mnt_type, "cgroup2"))
+			continue;
+		snprintf(buf, len, "%s", m->mnt_dir);
+		ret = 0;
+		break;
+	}
+	endmntent(f);
+	return ret;
+}
+
+/**
+ * cgroup_id_of() - cgroup v2 id of a path
+ * @path: absolute path in the cgroup2 mount, or a path relative to it
+ * @id: result
+ * @abs: the absolute path used (may be NULL)
+ * @abslen: its size
+ *
+ * Return: EX_OK or EX_NOTARGET (printed).
+ */
+int cgroup_id_of(const char *path, uint64_t *id, char *abs, size_t abslen)
+{
+	char root[PATH_MAX], p[2 * PATH_MAX + 2], real[PATH_MAX];
+	struct statfs sfs;
+	struct stat st;
+	size_t rl;
+
+	if (cgroup_root(root, sizeof(root)))
+		return err(EX_NOTARGET, "no cgroup2 file system is mounted");
+	rl = strlen(root);
+	if (path[0] == '/')
+		snprintf(p, sizeof(p), "%s", path);
+	else
+		snprintf(p, sizeof(p), "%s/%s", root, path);
+	if (!realpath(p, real) || stat(real, &st))
+		return err(EX_NOTARGET, "no such cgroup: %s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode) || statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC ||
+	    strncmp(real, root, rl) || (real[rl] && real[rl] != '/'))
+		return err(EX_NOTARGET, "no such cgroup: %s is not a cgroup v2 directory under %s",
+			   path, root);
+	*id = st.st_ino;
+	if (abs)
+		snprintf(abs, abslen, "%s", real);
+	return EX_OK;
+}
+
+static uint64_t walk_id;
+static char *walk_out;
+static size_t walk_len;
+
+static int walk_fn(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_D && st->st_ino == walk_id) {
+		snprintf(walk_out, walk_len, "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
+/**
+ * cgroup_path_of() - path of a cgroup v2 id (walks the hierarchy)
+ * @id: cgroup id
+ * @buf: result
+ * @len: its size
+ *
+ * Return: 0, or -1 when no cgroup has that id any more.
+ */
+int cgroup_path_of(uint64_t id, char *buf, size_t len)
+{
+	char root[PATH_MAX];
+
+	if (cgroup_root(root, sizeof(root)))
+		return -1;
+	walk_id = id;
+	walk_out = buf;
+	walk_len = len;
+	return nftw(root, walk_fn, 16, FTW_PHYS | FTW_MOUNT) == 1 ? 0 : -1;
+}
+
+/**
+ * parse_pid() - a live process id
+ * @s: text
+ * @pid: result
+ *
+ * Return: EX_OK, EX_USAGE or EX_NOTARGET (printed).
+ */
+int parse_pid(const char *s, uint32_t *pid)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v <= 0 || v > INT_MAX)
+		return err(EX_USAGE, "bad pid '%s': expected a positive number", s);
+	if (kill(v, 0) && errno == ESRCH)
+		return err(EX_NOTARGET, "no such process: %ld", v);
+	*pid = v;
+	return EX_OK;
+}
+
+/**
+ * parse_queue() - PID:QID
+ * @s: text
+ * @key: result
+ *
+ * Return: EX_OK, EX_USAGE or EX_NOTARGET (printed).
+ */
+int parse_queue(const char *s, struct gp_queue_key *key)
+{
+	char pid[32], *colon = strchr(s, ':'), *end;
+	unsigned long qid;
+	int ret;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(pid))
+		return err(EX_USAGE, "bad queue '%s': expected PID:QID", s);
+	memcpy(pid, s, colon - s);
+	pid[colon - s] = '\0';
+	qid = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || qid > UINT32_MAX)
+		return err(EX_USAGE, "bad queue '%s': expected PID:QID", s);
+	memset(key, 0, sizeof(*key));
+	ret = parse_pid(pid, &key->tgid);
+	if (ret)
+		return ret;
+	key->qid = qid;
+	return EX_OK;
+}

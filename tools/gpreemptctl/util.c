@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * util.c - errors, priority names, JSON strings.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpreemptctl.h"
+
+/**
+ * err() - print "gpreemptctl: message" on stderr
+ * @code: exit code to return
+ * @fmt: printf format
+ *
+ * Return: @code.
+ */
+int err(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+/**
+ * parse_prio() - "low", "normal", "high" or 0..15
+ * @s: text
+ * @prio: result
+ *
+ * Return: EX_OK or EX_RANGE (printed).
+ */
+int parse_prio(const char *s, int *prio)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(s, "low"))
+		v = GP_PRIO_LOW;
+	else if (!strcmp(s, "normal"))
+		v = GP_PRIO_NORMAL;
+	else if (!strcmp(s, "high"))
+		v = GP_PRIO_HIGH;
+	else {
+		v = strtol(s, &end, 10);
+		if (!*s || *end || v < 0 || v > GP_PRIO_MAX)
+			return err(EX_RANGE, "priority '%s' out of range: expected low, normal, high or 0..%d",
+				   s, GP_PRIO_MAX);
+	}
+	*prio = v;
+	return EX_OK;
+}
+
+const char *prio_name(int prio)
+{
+	switch (prio) {
+	case GP_PRIO_LOW: return "low";
+	case GP_PRIO_NORMAL: return "normal";
+	case GP_PRIO_HIGH: return "high";
+	default: return "";
+	}
+}
+
+const char *source_name(unsigned int src)
+{
+	static const char * const n[GP_SRC_NR] = {
+		[GP_SRC_KFD] = "kfd", [GP_SRC_COMM] = "comm", [GP_SRC_ENV] = "env",
+		[GP_SRC_CGROUP] = "cgroup", [GP_SRC_PID] = "pid", [GP_SRC_QUEUE] = "queue",
+	};
+
+	return src < GP_SRC_NR ? n[src] : "?";
+}
+
+const char *state_name(unsigned int st)
+{
+	static const char * const n[GP_Q_NR_STATES] = {
+		[GP_Q_RUNNING] = "running", [GP_Q_PREEMPTING] = "preempting",
+		[GP_Q_SUSPENDED] = "parked", [GP_Q_RESUMING] = "resuming", [GP_Q_GONE] = "gone",
+	};
+
+	return st < GP_Q_NR_STATES ? n[st] : "?";
+}
+
+/**
+ * json_str() - print a JSON string (at most @max bytes of @s)
+ * @s: text
+ * @max: bound (fixed-size fields need not be terminated)
+ */
+void json_str(const char *s, size_t max)
+{
+	size_t i;
+
+	putchar('"');
+	for (i = 0; i < max && s[i]; i++) {
+		unsigned char ch = s[i];
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}

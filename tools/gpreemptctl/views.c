@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * views.c - status, top, stats, list and config (read side), as text or JSON.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "gpreemptctl.h"
+
+static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm" };
+static const char * const backend_names[] = { "-", "evict", "suspend" };
+
+static const char *ptr_name(unsigned int p)
+{
+	return p < 4 ? ptr_names[p] : "?";
+}
+
+static const char *backend_name(unsigned int b)
+{
+	return b < 3 ? backend_names[b] : "?";
+}
+
+static void status_text(const struct gp_stats *st, const struct gp_queue_info *q, int n)
+{
+	int i;
+
+	printf("gpreempt: %llu queues in %llu processes, ticks %llu, scan %llu us (max %llu us)\n",
+	       st->queues, st->processes, st->ticks, st->scan_ns_last / 1000, st->scan_ns_max / 1000);
+	printf("preempts %llu  resumes %llu  inversions %llu  starvation %llu  errors %llu  bad_control %llu\n",
+	       st->preempts, st->resumes, st->inversions, st->starvation_slices, st->errors,
+	       st->bad_control);
+	printf("%-7s %-4s %-15s %4s %4s %-6s %-10s %-4s %-9s %7s %7s %9s\n", "TGID", "QID", "COMM",
+	       "KPRI", "PRIO", "SOURCE", "STATE", "PEND", "PTR", "PREEMPT", "RESUME", "PARKED_MS");
+	for (i = 0; i < n; i++) {
+		char comm[GP_COMM_LEN + 1] = { 0 };
+
+		memcpy(comm, q[i].comm, GP_COMM_LEN);
+		printf("%-7u %-4u %-15s %4u %4d %-6s %-10s %-4s %-9s %7llu %7llu %9llu\n",
+		       q[i].tgid, q[i].qid, comm, q[i].kfd_priority, q[i].eff_priority,
+		       source_name(q[i].prio_source),
+		       q[i].held && q[i].state == GP_Q_SUSPENDED ? "held" : state_name(q[i].state),
+		       q[i].pending ? "yes" : "no", ptr_name(q[i].ptr_path), q[i].preempts,
+		       q[i].resumes, q[i].suspended_ns / 1000000);
+	}
+}
+
+static void queue_json(const struct gp_queue_info *q)
+{
+	printf("{\"tgid\":%u,\"qid\":%u,\"pasid\":%u,\"comm\":", q->tgid, q->qid, q->pasid);
+	json_str(q->comm, GP_COMM_LEN);
+	printf(",\"kfd_priority\":%u,\"priority\":%d,\"source\":\"%s\",\"state\":\"%s\",\"held\":%s,"
+	       "\"pending\":%s,\"ptr_path\":\"%s\",\"backend\":\"%s\",\"queue_percent\":%u,"
+	       "\"rptr\":%llu,\"wptr\":%llu,\"preempts\":%llu,\"resumes\":%llu,"
+	       "\"suspended_ns\":%llu,\"last_preempt_ns\":%llu,\"errors\":%llu}",
+	       q->kfd_priority, q->eff_priority, source_name(q->prio_source), state_name(q->state),
+	       q->held ? "true" : "false", q->pending ? "true" : "false", ptr_name(q->ptr_path),
+	       backend_name(q->backend), q->queue_percent, q->rptr, q->wptr, q->preempts,
+	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors);
+}
+
+static void stats_json_fields(const struct gp_stats *st)
+{
+	printf("\"ticks\":%llu,\"scan_ns_total\":%llu,\"scan_ns_last\":%llu,\"scan_ns_max\":%llu,"
+	       "\"busy_ticks\":%llu,\"queues\":%llu,\"queues_seen\":%llu,\"processes\":%llu,"
+	       "\"inversions\":%llu,\"preempts\":%llu,\"resumes\":%llu,\"starvation_slices\":%llu,"
+	       "\"errors\":%llu,\"busy_retries\":%llu,\"skipped_debugged\":%llu,"
+	       "\"skipped_reset\":%llu,\"bad_control\":%llu,\"probe_missed\":%llu,"
+	       "\"evicts_outstanding\":%llu,\"rule_resolves\":%llu,\"rule_resolve_ns\":%llu,"
+	       "\"rule_resolve_ns_max\":%llu,\"env_reads\":%llu",
+	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
+	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
+	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
+	       st->skipped_debugged, st->skipped_reset, st->bad_control, st->probe_missed,
+	       st->evicts_outstanding, st->rule_resolves, st->rule_resolve_ns,
+	       st->rule_resolve_ns_max, st->env_reads);
+}
+
+static int frame(struct ctl *c)
+{
+	struct gp_queue_info *q = NULL;
+	struct gp_stats st;
+	int i, n;
+
+	if (stats_read(c, &st))
+		return err(EX_NOTLOADED, "cannot read gp_stats (gpreempt unloaded?): %s",
+			   strerror(errno));
+	n = queues_read(c, &q);
+	if (n < 0)
+		return err(EX_ERR, "out of memory");
+	if (c->json) {
+		printf("{\"stats\":{");
+		stats_json_fields(&st);
+		printf("},\"queues\":[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				putchar(',');
+			queue_json(&q[i]);
+		}
+		printf("]}\n");
+	} else {
+		status_text(&st, q, n);
+	}
+	free(q);
+	fflush(stdout);
+	return EX_OK;
+}
+
+/** cmd_status() - one frame: counters and every queue */
+int cmd_status(struct ctl *c, int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return err(EX_USAGE, "status takes no arguments");
+	return frame(c);
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_sig(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/** cmd_top() - frames every -d seconds, -n times (0: until interrupted) */
+int cmd_top(struct ctl *c, int argc, char **argv)
+{
+	double delay = 1.0;
+	long count = 0, i;
+	bool tty = isatty(STDOUT_FILENO) && !c->json;
+	int a, ret;
+
+	for (a = 1; a < argc; a++) {
+		char *end;
+
+		if (!strcmp(argv[a], "-d") && a + 1 < argc) {
+			delay = strtod(argv[++a], &end);
+			if (*end || delay < 0.05 || delay > 3600)
+				return err(EX_RANGE, "delay '%s' out of range: 0.05..3600 seconds",
+					   argv[a]);
+		} else if (!strcmp(argv[a], "-n") && a + 1 < argc) {
+			count = strtol(argv[++a], &end, 10);
+			if (*end || count < 0)
+				return err(EX_RANGE, "count '%s' out of range: 0 or more", argv[a]);
+		} else {
+			return err(EX_USAGE, "top: unknown argument '%s' (top [-d SECONDS] [-n COUNT])",
+				   argv[a]);
+		}
+	}
+	signal(SIGINT, on_sig);
+	signal(SIGTERM, on_sig);
+	for (i = 0; !stop && (!count || i < count); i++) {
+		struct timespec ts = { (time_t)delay, (long)((delay - (time_t)delay) * 1e9) };
+
+		if (i && !tty && !c->json)
+			putchar('\n');
+		if (tty)
+			printf("\033[H\033[2J");
+		ret = frame(c);
+		if (ret)
+			return ret;
+		if (!count || i + 1 < count)
+			nanosleep(&ts, NULL);
+	}
+	return EX_OK;
+}
+
+static void hist_text(const char *title, const __u64 *h)
+{
+	__u64 max = 0, total = 0;
+	int i, last = -1;
+
+	for (i = 0; i < GP_HIST_BUCKETS; i++) {
+		if (h[i] > max)
+			max = h[i];
+		total += h[i];
+		if (h[i])
+			last = i;
+	}
+	printf("%s: %llu samples\n", title, total);
+	for (i = 0; i <= last; i++) {
+		char range[64];
+		int bar = max ? (int)((h[i] * 40 + max - 1) / max) : 0;
+
+		if (i == 0)
+			snprintf(range, sizeof(range), "< 1 us");
+		else if (i == GP_HIST_BUCKETS - 1)
+			snprintf(range, sizeof(range), ">= %llu us", 1ULL << (i - 1));
+		else
+			snprintf(range, sizeof(range), "%llu..%llu us", 1ULL << (i - 1),
+				 (1ULL << i) - 1);
+		printf("  %18s %10llu |%.*s\n", range, h[i], bar,
+		       "########################################");
+	}
+}
+
+static void hist_json(const char *name, const __u64 *h)
+{
+	int i;
+
+	printf(",\"%s\":[", name);
+	for (i = 0; i < GP_HIST_BUCKETS; i++)
+		printf("%s%llu", i ? "," : "", h[i]);
+	putchar(']');
+}
+
+/** cmd_stats() - every counter and the two latency histograms */
+int cmd_stats(struct ctl *c, int argc, char **argv)
+{
+	struct gp_stats st;
+	int i;
+
+	(void)argv;
+	if (argc > 1)
+		return err(EX_USAGE, "stats takes no arguments");
+	if (stats_read(c, &st))
+		return err(EX_NOTLOADED, "cannot read gp_stats: %s", strerror(errno));
+	if (c->json) {
+		putchar('{');
+		stats_json_fields(&st);
+		hist_json("detect_hist_us_log2", st.detect_hist);
+		hist_json("preempt_hist_us_log2", st.preempt_hist);
+		printf(",\"state_transitions\":{");
+		for (i = 0; i < GP_Q_NR_STATES; i++)
+			printf("%s\"%s\":%llu", i ? "," : "", state_name(i),
+			       st.state_transitions[i]);
+		printf("}}\n");
+		return EX_OK;
+	}
+	printf("ticks            %llu (busy %llu)\n", st.ticks, st.busy_ticks);
+	printf("scan             last %llu ns, max %llu ns, mean %llu ns\n", st.scan_ns_last,
+	       st.scan_ns_max, st.ticks ? st.scan_ns_total / st.ticks : 0);
+	printf("queues           %llu now, %llu seen, %llu processes\n", st.queues,
+	       st.queues_seen, st.processes);
+	printf("preempts         %llu\nresumes          %llu\ninversions       %llu\n",
+	       st.preempts, st.resumes, st.inversions);
+	printf("starvation       %llu slices\nerrors           %llu\nbusy retries     %llu\n",
+	       st.starvation_slices, st.errors, st.busy_retries);
+	printf("skipped          %llu debugged, %llu reset\nbad control      %llu\n",
+	       st.skipped_debugged, st.skipped_reset, st.bad_control);
+	printf("probe missed     %llu\nevicts held      %llu\n", st.probe_missed,
+	       st.evicts_outstanding);
+	printf("rule resolves    %llu, mean %llu ns, max %llu ns; %llu environments read\n",
+	       st.rule_resolves, st.rule_resolves ? st.rule_resolve_ns / st.rule_resolves : 0,
+	       st.rule_resolve_ns_max, st.env_reads);
+	printf("state entries   ");
+	for (i = 0; i < GP_Q_NR_STATES; i++)
+		printf(" %s %llu", state_name(i), st.state_transitions[i]);
+	printf("\n\n");
+	hist_text("detection (pending seen -> park decided)", st.detect_hist);
+	hist_text("park call duration", st.preempt_hist);
+	return EX_OK;
+}
+
+struct rule {
+	const char *kind;
+	char target[PATH_MAX];
+	int prio;
+	int hold;	/* -1: not a queue entry */
+};
+
+static void rule_out(struct ctl *c, const struct rule *r, bool *first)
+{
+	if (c->json) {
+		printf("%s{\"kind\":\"%s\",\"target\":", *first ? "" : ",", r->kind);
+		json_str(r->target, sizeof(r->target));
+		if (r->prio >= 0)
+			printf(",\"priority\":%d", r->prio);
+		else
+			printf(",\"priority\":null");
+		if (r->hold >= 0)
+			printf(",\"hold\":%s", r->hold ? "true" : "false");
+		putchar('}');
+	} else {
+		char p[24];
+
+		if (r->prio >= 0)
+			snprintf(p, sizeof(p), "%d%s%s%s", r->prio, *prio_name(r->prio) ? " (" : "",
+				 prio_name(r->prio), *prio_name(r->prio) ? ")" : "");
+		else
+			snprintf(p, sizeof(p), "-");
+		printf("%-7s %-40s %-12s%s\n", r->kind, r->target, p,
+		       r->hold > 0 ? " held" : "");
+	}
+	*first = false;
+}
+
+/** cmd_list() - every rule, highest source first */
+int cmd_list(struct ctl *c, int argc, char **argv)
+{
+	struct gp_prio_override v;
+	struct gp_queue_ctl qv;
+	struct gp_queue_key qk, *qprev = NULL;
+	__u32 pk, *pprev = NULL;
+	__u64 ck, *cprev = NULL;
+	struct gp_comm mk, *mprev = NULL;
+	struct rule r;
+	bool first = true;
+
+	(void)argv;
+	if (argc > 1)
+		return err(EX_USAGE, "list takes no arguments");
+	if (c->json)
+		putchar('[');
+	else
+		printf("%-7s %-40s %-12s\n", "KIND", "TARGET", "PRIORITY");
+	while (!bpf_map_get_next_key(c->fd[M_QUEUE_CTL], qprev, &qk)) {
+		qprev = &qk;
+		if (bpf_map_lookup_elem(c->fd[M_QUEUE_CTL], &qk, &qv))
+			continue;
+		r = (struct rule){ .kind = "queue", .prio = qv.priority, .hold = qv.hold != 0 };
+		snprintf(r.target, sizeof(r.target), "%u:%u", qk.tgid, qk.qid);
+		rule_out(c, &r, &first);
+	}
+	while (!bpf_map_get_next_key(c->fd[M_PRIO], pprev, &pk)) {
+		pprev = &pk;
+		if (bpf_map_lookup_elem(c->fd[M_PRIO], &pk, &v))
+			continue;
+		r = (struct rule){ .kind = "pid", .prio = v.priority, .hold = -1 };
+		snprintf(r.target, sizeof(r.target), "%u", pk);
+		rule_out(c, &r, &first);
+	}
+	while (!bpf_map_get_next_key(c->fd[M_PRIO_CGROUP], cprev, &ck)) {
+		cprev = &ck;
+		if (bpf_map_lookup_elem(c->fd[M_PRIO_CGROUP], &ck, &v))
+			continue;
+		r = (struct rule){ .kind = "cgroup", .prio = v.priority, .hold = -1 };
+		if (cgroup_path_of(ck, r.target, sizeof(r.target)))
+			snprintf(r.target, sizeof(r.target), "id:%llu", (unsigned long long)ck);
+		rule_out(c, &r, &first);
+	}
+	while (!bpf_map_get_next_key(c->fd[M_PRIO_COMM], mprev, &mk)) {
+		mprev = &mk;
+		if (bpf_map_lookup_elem(c->fd[M_PRIO_COMM], &mk, &v))
+			continue;
+		r = (struct rule){ .kind = "comm", .prio = v.priority, .hold = -1 };
+		snprintf(r.target, sizeof(r.target), "%.*s", GP_COMM_LEN, mk.comm);
+		rule_out(c, &r, &first);
+	}
+	if (c->json)
+		printf("]\n");
+	return EX_OK;
+}
+
+static int read_param(const char *name, char *buf, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/gpreempt/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, len, f)) {
+		if (f)
+			fclose(f);
+		snprintf(buf, len, "?");
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/** cmd_config() - show gp_config and the module parameters, or set KEY=VALUE */
+int cmd_config(struct ctl *c, int argc, char **argv)
+{
+	static const char * const params[] = {
+		"enable", "tick_us", "idle_us", "hysteresis_us", "max_suspend_ms", "min_slice_ms",
+		"max_actions", "backend", "env_priority", "env_max_priority",
+	};
+	struct gp_config cfg, old;
+	char val[64];
+	size_t i;
+	int a, ret;
+
+	if (config_read(c, &cfg))
+		return err(EX_ERR, "cannot read gp_config: %s", strerror(errno));
+	if (argc > 1) {
+		old = cfg;
+		for (a = 1; a < argc; a++) {
+			ret = config_set_kv(&cfg, argv[a]);
+			if (ret)
+				return ret;
+		}
+		if (old.env != cfg.env || old.env_max_priority != cfg.env_max_priority)
+			cfg.rules_gen++;
+		if (config_write(c, &cfg))
+			return err(EX_ERR, "cannot write gp_config: %s", strerror(errno));
+		return EX_OK;
+	}
+	if (c->json) {
+		printf("{\"gp_config\":{\"enable\":%u,\"tick_us\":%u,\"hysteresis_us\":%u,"
+		       "\"max_suspend_us\":%u,\"min_slice_us\":%u,\"rules_gen\":%u,\"env\":%u,"
+		       "\"env_max_priority\":%u},\"parameters\":{",
+		       cfg.enable, cfg.tick_us, cfg.hysteresis_us, cfg.max_suspend_us,
+		       cfg.min_slice_us, cfg.rules_gen, cfg.env, cfg.env_max_priority);
+		for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+			read_param(params[i], val, sizeof(val));
+			printf("%s\"%s\":", i ? "," : "", params[i]);
+			json_str(val, sizeof(val));
+		}
+		printf("}}\n");
+		return EX_OK;
+	}
+	printf("gp_config (0 = module parameter):\n");
+	printf("  enable=%s tick_us=%u hysteresis_us=%u max_suspend_us=%u min_slice_us=%u\n",
+	       cfg.enable == 1 ? "on" : cfg.enable == 2 ? "off" : "0", cfg.tick_us,
+	       cfg.hysteresis_us, cfg.max_suspend_us, cfg.min_slice_us);
+	printf("  env=%s env_max_priority=%u (rules_gen %u)\n",
+	       cfg.env == 1 ? "on" : cfg.env == 2 ? "off" : "0", cfg.env_max_priority,
+	       cfg.rules_gen);
+	printf("module parameters:\n ");
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		read_param(params[i], val, sizeof(val));
+		printf(" %s=%s", params[i], val);
+	}
+	putchar('\n');
+	return EX_OK;
+}
