@@ -37,6 +37,7 @@
 #define GP_COMM_LEN 16
 struct gp_config_v {
 	__u32 enable, tick_us, hysteresis_us, max_suspend_us, min_slice_us;
+	__u32 rules_gen, env, env_max_priority;	/* left 0: module parameters */
 };
 
 static volatile sig_atomic_t maps_stop;
