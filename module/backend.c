@@ -4,22 +4,58 @@
  *
  *   kfd_lookup_process_by_pasid() (+1 reference; the process cannot be
  *   freed) -> identity check -> p->mutex (trylock on the monitor's path: a
- *   contended mutex means an ioctl is running; retry next tick) ->
- *   pqm_get_user_queue() (the queue still exists) -> checks (mm, debugger,
- *   has_reset_queue, HWS hang) -> act -> unlock -> kfd_unref_process().
+ *   contended mutex means an ioctl is running; retry next tick) -> the
+ *   queue still exists (walk of pqm->queues) and the registry entry is not
+ *   gone (its generation) -> checks (mm, debugger, has_reset_queue, CWSR,
+ *   device health) -> act -> unlock -> kfd_unref_process().
  *
  * A device whose preemption failed with -EIO/-ETIME (HWS hang: KFD is
- * resetting the GPU) is never touched again while gpreempt is loaded.
+ * resetting the GPU) gets no parks for a back-off; unparks always go on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include "backend.h"
 #include "kfd.h"
 
-#define GP_MAX_FAILED_DEVS 16
-static struct device_queue_manager *gp_failed_dqm[GP_MAX_FAILED_DEVS];
-static int gp_nfailed;
+/*
+ * Per-device health.  An -EIO/-ETIME from KFD means the HWS hung or a reset
+ * is running: parks on that device stop for a back-off (doubling, capped)
+ * and resume once the back-off is over and dqm->is_hws_hang is clear.
+ * Unparks and restores are always attempted: nothing stays parked because
+ * a device was fenced.
+ */
+#define GP_MAX_DQM 16
+#define GP_FENCE_MIN_MS 500
+#define GP_FENCE_MAX_MS 30000
+
+static struct gp_dev_health {
+	struct device_queue_manager *dqm;
+	u64 until_ns;		/* parks refused before this */
+	unsigned int backoff_ms;
+	bool fenced;		/* logged as fenced, not yet as recovered */
+	bool cwsr_warned;
+} gp_dev[GP_MAX_DQM];
+static DEFINE_SPINLOCK(gp_dev_lock);
+
+static struct gp_dev_health *gp_dev_health(struct device_queue_manager *dqm)
+{
+	int i;
+
+	for (i = 0; i < GP_MAX_DQM; i++) {
+		if (gp_dev[i].dqm == dqm)
+			return &gp_dev[i];
+		if (!gp_dev[i].dqm) {
+			gp_dev[i].dqm = dqm;
+			return &gp_dev[i];
+		}
+	}
+	return NULL;
+}
 
 /**
  * gp_backend_get_process() - reference the KFD process of @pr
@@ -63,38 +99,164 @@ struct kfd_process_device *gp_backend_pdd(struct kfd_process *p, struct kfd_node
 }
 
 /**
- * gp_backend_dev_failed() - has preemption failed on this device before?
+ * gp_backend_find_queue() - KFD's queue @qid of @p (pqm_get_user_queue())
+ * @p: referenced process, p->mutex held
+ * @qid: queue id
+ *
+ * Walks pqm->queues with the BTF offsets instead of calling KFD's
+ * pqm_get_user_queue(), which is not address-taken (IBT seals its ENDBR).
+ *
+ * Return: the queue or NULL.
+ */
+struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid)
+{
+	struct list_head *head, *pos;
+
+	lockdep_assert_held(kfd_p_mutex(p));
+	head = (struct list_head *)((char *)kfd_p_pqm(p) +
+				    GP_OFF_process_queue_manager__queues);
+	list_for_each(pos, head) {
+		char *pqn = (char *)pos - GP_OFF_process_queue_node__process_queue_list;
+		struct queue *q = *(struct queue **)(pqn + GP_OFF_process_queue_node__q);
+
+		if (q && kfd_q_qid(q) == qid)
+			return q;
+	}
+	return NULL;
+}
+
+/**
+ * gp_backend_dev_failed() - may gpreempt park on this device now?
  * @dqm: device queue manager
  *
- * Return: true if gpreempt must leave the device alone.
+ * Return: true while the HWS is hung or the device's back-off runs.
  */
 bool gp_backend_dev_failed(struct device_queue_manager *dqm)
 {
-	int i;
+	u64 now = ktime_get_ns();
+	struct gp_dev_health *h;
+	bool hang = kfd_dqm_hws_hang(dqm), ret = hang;
+	unsigned long flags;
 
-	if (kfd_dqm_hws_hang(dqm))
+	spin_lock_irqsave(&gp_dev_lock, flags);
+	h = gp_dev_health(dqm);
+	if (h && h->fenced) {
+		if (hang || now < h->until_ns) {
+			ret = true;
+		} else {
+			h->fenced = false;
+			pr_info("device recovered: parking on it again\n");
+		}
+	}
+	spin_unlock_irqrestore(&gp_dev_lock, flags);
+	return ret;
+}
+
+/**
+ * gp_backend_dev_parkable() - the health checks before any park or evict
+ * @p: referenced process, p->mutex held
+ * @dev: the device
+ * @pdd: out: the process's data on @dev
+ * @park: park/evict (all checks) or unpark/restore (only the pdd)
+ *
+ * Return: 0, -EIO (no pdd, queue reset or device fenced) or -EOPNOTSUPP
+ * (CWSR off: an unmap would drain waves, and a long one resets the GPU).
+ */
+int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
+			    struct kfd_process_device **pdd, bool park)
+{
+	struct device_queue_manager *dqm = kfd_node_dqm(dev);
+
+	*pdd = gp_backend_pdd(p, dev);
+	if (!*pdd)
+		return -EIO;
+	if (!park)
+		return 0;
+	if (!gp_backend_dev_usable(dev))
+		return -EOPNOTSUPP;
+	if (kfd_pdd_has_reset_queue(*pdd) || gp_backend_dev_failed(dqm)) {
+		gp_stats.skipped_reset++;
+		return -EIO;
+	}
+	return 0;
+}
+
+/**
+ * gp_backend_dev_usable() - may gpreempt ever park on @dev?
+ * @dev: device
+ *
+ * Without CWSR an unmap drains the running waves; past the queue
+ * preemption timeout KFD resets the GPU and kills every process on it.
+ * Such a device is left alone, and that is logged once per device.
+ *
+ * Return: false for a device gpreempt must leave alone.
+ */
+bool gp_backend_dev_usable(struct kfd_node *dev)
+{
+	struct device_queue_manager *dqm = kfd_node_dqm(dev);
+	struct gp_dev_health *h;
+	unsigned long flags;
+	bool warn = false;
+
+	if (kfd_node_cwsr_enabled(dev))
 		return true;
-	for (i = 0; i < gp_nfailed; i++)
-		if (gp_failed_dqm[i] == dqm)
-			return true;
+	spin_lock_irqsave(&gp_dev_lock, flags);
+	h = gp_dev_health(dqm);
+	if (h && !h->cwsr_warned) {
+		h->cwsr_warned = true;
+		warn = true;
+	}
+	spin_unlock_irqrestore(&gp_dev_lock, flags);
+	if (warn)
+		pr_warn("a device has CWSR disabled: gpreempt never parks its queues\n");
 	return false;
 }
 
 /**
- * gp_backend_note_error() - count an error; fence off a hung device
- * @dqm: device (may be NULL for process-wide calls)
+ * gp_backend_needs_evict() - is evict the only way to park on @dev?
+ * @dev: device
+ *
+ * Under NO_HWS, update_queue() loads the MQD only in the owner's mm (it
+ * WARNs and fails from a kthread); evict/restore work from anywhere.
+ *
+ * Return: true for a NO_HWS device.
+ */
+bool gp_backend_needs_evict(struct kfd_node *dev)
+{
+	return kfd_dqm_no_hws(kfd_node_dqm(dev));
+}
+
+/**
+ * gp_backend_note_error() - count an error; back off from a hung device
+ * @dqm: device (may be NULL)
  * @err: negative errno from KFD
  * @what: the call, for the log
  */
 void gp_backend_note_error(struct device_queue_manager *dqm, int err, const char *what)
 {
+	struct gp_dev_health *h;
+	unsigned long flags;
+	bool logit = false;
+	unsigned int ms = 0;
+
 	gp_stats.errors++;
 	pr_warn_ratelimited("%s failed: %d\n", what, err);
-	if ((err == -EIO || err == -ETIME || err == -ETIMEDOUT) && dqm &&
-	    !gp_backend_dev_failed(dqm) && gp_nfailed < GP_MAX_FAILED_DEVS) {
-		gp_failed_dqm[gp_nfailed++] = dqm;
-		pr_err("preemption failed on a device (%d): gpreempt leaves it alone from now on\n",
-		       err);
+	if (!dqm || (err != -EIO && err != -ETIME && err != -ETIMEDOUT))
+		return;
+	spin_lock_irqsave(&gp_dev_lock, flags);
+	h = gp_dev_health(dqm);
+	if (h) {
+		h->backoff_ms = h->fenced ? min(h->backoff_ms * 2, GP_FENCE_MAX_MS) :
+				GP_FENCE_MIN_MS;
+		h->until_ns = ktime_get_ns() + (u64)h->backoff_ms * NSEC_PER_MSEC;
+		logit = !h->fenced;
+		h->fenced = true;
+		ms = h->backoff_ms;
+	}
+	spin_unlock_irqrestore(&gp_dev_lock, flags);
+	if (logit) {
+		pr_err("preemption failed on a device (%d): no parks on it for %u ms and until the HWS recovers\n",
+		       err, ms);
 	}
 }
 
@@ -103,16 +265,28 @@ void gp_backend_note_error(struct device_queue_manager *dqm, int err, const char
  * @p: referenced process
  * @blocking: wait (module unload) or only try (monitor tick)
  *
+ * The blocking wait polls, so rmmod is never stuck in D state behind an
+ * ioctl that holds p->mutex for a long time (CRIU, a debugger).
+ *
  * Return: 0 with the mutex held, or -EBUSY.
  */
 int gp_backend_trylock(struct kfd_process *p, bool blocking)
 {
-	if (blocking) {
-		mutex_lock(kfd_p_mutex(p));
-		return 0;
-	}
+	unsigned long warn_at = jiffies + 5 * HZ;
+
 	if (mutex_trylock(kfd_p_mutex(p)))
 		return 0;
-	gp_stats.busy_retries++;
-	return -EBUSY;
+	if (!blocking) {
+		gp_stats.busy_retries++;
+		return -EBUSY;
+	}
+	while (!mutex_trylock(kfd_p_mutex(p))) {
+		if (time_after(jiffies, warn_at)) {
+			pr_info("unload waits for a KFD process's mutex (pasid %u)\n",
+				kfd_p_pasid(p));
+			warn_at = jiffies + 5 * HZ;
+		}
+		msleep_interruptible(5);
+	}
+	return 0;
 }

@@ -14,7 +14,11 @@
 #include "policy.h"
 
 struct kfd_process;
+struct kfd_node;
 struct queue;
+
+/* Devices per process gpreempt can hold evictions on. */
+#define GP_MAX_DEVS 16
 struct page;
 struct pid;
 
@@ -31,9 +35,12 @@ struct gp_params {
 	bool adopt_existing;
 	bool env_priority;
 	unsigned int env_max_priority;
+	unsigned int test_action_delay_us;	/* test-only race windows */
+	unsigned int test_reap_delay_us;
 };
 
 extern struct gp_params gp_param;
+void gp_test_sleep(unsigned int us);
 
 /* ---- KFD entry points resolved at load (ksyms.c) ---- */
 struct gp_kfd_fns {
@@ -60,13 +67,18 @@ struct kfd_process *gp_kfd_lookup_pasid(u32 pasid);
  * @comm: lead thread's comm (at registration, refreshed by the rules resolver)
  * @dead: process teardown seen (notifier release / pqm_uninit)
  * @debugged: a debugger attached: hands off
- * @evicted: evictions by gpreempt not yet restored (0 or 1)
+ * @evicted: devices on which gpreempt holds an eviction not yet restored
  * @nqueues: live queues on this process
  * @rule_prio: monitor-owned: priority from the process rules, or -1
  * @rule_src: monitor-owned: its enum gp_prio_source (GP_SRC_KFD when none)
  * @rules_gen: monitor-owned: rules generation @rule_prio was resolved at
  * @env_prio: monitor-owned: GPREEMPT_PRIORITY (uncapped), -1 absent/unreadable
  * @env_read: monitor-owned: the environment has been read (once per process)
+ * @nrefs: queue entries (gone or not) that point at this process; it is
+ *	   freed only when this is 0
+ * @ev: per-device evictions gpreempt holds (monitor-owned)
+ * @ev.dev: the device (NULL: free slot)
+ * @ev.evicted: 1 while gpreempt holds one evict_process_queues() on it
  */
 struct gp_proc {
 	struct list_head node;
@@ -83,6 +95,11 @@ struct gp_proc {
 	u64 rules_gen;
 	int env_prio;
 	bool env_read;
+	int nrefs;
+	struct {
+		struct kfd_node *dev;
+		int evicted;
+	} ev[GP_MAX_DEVS];
 };
 
 /**
@@ -91,6 +108,8 @@ struct gp_proc {
  * @hnode: in the (p, qid) hash; unhashed when the queue dies
  * @proc: owner
  * @q: KFD's struct queue (identity only, see gp_proc.p)
+ * @dev: the queue's device (kfd_q_device(), identity only)
+ * @gen: generation number taken when gpreempt first saw the queue
  * @qid: KFD per-process queue id
  * @kfd_priority: as KFD has it (create/update ioctl)
  * @queue_percent: as KFD has it
@@ -123,6 +142,8 @@ struct gp_queue {
 	struct hlist_node hnode;
 	struct gp_proc *proc;
 	struct queue *q;
+	struct kfd_node *dev;
+	u64 gen;
 	u32 qid;
 	u32 kfd_priority;
 	u32 queue_percent;
@@ -173,6 +194,7 @@ void gp_registry_proc_debugged(struct kfd_process *p);
 int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));
+int gp_registry_restore_evictions(void);
 int gp_registry_adopt_existing(void);
 
 /* ---- pointer access (ptr_access.c) ---- */
@@ -181,7 +203,11 @@ void gp_ptr_release(struct gp_queue *e);
 int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);
 
 /* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c) ---- */
-int gp_evict_process(struct gp_proc *pr, bool evict);
+int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict);
+int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evict);
+bool gp_evict_held(struct gp_proc *pr, struct kfd_node *dev);
+int gp_evict_restore_all(struct gp_proc *pr, bool blocking);
+void gp_evict_forget_all(struct gp_proc *pr);
 int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking);
 
 /* ---- maps (maps.c) ---- */

@@ -223,6 +223,22 @@ static inline gp_dqm_update_queue_t *kfd_dqm_update_queue(struct device_queue_ma
 		       device_queue_manager_ops, update_queue, gp_dqm_update_queue_t *);
 }
 
+typedef int gp_dqm_qpd_op_t(struct device_queue_manager *dqm, struct qcm_process_device *qpd);
+
+/* dqm->ops.evict_process_queues: per device, address-taken (IBT-safe). */
+static inline gp_dqm_qpd_op_t *kfd_dqm_evict_process_queues(struct device_queue_manager *dqm)
+{
+	return KFD_GET((char *)dqm + GP_OFF_device_queue_manager__ops,
+		       device_queue_manager_ops, evict_process_queues, gp_dqm_qpd_op_t *);
+}
+
+/* dqm->ops.restore_process_queues: undoes one evict_process_queues. */
+static inline gp_dqm_qpd_op_t *kfd_dqm_restore_process_queues(struct device_queue_manager *dqm)
+{
+	return KFD_GET((char *)dqm + GP_OFF_device_queue_manager__ops,
+		       device_queue_manager_ops, restore_process_queues, gp_dqm_qpd_op_t *);
+}
+
 static inline bool kfd_dqm_hws_hang(struct device_queue_manager *dqm)
 {
 	return KFD_GET(dqm, device_queue_manager, is_hws_hang, bool);
@@ -288,6 +304,35 @@ static inline long gp_pin_user_page_remote(struct mm_struct *mm, unsigned long v
 #else
 	return pin_user_pages_remote(mm, va, 1, gup_flags, page, NULL);
 #endif
+}
+
+/* KFD_SCHED_POLICY_NO_HWS: update_queue() must run in the owner's mm. */
+static inline bool kfd_dqm_no_hws(struct device_queue_manager *dqm)
+{
+	return KFD_GET(dqm, device_queue_manager, sched_policy, int) ==
+	       GP_ENUM_KFD_SCHED_POLICY_NO_HWS;
+}
+
+/* @node: a struct kfd_dev on 6.1, as for kfd_node_dqm(). */
+static inline bool kfd_node_cwsr_enabled(struct kfd_node *node)
+{
+#if GP_HAVE_kfd_node
+	struct kfd_dev *kfd = KFD_GET(node, kfd_node, kfd, struct kfd_dev *);
+#else
+	struct kfd_dev *kfd = (struct kfd_dev *)node;
+#endif
+
+	return KFD_GET(kfd, kfd_dev, cwsr_enabled, bool);
+}
+
+static inline struct qcm_process_device *kfd_pdd_qpd(struct kfd_process_device *pdd)
+{
+	return (struct qcm_process_device *)((char *)pdd + GP_OFF_kfd_process_device__qpd);
+}
+
+static inline u32 kfd_q_qid(struct queue *q)
+{
+	return READ_ONCE(*KFD_QP(q, queue_id, u32));
 }
 
 #endif /* GP_KFD_H */

@@ -12,6 +12,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
@@ -19,6 +20,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
+#include "backend.h"
 #include "gpreempt.h"
 #include "kfd.h"
 
@@ -129,12 +131,11 @@ static void gp_release_queue(struct gp_queue *e)
 	if (!pr->evicted || READ_ONCE(pr->nqueues))
 		return;
 	if (READ_ONCE(pr->dead)) {
-		/* Its eviction died with it: KFD freed the qpd. */
-		pr->evicted = 0;
-		gp_stats.evicts_outstanding--;
+		/* Its evictions died with it: KFD freed the qpd. */
+		gp_evict_forget_all(pr);
 	} else {
 		/* Last queue of a live process gpreempt evicted: balance it. */
-		gp_evict_process(pr, false);
+		gp_evict_restore_all(pr, false);
 	}
 }
 
@@ -142,13 +143,13 @@ static bool gp_wants_evict(struct gp_queue *e, int n)
 {
 	int i;
 
-	if (READ_ONCE(gp_param.backend) == GP_BACKEND_SUSPEND)
+	if (READ_ONCE(gp_param.backend) == GP_BACKEND_SUSPEND && !gp_backend_needs_evict(e->dev))
 		return false;
-	/* Process granularity only when every live queue of the process goes. */
+	/* Process granularity only when every live queue of the process on the device goes. */
 	for (i = 0; i < n; i++) {
 		struct gp_queue *x = gp_snap[i];
 
-		if (x->proc != e->proc || x->gone)
+		if (x->proc != e->proc || x->dev != e->dev || x->gone)
 			continue;
 		if (x->pq.state != GP_PS_PARKED && x->pq.action != GP_ACT_PARK)
 			return false;
@@ -171,8 +172,11 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 		trace_resume(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret,
 			     t1 - t0);
 
-	/* A queue that is gone is not coming back: treat unpark as done. */
-	if (!park && (ret == -ESRCH || ret == -ENOENT))
+	/*
+	 * A queue that is gone is not coming back, and one a debugger may
+	 * own now is not gpreempt's any more: treat unpark as done.
+	 */
+	if (!park && (ret == -ESRCH || ret == -ENOENT || ret == -EPERM))
 		ok = true;
 	if (!ok) {
 		gp_set_state(e, park ? GP_Q_RUNNING : GP_Q_SUSPENDED);
@@ -225,14 +229,14 @@ static void gp_apply(int n, const struct gp_policy_params *pp)
 				  e->backend == GP_BACKEND_EVICT;
 			if (!by_proc && act == GP_ACT_PARK &&
 			    (READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT ||
-			     !kfd_have_queue_suspend())) {
+			     !kfd_have_queue_suspend() || gp_backend_needs_evict(e->dev))) {
 				/* Forced process granularity, but not all its queues go. */
 				gp_set_state(e, GP_Q_RUNNING);
 				continue;
 			}
 			t0 = ktime_get_ns();
 			if (by_proc)
-				ret = gp_evict_process(e->proc, act == GP_ACT_PARK);
+				ret = gp_evict_process(e->proc, e->dev, act == GP_ACT_PARK);
 			else
 				ret = gp_suspend_queue(e, act == GP_ACT_PARK, false);
 			t1 = ktime_get_ns();
@@ -244,7 +248,7 @@ static void gp_apply(int n, const struct gp_policy_params *pp)
 			for (j = 0; j < n; j++) {
 				struct gp_queue *x = gp_snap[j];
 
-				if (x->proc != e->proc || x->gone)
+				if (x->proc != e->proc || x->dev != e->dev || x->gone)
 					continue;
 				if (act == GP_ACT_UNPARK && x->backend != GP_BACKEND_EVICT)
 					continue;
@@ -268,10 +272,11 @@ static void gp_publish(int n, u64 now, bool force)
 
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
-		struct gp_queue_key key = { .tgid = e->proc->tgid, .qid = e->qid };
+		struct gp_queue_key key;
 
 		if (e->gone || (!e->dirty && !force))
 			continue;
+		key = (struct gp_queue_key){ .tgid = e->proc->tgid, .qid = e->qid };
 		e->dirty = false;
 		changed = true;
 		gp_maps_put_queue(&key, &e->info);
@@ -298,7 +303,7 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 	in->ptr_path = e->ptr_path;
 	e->pq.state = GP_PS_RUNNING;
 	e->pq.state_since_ns = now;
-	if (e->proc->evicted) {
+	if (gp_evict_held(e->proc, e->dev)) {
 		/* Created while gpreempt holds its process evicted: KFD made it inactive. */
 		e->pq.state = GP_PS_PARKED;
 		e->backend = GP_BACKEND_EVICT;
@@ -476,25 +481,40 @@ void gp_monitor_stop(void)
  */
 void gp_monitor_release_all(void)
 {
-	int i, n, left = 0;
+	int i, n, try, left = 0, failed;
 
 	if (!gp_snap)
 		return;
 	gp_registry_reap(gp_release_queue);
+	/* Evictions first, before anything can be marked dead (C7). */
+	failed = gp_registry_restore_evictions();
+	if (failed)
+		pr_err("%d process(es): restore failed at unload (KFD error; count balanced)\n",
+		       failed);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
-	for (i = 0; i < n; i++) {
-		struct gp_queue *e = gp_snap[i];
-		int ret;
+	/* A few rounds: a device that hung may come back meanwhile. */
+	for (try = 0; try < 3; try++) {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			struct gp_queue *e = gp_snap[i];
+			int ret;
 
-		if (e->gone || e->pq.state != GP_PS_PARKED)
-			continue;
-		if (e->backend == GP_BACKEND_EVICT)
-			ret = gp_evict_process(e->proc, false);
-		else
+			if (e->gone || e->pq.state != GP_PS_PARKED)
+				continue;
+			if (e->backend == GP_BACKEND_EVICT) {
+				e->pq.state = GP_PS_RUNNING;	/* restored above */
+				continue;
+			}
 			ret = gp_suspend_queue(e, false, true);
-		if (ret && ret != -ESRCH && ret != -ENOENT)
-			left++;
-		e->pq.state = GP_PS_RUNNING;
+			if (ret && ret != -ESRCH && ret != -ENOENT && ret != -EPERM) {
+				left++;
+				continue;
+			}
+			e->pq.state = GP_PS_RUNNING;
+		}
+		if (!left)
+			break;
+		msleep(500);
 	}
 	if (left)
 		pr_err("%d queue(s) could not be resumed at unload\n", left);

@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/delay.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -129,6 +130,7 @@ static int gp_set_backend(const char *val, const struct kernel_param *kp)
 		return -EINVAL;
 	}
 	WRITE_ONCE(gp_param.backend, i);
+	gp_monitor_kick();
 	return 0;
 }
 
@@ -201,3 +203,36 @@ static struct gp_uint_range gp_range_env_max = {
 module_param_cb(env_max_priority, &gp_uint_ops, &gp_range_env_max, 0644);
 MODULE_PARM_DESC(env_max_priority,
 		 "Highest priority GPREEMPT_PRIORITY may grant; higher requests are lowered to it (default 7) [0..15]");
+/*
+ * Test-only race windows (0 = off, the default).  They widen two windows
+ * the race tests need to hit every time: between a decision and taking
+ * p->mutex (a queue destroyed and recreated meanwhile), and between the two
+ * phases of the registry reap (a process dying meanwhile).
+ */
+static struct gp_uint_range gp_range_test_action_delay_us = {
+	.val = &gp_param.test_action_delay_us, .min = 0, .max = 1000000,
+	.name = "test_action_delay_us",
+};
+
+module_param_cb(test_action_delay_us, &gp_uint_ops, &gp_range_test_action_delay_us, 0644);
+MODULE_PARM_DESC(test_action_delay_us,
+		 "TESTING ONLY: sleep this long before each park/unpark takes p->mutex [0..1000000] (default 0)");
+
+static struct gp_uint_range gp_range_test_reap_delay_us = {
+	.val = &gp_param.test_reap_delay_us, .min = 0, .max = 1000000,
+	.name = "test_reap_delay_us",
+};
+
+module_param_cb(test_reap_delay_us, &gp_uint_ops, &gp_range_test_reap_delay_us, 0644);
+MODULE_PARM_DESC(test_reap_delay_us,
+		 "TESTING ONLY: sleep this long between the two phases of each registry reap [0..1000000] (default 0)");
+
+/**
+ * gp_test_sleep() - the test-only race window of @us microseconds
+ * @us: gp_param.test_*_delay_us, read once
+ */
+void gp_test_sleep(unsigned int us)
+{
+	if (us)
+		usleep_range(us, us + us / 8 + 1);
+}

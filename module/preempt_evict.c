@@ -1,67 +1,188 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * preempt_evict.c - park a whole process: kfd_process_evict_queues() /
- * kfd_process_restore_queues().
+ * preempt_evict.c - park a process's queues on one device:
+ * dqm->ops.evict_process_queues() / dqm->ops.restore_process_queues().
  *
- * KFD refcounts evictions per device (qpd->evicted), so these nest with its
- * own memory evictions and never conflict with ROCr.  Every evict gpreempt
- * makes is balanced by exactly one restore: also when evict returned -EIO
- * (KFD keeps the count then), on errors and at module unload.  A process
- * that exits while evicted needs no restore: KFD frees its queues.
+ * The ops table is KFD's own, address-taken entry (IBT-safe), and calling
+ * it per device parks only the device that has the contention.  It emits
+ * no SMI eviction event: amd-smi users do not see a stream of "suspend"
+ * evictions.  KFD refcounts evictions per device (qpd->evicted), so these
+ * nest with its own memory evictions.  gpreempt holds at most one eviction
+ * per (process, device), and every evict is balanced by exactly one
+ * restore: also when evict returned an error (KFD keeps the count then),
+ * on errors and at module unload.  A process that exits while evicted
+ * needs no restore: KFD frees its qpd.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <uapi/linux/kfd_ioctl.h>
+#include <linux/mutex.h>
 #include "backend.h"
 #include "kfd.h"
 
-/**
- * gp_evict_process() - evict or restore the queues of @pr
- * @pr: registry process
- * @evict: true to evict
- *
- * Return: 0, -ESRCH (gone), -EPERM (debugged) or KFD's error.
- */
-int gp_evict_process(struct gp_proc *pr, bool evict)
+/* The slot of @dev in @pr->ev, or a free one when @add; NULL otherwise. */
+static int gp_ev_slot(struct gp_proc *pr, struct kfd_node *dev, bool add)
 {
-	struct kfd_process *p;
-	int ret;
+	int i, free = -1;
 
-	if (evict && pr->evicted)
-		return 0;
-	if (!evict && !pr->evicted)
+	for (i = 0; i < GP_MAX_DEVS; i++) {
+		if (pr->ev[i].dev == dev)
+			return i;
+		if (!pr->ev[i].dev && free < 0)
+			free = i;
+	}
+	return add ? free : -1;
+}
+
+/**
+ * gp_evict_held() - does gpreempt hold an eviction of @pr on @dev?
+ * @pr: registry process
+ * @dev: device
+ *
+ * Return: true if so.
+ */
+bool gp_evict_held(struct gp_proc *pr, struct kfd_node *dev)
+{
+	int i = gp_ev_slot(pr, dev, false);
+
+	return i >= 0 && pr->ev[i].evicted;
+}
+
+static void gp_ev_set(struct gp_proc *pr, int i, int evicted)
+{
+	if (pr->ev[i].evicted == evicted)
+		return;
+	pr->ev[i].evicted = evicted;
+	pr->evicted += evicted ? 1 : -1;
+	if (evicted)
+		gp_stats.evicts_outstanding++;
+	else
+		gp_stats.evicts_outstanding--;
+	if (!evicted)
+		pr->ev[i].dev = NULL;
+}
+
+static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bool blocking)
+{
+	struct kfd_process_device *pdd;
+	struct device_queue_manager *dqm;
+	struct kfd_process *p;
+	int i, ret;
+
+	i = gp_ev_slot(pr, dev, evict);
+	if (i < 0)
+		return evict ? -ENOSPC : 0;
+	if (!!pr->ev[i].evicted == evict)
 		return 0;
 	p = gp_backend_get_process(pr);
 	if (!p) {
 		/* Gone (KFD no longer finds it): its queues died with it. */
-		if (!evict) {
-			pr->evicted = 0;
-			gp_stats.evicts_outstanding--;
-		}
+		if (!evict)
+			gp_ev_set(pr, i, 0);
 		return -ESRCH;
 	}
-	if (evict) {
-		if (kfd_p_debugged(p)) {
-			gp_stats.skipped_debugged++;
-			ret = -EPERM;
-			goto out;
+	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
+	ret = gp_backend_trylock(p, blocking);
+	if (ret)
+		goto out_unref;
+	ret = gp_backend_dev_parkable(p, dev, &pdd, evict);
+	if (ret) {
+		if (!evict) {
+			/* No pdd: the process lost the device, and the qpd with it. */
+			gp_ev_set(pr, i, 0);
 		}
-		ret = kfd_call_evict(gp_kfd.evict, p, KFD_QUEUE_EVICTION_TRIGGER_SUSPEND);
-		/* On -EIO KFD keeps the eviction counted: it must be restored. */
-		if (!ret || ret == -EIO) {
-			pr->evicted = 1;
-			gp_stats.evicts_outstanding++;
-		}
-		if (ret)
-			gp_backend_note_error(NULL, ret, "kfd_process_evict_queues");
-	} else {
-		ret = gp_kfd.restore(p);
-		pr->evicted = 0;	/* one restore balances one evict, whatever it returned */
-		gp_stats.evicts_outstanding--;
-		if (ret)
-			gp_backend_note_error(NULL, ret, "kfd_process_restore_queues");
+		goto out_unlock;
 	}
-out:
+	if (evict && kfd_p_debugged(p)) {
+		gp_stats.skipped_debugged++;
+		ret = -EPERM;
+		goto out_unlock;
+	}
+	dqm = kfd_node_dqm(dev);
+	if (evict) {
+		pr->ev[i].dev = dev;
+		ret = kfd_dqm_evict_process_queues(dqm)(dqm, kfd_pdd_qpd(pdd));
+		/*
+		 * evict_process_queues_cpsch() counts qpd->evicted before it
+		 * touches the HWS: whatever it returned, a restore balances it.
+		 */
+		gp_ev_set(pr, i, 1);
+		if (ret)
+			gp_backend_note_error(dqm, ret, "evict_process_queues");
+	} else {
+		ret = kfd_dqm_restore_process_queues(dqm)(dqm, kfd_pdd_qpd(pdd));
+		/* One restore balances one evict, whatever it returned. */
+		gp_ev_set(pr, i, 0);
+		if (ret)
+			gp_backend_note_error(dqm, ret, "restore_process_queues");
+	}
+out_unlock:
+	mutex_unlock(kfd_p_mutex(p));
+out_unref:
 	gp_kfd.unref(p);
 	return ret;
+}
+
+/**
+ * gp_evict_process() - evict or restore the queues of @pr on @dev
+ * @pr: registry process
+ * @dev: the device
+ * @evict: true to evict
+ *
+ * Monitor path: p->mutex is only tried.
+ *
+ * Return: 0, -EBUSY (retry), -ESRCH (gone), -EPERM (debugged), -EIO
+ * (device fenced or reset), -EOPNOTSUPP (CWSR off), -ENOSPC (too many
+ * devices) or KFD's error.  After an error of KFD's the eviction still
+ * counts as held: the next restore balances it.
+ */
+int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict)
+{
+	return gp_evict_one(pr, dev, evict, false);
+}
+
+/**
+ * gp_evict_process_blocking() - gp_evict_process(), waiting for p->mutex
+ * @pr: registry process
+ * @dev: the device
+ * @evict: true to evict
+ *
+ * Return: as gp_evict_process(), never -EBUSY.
+ */
+int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evict)
+{
+	return gp_evict_one(pr, dev, evict, true);
+}
+
+/**
+ * gp_evict_restore_all() - restore every eviction gpreempt holds on @pr
+ * @pr: registry process
+ * @blocking: wait for p->mutex (module unload)
+ *
+ * Return: 0 or the first error (-EBUSY when not blocking: retry).
+ */
+int gp_evict_restore_all(struct gp_proc *pr, bool blocking)
+{
+	int i, r, ret = 0;
+
+	for (i = 0; i < GP_MAX_DEVS && pr->evicted; i++) {
+		if (!pr->ev[i].evicted)
+			continue;
+		r = gp_evict_one(pr, pr->ev[i].dev, false, blocking);
+		if (r && r != -ESRCH && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+/**
+ * gp_evict_forget_all() - the process died: its evictions died with it
+ * @pr: registry process, dead
+ */
+void gp_evict_forget_all(struct gp_proc *pr)
+{
+	int i;
+
+	for (i = 0; i < GP_MAX_DEVS; i++)
+		if (pr->ev[i].evicted)
+			gp_ev_set(pr, i, 0);
 }

@@ -8,6 +8,7 @@
  * queue) or maps.  The user's UPDATE_QUEUE ioctl never writes the flag, so
  * ROCr's percent/priority updates cannot undo a park; KFD's evict/restore
  * honour it.  Debugged processes are skipped (the debugger owns the flag).
+ * Not used under NO_HWS, where update_queue() must run in the owner's mm.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,14 +17,35 @@
 #include "kfd.h"
 
 #if GP_HAVE_queue_properties__is_suspended
+/*
+ * Is the queue where @park wants it?  From KFD's is_active, not from the
+ * flag alone: a failed update_queue can leave the two apart.
+ */
+static bool gp_already_there(struct queue *q, bool park)
+{
+	bool flag = READ_ONCE(*kfd_q_suspended_flag(q));
+	bool active = READ_ONCE(*KFD_QP(q, is_active, bool));
+
+	if (park)
+		return flag && !active;
+	/* Inactive for KFD's own reason (an eviction): ours is undone. */
+	return !flag && (active || READ_ONCE(*KFD_QP(q, is_evicted, bool)));
+}
+
 /**
  * gp_suspend_queue() - park or unpark one queue
  * @e: queue
  * @park: true to park
  * @blocking: may wait for p->mutex
  *
+ * Under p->mutex the entry is re-checked: destroy marks it gone under the
+ * same mutex, so a queue that reuses the qid (and maybe the memory) of a
+ * destroyed one is never acted on by the old entry's decision.
+ *
  * Return: 0, -EBUSY (retry next tick), -ESRCH/-ENOENT (gone), -EPERM
- * (debugged), -EIO (device unusable) or KFD's error.
+ * (debugged: for an unpark, the debugger owns the flag now), -EOPNOTSUPP
+ * (NO_HWS or CWSR off: use evict or leave alone), -EIO (device fenced) or
+ * KFD's error.  On any error the flag is as it was.
  */
 int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 {
@@ -31,52 +53,55 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	struct device_queue_manager *dqm;
 	struct kfd_process *p;
 	struct queue *q;
-	bool *flag;
+	bool *flag, prev;
 	int ret;
 
 	p = gp_backend_get_process(e->proc);
 	if (!p)
 		return -ESRCH;
+	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
 	ret = gp_backend_trylock(p, blocking);
 	if (ret)
 		goto out_unref;
 
-	q = gp_kfd.get_user_queue(kfd_p_pqm(p), e->qid);
-	if (!q || q != e->q) {
+	q = gp_backend_find_queue(p, e->qid);
+	if (READ_ONCE(e->gone) || !q || q != e->q) {
 		ret = -ENOENT;
 		goto out_unlock;
 	}
 	flag = kfd_q_suspended_flag(q);
-	if (!flag) {
-		ret = -EOPNOTSUPP;
-		goto out_unlock;
-	}
 	if (!kfd_p_mm(p)) {
 		ret = -ESRCH;
 		goto out_unlock;
 	}
-	if (park && kfd_p_debugged(p)) {
+	if (kfd_p_debugged(p)) {
+		/* The debugger may own the flag now: never touch it. */
 		gp_stats.skipped_debugged++;
 		ret = -EPERM;
 		goto out_unlock;
 	}
 	dqm = kfd_node_dqm(kfd_q_device(q));
-	pdd = gp_backend_pdd(p, kfd_q_device(q));
-	if (!pdd || kfd_pdd_has_reset_queue(pdd) || kfd_q_is_reset(q) ||
-	    gp_backend_dev_failed(dqm)) {
-		gp_stats.skipped_reset++;
-		ret = -EIO;
+	if (kfd_dqm_no_hws(dqm)) {
+		/* update_queue() would load the MQD in the kthread's (no) mm. */
+		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
-	if (READ_ONCE(*flag) == park)
-		goto out_unlock;	/* already there */
+	ret = gp_backend_dev_parkable(p, kfd_q_device(q), &pdd, park);
+	if (!ret && park && kfd_q_is_reset(q)) {
+		gp_stats.skipped_reset++;
+		ret = -EIO;
+	}
+	if (ret)
+		goto out_unlock;
+	if (gp_already_there(q, park))
+		goto out_unlock;
 
+	prev = READ_ONCE(*flag);
 	WRITE_ONCE(*flag, park);
 	ret = kfd_dqm_update_queue(dqm)(dqm, q, NULL);
 	if (ret) {
-		/* Never leave a half-done park behind: the flag goes back. */
-		if (park)
-			WRITE_ONCE(*flag, false);
+		/* Never leave a half-done action behind: the flag goes back. */
+		WRITE_ONCE(*flag, prev);
 		gp_backend_note_error(dqm, ret, park ? "update_queue (park)" :
 					     "update_queue (unpark)");
 	}

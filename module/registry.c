@@ -28,6 +28,7 @@
 
 struct gp_registry gp_reg;
 static DEFINE_HASHTABLE(gp_queue_hash, 10);
+static u64 gp_queue_gen;	/* under gp_reg.lock */
 
 static u32 gp_key(struct kfd_process *p, u32 qid)
 {
@@ -85,6 +86,7 @@ static int gp_add(struct queue *q, gfp_t gfp)
 		return -ENOMEM;
 	}
 	e->q = q;
+	e->dev = kfd_q_device(q);
 	e->qid = qid;
 	e->kfd_priority = READ_ONCE(*KFD_QP(q, priority, u32));
 	e->queue_percent = READ_ONCE(*KFD_QP(q, queue_percent, u32));
@@ -113,7 +115,9 @@ static int gp_add(struct queue *q, gfp_t gfp)
 		gp_reg.nprocs++;
 	}
 	pr->nqueues++;
+	pr->nrefs++;
 	e->proc = pr;
+	e->gen = ++gp_queue_gen;
 	list_add_tail(&e->node, &gp_reg.queues);
 	hash_add(gp_queue_hash, &e->hnode, gp_key(p, qid));
 	gp_reg.nqueues++;
@@ -264,8 +268,10 @@ int gp_registry_snapshot(struct gp_queue **out, int max)
  *	     may be NULL
  *
  * Monitor thread only (or module unload once the monitor has stopped).  A
- * process entry is freed once it has no live queue and gpreempt holds no
- * eviction on it (or it is dead: its evictions died with it).
+ * process entry is freed once no queue entry points at it any more (gone
+ * or not: @nrefs) and gpreempt holds no eviction on it (or it is dead: its
+ * evictions died with it).  A queue that goes gone between the two phases
+ * keeps its process alive until a later reap frees the queue first.
  */
 void gp_registry_reap(void (*release)(struct gp_queue *e))
 {
@@ -287,19 +293,58 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 	list_for_each_entry_safe(e, tmp, &dead, node) {
 		if (release)
 			release(e);
+		spin_lock_irqsave(&gp_reg.lock, flags);
+		e->proc->nrefs--;
+		spin_unlock_irqrestore(&gp_reg.lock, flags);
 		kfree(e);
 	}
 
+	gp_test_sleep(READ_ONCE(gp_param.test_reap_delay_us));
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node) {
-		if (!pr->nqueues && (pr->dead || !pr->evicted)) {
+		if (!pr->nrefs && (pr->dead || !pr->evicted)) {
 			list_move(&pr->node, &dead_procs);
 			gp_reg.nprocs--;
 		}
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	list_for_each_entry_safe(pr, ptmp, &dead_procs, node)
+	list_for_each_entry_safe(pr, ptmp, &dead_procs, node) {
+		gp_evict_forget_all(pr);
 		kfree(pr);
+	}
+}
+
+/**
+ * gp_registry_restore_evictions() - restore every eviction gpreempt holds
+ *
+ * Module unload, after the monitor stopped and before anything is marked
+ * dead: waits for each process's mutex.
+ *
+ * Return: processes whose restore failed.
+ */
+int gp_registry_restore_evictions(void)
+{
+	struct gp_proc *pr;
+	unsigned long flags;
+	int failed = 0;
+
+again:
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(pr, &gp_reg.procs, node) {
+		if (!pr->evicted || pr->dead)
+			continue;
+		/* Only this thread frees procs: @pr stays valid unlocked. */
+		spin_unlock_irqrestore(&gp_reg.lock, flags);
+		if (gp_evict_restore_all(pr, true))
+			failed++;
+		if (pr->evicted) {
+			/* Cannot happen: every restore clears its slot. */
+			gp_evict_forget_all(pr);
+		}
+		goto again;
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	return failed;
 }
 
 /**

@@ -91,14 +91,14 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 		return -EFAULT;
 	}
 
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	q = ks_queue_alloc();
 	if (!q)
 		return -ENOMEM;
 	ret = ks_queue_pin(q, args.ring_base_address, args.ring_size, args.read_pointer_address,
 			   args.write_pointer_address, args.signal_base_address, args.signal_size);
 	if (ret) {
 		pr_err_ratelimited("can't pin the queue's memory: %d\n", ret);
-		kfree(q);
+		ks_queue_free(q);
 		return ret;
 	}
 	if (args.queue_type == KFDSIM_QUEUE_TYPE_SDMA) {
@@ -120,7 +120,7 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 	mutex_unlock(&p->mutex);
 	if (ret) {
 		ks_queue_unpin(q);
-		kfree(q);
+		ks_queue_free(q);
 		return ret;
 	}
 	args.queue_id = qid;

@@ -36,6 +36,12 @@ static void ks_wait_us(unsigned int us)
 		usleep_range(us, us + us / 8 + 1);
 }
 
+/* The firmware's turn: the modelled cost plus an injected slowdown. */
+static void ks_wait_fw(unsigned int us)
+{
+	ks_wait_us(us + ks_fault_runlist());
+}
+
 /*
  * execute_queues_cpsch(): unmap everything, map the active queues.  With the
  * HWS marked hung (test op) it fails with -EIO like KFD's unmap during a
@@ -44,20 +50,20 @@ static void ks_wait_us(unsigned int us)
 static int ks_execute_queues(struct device_queue_manager *dqm)
 {
 	if (ks_gpu_hws_execute())
-		ks_wait_us(ks_param.runlist_us);
+		ks_wait_fw(ks_param.runlist_us);
 	return READ_ONCE(dqm->is_hws_hang) ? -EIO : 0;
 }
 
 static void ks_add_queue_mes(struct queue *q)
 {
 	ks_gpu_mes_set(q, true);
-	ks_wait_us(ks_param.mes_us);
+	ks_wait_fw(ks_param.mes_us);
 }
 
 static void ks_remove_queue_mes(struct queue *q)
 {
 	ks_gpu_mes_set(q, false);
-	ks_wait_us(ks_param.mes_us);
+	ks_wait_fw(ks_param.mes_us);
 }
 
 /* dqm->ops.update_queue: the real update_queue() of 6.12 dqm.c:934. */
@@ -70,6 +76,10 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 
 	mutex_lock(&dqm->lock);
 	prev_active = q->properties.is_active;
+	/* Injected: the unmap (HWS) or remove (MES) failed, nothing changes. */
+	ret = ks_fault(KS_F_UPDATE_QUEUE);
+	if (ret)
+		goto out;
 	if (!ks_param.mes && READ_ONCE(dqm->is_hws_hang)) {
 		/* unmap_queues_cpsch() failed: "unmap queue failed", nothing changes */
 		ret = -EIO;
@@ -126,6 +136,8 @@ static int ks_evict_process_queues(struct device_queue_manager *dqm,
 	if (!ks_param.mes)
 		ret = ks_execute_queues(dqm);
 out:
+	/* Injected: KFD keeps the count, the caller sees the error. */
+	ret = ks_fault(KS_F_EVICT) ?: ret;
 	mutex_unlock(&dqm->lock);
 	return ret;
 }
@@ -160,6 +172,8 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 		ret = ks_execute_queues(dqm);
 	qpd->evicted = 0;
 out:
+	/* Injected: the count is dropped all the same, as in KFD. */
+	ret = ks_fault(KS_F_RESTORE) ?: ret;
 	mutex_unlock(&dqm->lock);
 	return ret;
 }

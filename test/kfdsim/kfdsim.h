@@ -36,6 +36,7 @@
 #define kfd_node kfd_dev
 #endif
 
+struct dentry;
 struct kfd_process;
 struct kfd_node;
 struct queue;
@@ -333,6 +334,41 @@ struct ks_stats {
 };
 
 extern struct ks_stats ks_stats;
+
+/* ---- fault.c: fault injection ---- */
+enum ks_fault_point {
+	KS_F_UPDATE_QUEUE,
+	KS_F_EVICT,
+	KS_F_RESTORE,
+	KS_F_DESTROY,
+	KS_F_NR,
+};
+
+struct ks_fault_knobs {
+	unsigned int slow_runlist_us;
+	unsigned int hws_hang_after;
+	unsigned int lookup_delay_us;
+	bool reuse_queue_mem;
+};
+
+struct ks_fault_counts {
+	atomic64_t hws_hangs;
+	atomic64_t slow_runlists;
+	atomic64_t mutex_holds;
+	atomic64_t lookup_delays;
+	atomic64_t queue_reuses;
+};
+
+extern struct ks_fault_knobs ks_fault_knobs;
+extern struct ks_fault_counts ks_fault_counts;
+int ks_fault(enum ks_fault_point fp);
+unsigned int ks_fault_runlist(void);
+void ks_fault_lookup_delay(void);
+struct queue *ks_queue_alloc(void);
+void ks_queue_free(struct queue *q);
+int ks_fault_init(void);
+void ks_fault_debugfs(struct dentry *parent);
+void ks_fault_exit(void);
 
 /* ---- process.c ---- */
 int ks_process_create(struct kfd_process **out);

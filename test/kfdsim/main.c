@@ -114,6 +114,8 @@ static int __init ks_init(void)
 {
 	int ret = ks_check_params();
 
+	if (!ret)
+		ret = ks_fault_init();
 	if (ret)
 		return ret;
 	ks_dqm_init();
@@ -130,6 +132,7 @@ static int __init ks_init(void)
 	debugfs_create_file("stats", 0444, ks_debugfs, NULL, &ks_stats_fops);
 	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
 	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
+	ks_fault_debugfs(ks_debugfs);
 	pr_info("simulated GPU: %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
 		ks_param.num_cu, ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
 		ks_param.cwsr_save_us, ks_param.cwsr_restore_us);
@@ -148,6 +151,7 @@ static void __exit ks_exit(void)
 	ks_chardev_exit();
 	ks_processes_exit();
 	ks_gpu_stop();
+	ks_fault_exit();
 }
 
 module_init(ks_init);

@@ -135,23 +135,30 @@ int ks_pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
  * @pqm: queue manager
  * @qid: queue id
  *
- * Return: 0 or -EINVAL.
+ * Return: 0, -EINVAL, or an injected error (the queue then stays).
  */
 noinline int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid)
 {
 	struct process_queue_node *pqn = ks_find(pqm, qid);
 	struct queue *q;
+	int ret;
 
 	if (!pqn) {
 		pr_err_ratelimited("queue id %u does not exist\n", qid);
 		return -EINVAL;
 	}
 	q = pqn->q;
+	ret = ks_fault(KS_F_DESTROY);
+	if (ret) {
+		/* 6.12 err_destroy_queue: the queue stays, fully usable. */
+		pr_err_ratelimited("destroy queue failed: %d\n", ret);
+		return ret;
+	}
 	ks_dqm_destroy_queue(q, &ks_pdd(pqm->process)->qpd);
 	list_del(&pqn->process_queue_list);
 	clear_bit(qid, pqm->queue_slot_bitmap);
 	ks_queue_unpin(q);
-	kfree(q);
+	ks_queue_free(q);
 	kfree(pqn);
 	return 0;
 }

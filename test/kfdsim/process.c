@@ -84,6 +84,8 @@ noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
 		}
 	}
 	srcu_read_unlock(&ks_processes_srcu, idx);
+	if (ret)
+		ks_fault_lookup_delay();
 	return ret;
 }
 
