@@ -245,7 +245,8 @@ void gp_backend_note_error(struct device_queue_manager *dqm, int err, const char
 		return;
 	spin_lock_irqsave(&gp_dev_lock, flags);
 	h = gp_dev_health(dqm);
-	if (h) {
+	if (h && !(h->fenced && ktime_get_ns() < h->until_ns)) {
+		/* A new failure after the back-off ran out: back off longer. */
 		h->backoff_ms = h->fenced ? min(h->backoff_ms * 2, GP_FENCE_MAX_MS) :
 				GP_FENCE_MIN_MS;
 		h->until_ns = ktime_get_ns() + (u64)h->backoff_ms * NSEC_PER_MSEC;

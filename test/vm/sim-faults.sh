@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpreempt under injected KFD faults and races (kfdsim's fault/ knobs, the
+# test_*_delay_us race windows of gpreempt): review findings C4, C5, C7.
+# Every wait polls for a state; no wall-clock time is asserted.  Runs inside
+# the test guest (test/run-vm sim).
+. test/lib/tap.sh
+GPLOAD=build/gpload
+F=/sys/kernel/debug/kfdsim/fault
+LC_ARGS="--mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 300"
+BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
+
+qfield() {
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
+}
+gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
+fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
+ksq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
+fc_ge() { [ "$(fcount "$1")" -ge "$2" ] 2>/dev/null; }
+gq_zero() { [ "$(gstat queues)" = 0 ]; }
+stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
+ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
+no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
+be_running() { case "$(ksq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }
+load() { insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko $2; }
+unload() {
+	rmmod gpreempt 2>/dev/null
+	wait_for 30 ks_idle
+	rmmod kfdsim
+}
+dmesg -C
+
+# 1. C5: a queue destroyed and recreated (same qid, same memory) while a
+# park of it is pending is never parked by the old decision, and nothing is
+# left suspended after rmmod.
+fails=0 aba=0
+for round in 1 2 3; do
+	load "fault_reuse_queue_mem=1" "backend=suspend test_action_delay_us=200000"
+	$GPLOAD $LC_ARGS --duration 60 --quiet &
+	lc=$!
+	$GPLOAD --mode churn --prio 3 --wg 2 --wg-us 200 --duration 60 --quiet &
+	churn=$!
+	wait_for 30 fc_ge queue_reuses 3
+	sleep 0.$((RANDOM % 10))
+	rmmod gpreempt
+	aba=$((aba + $(fcount queue_reuses)))
+	if ! wait_for 20 no_suspended; then
+		fails=$((fails + 1))
+		tap_diag "round $round: $(grep suspended=1 /sys/kernel/debug/kfdsim/queues)"
+	fi
+	kill -TERM $lc $churn
+	wait $lc
+	wait $churn || fails=$((fails + 1))
+	wait_for 30 ks_idle
+	rmmod kfdsim
+done
+tap_check "C5: recreated queue never parked by the old decision, none left suspended ($aba reuses)" test $fails -eq 0
+
+# 2. C7b: a failed park leaves the queue running and counted.
+load "" "backend=suspend"
+echo "EBUSY 0 1" >$F/update_queue
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD $LC_ARGS --duration 60 --quiet &
+lc=$!
+wait_for 20 fc_ge update_queue 1
+inj=$(fcount update_queue)
+err=$(gstat errors)
+tap_check "C7b: injected park failure counted by gpreempt (injected $inj, errors $err)" test "$inj" = 1 -a "${err:-0}" -ge 1
+tap_check "C7b: after the failed park, BE is parked by a later attempt" wait_for 20 state_is $be 2
+# 3. C7b: a failed unpark is retried and never lost.
+echo "EBUSY 0 1" >$F/update_queue
+kill -TERM $lc
+wait $lc
+tap_check "C7b: failed unpark retried: BE running again" wait_for 20 be_running
+tap_check "C7b: the unpark failure was injected" test "$(fcount update_queue)" = 2
+kill -TERM $be
+wait $be
+tap_check "C7b: BE packets exactly once" test $? -eq 0
+unload
+
+# 4. C7a: a hung HWS fences the device with one line; unparks go on; it recovers.
+dmesg -C
+load "" "backend=suspend"
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD $LC_ARGS --duration 60 --quiet &
+lc=$!
+wait_for 20 state_is $be 2
+echo 1 >$F/hws_hang
+kill -TERM $lc
+wait $lc
+sleep 2
+fenced=$(dmesg | grep -c 'preemption failed on a device')
+tap_check "C7a: hung device fenced with one line in dmesg ($fenced)" test "$fenced" = 1
+echo 0 >$F/hws_hang
+tap_check "C7a: after the hang clears, the unpark is retried: BE running" wait_for 30 be_running
+p0=$(gstat preempts)
+$GPLOAD $LC_ARGS --duration 60 --quiet &
+lc=$!
+tap_check "C7a: device recovered: parks resume" wait_for 30 stat_ge preempts $((p0 + 1))
+tap_check "C7a: 'device recovered' logged" grep -q 'device recovered' <(dmesg)
+kill -TERM $lc $be
+wait $lc
+wait $be
+tap_check "C7a: BE packets exactly once" test $? -eq 0
+unload
+
+# 5. C7c: evict fails with -EIO while parked; at rmmod every eviction is
+# restored (kfdsim's qpd->evicted sum is 0) and BE runs.
+load "" "backend=evict"
+echo "EIO 0 1" >$F/evict_process_queues
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD $LC_ARGS --duration 60 --quiet &
+lc=$!
+wait_for 20 fc_ge evict_process_queues 1
+wait_for 20 state_is $be 2
+rmmod gpreempt
+refs=$(kstat evicted_refs)
+tap_check "C7c: rmmod after a failed evict: evictions balanced (evicted_refs $refs)" test "$refs" = 0
+tap_check "C7c: rmmod after a failed evict: BE running" be_running
+kill -TERM $lc $be
+wait $lc
+wait $be
+tap_check "C7c: BE packets exactly once" test $? -eq 0
+wait_for 30 ks_idle
+rmmod kfdsim
+
+# 6. C4: processes with several queues exit while the reap is between its
+# phases; no use-after-free (the memory-debug guest reports it as KFENCE or
+# poison; either way dmesg must stay clean).
+load "" "test_reap_delay_us=100000"
+pids=""
+for i in $(seq 12); do
+	$GPLOAD --mode be --prio $((1 + i % 6)) --queues 3 --wg 2 --wg-us 500 --inflight 2 \
+		--duration "$((1 + i % 3)).$((i * 37 % 10))" --quiet &
+	pids="$pids $!"
+	sleep 0.$((RANDOM % 3))
+done
+$GPLOAD $LC_ARGS --duration 3 --quiet
+rc=0
+for p in $pids; do wait $p || rc=1; done
+tap_check "C4: multi-queue processes exiting during reap: exactly once" test $rc -eq 0
+tap_check "C4: every queue and process reaped" wait_for 20 gq_zero
+unload
+
+tap_dmesg_clean "faults: dmesg has no BUG/WARNING/Oops/KFENCE"
+tap_done
