@@ -263,7 +263,11 @@ static ssize_t ks_hold_write(struct file *file, const char __user *ubuf, size_t 
 	buf[len] = 0;
 	if (sscanf(buf, "%u %u", &pasid, &ms) != 2 || ms > 600000)
 		return -EINVAL;
+#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
+	p = kfd_lookup_process_by_pasid(pasid, NULL);
+#else
 	p = kfd_lookup_process_by_pasid(pasid);
+#endif
 	if (!p)
 		return -ESRCH;
 	mutex_lock(&p->mutex);
