@@ -165,10 +165,12 @@ vmtest: all
 # without printing a failing line still fails the run.
 check: setup
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory matrix
 	@start=$$(date +%s); { \
 		$(TOP)/test/run-unit || echo "not ok - test/run-unit exit status"; \
 		$(TOP)/scripts/lint || echo "not ok - scripts/lint exit status"; \
 		$(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; \
+		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
 		echo "# make check: $$(( $$(date +%s) - start )) s"; \
 	} | $(TOP)/scripts/tap-summary
 

@@ -356,7 +356,8 @@ int ks_dbg_enable(struct kfd_process *p)
  */
 int ks_processes_init(void)
 {
-	ks_process_wq = alloc_workqueue("kfdsim_wq", 0, 0);
+	/* 7.x warns on a workqueue that is neither WQ_PERCPU nor WQ_UNBOUND. */
+	ks_process_wq = alloc_workqueue("kfdsim_wq", WQ_UNBOUND, 0);
 	return ks_process_wq ? 0 : -ENOMEM;
 }
 

@@ -1,12 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# gpreempt against the real Debian 6.12 amdgpu.ko (no device): it builds
-# against the real layouts, attaches to the real symbols, exposes its maps
-# and reverts on rmmod.  Runs inside the test guest (test/run-vm amdgpu).
+# gpreempt against the real Debian amdgpu.ko of the booted kernel (6.1,
+# 6.12 or 7.x; no device): it builds against the real layouts, attaches to
+# the real symbols, exposes its maps and reverts on rmmod.  What the kernel
+# lacks is read from the generated layout (GP_HAVE_*), not from its version.
+# Runs inside the test guest (test/run-vm amdgpu, or matrix).
 . test/lib/tap.sh
-KO=module/gpreempt.ko
-PROBES="kfd_procfs_add_queue pqm_update_queue_properties pqm_destroy_queue kfd_process_notifier_release pqm_uninit kfd_dbg_trap_enable"
+OBJ=${GP_OBJ:-.}
+KO=$OBJ/module/gpreempt.ko
+LAYOUT=$OBJ/build/gp_layout.h
+have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
+PROBES="kfd_procfs_add_queue pqm_update_queue_properties pqm_destroy_queue kfd_process_notifier_release pqm_uninit"
+have kfd_dbg_trap_enable && PROBES="$PROBES kfd_dbg_trap_enable"
+tap_diag "kernel $(uname -r): probes: $PROBES; queue suspend: $(have queue_properties__is_suspended && echo yes || echo no)"
 
 dmesg_has() { dmesg | grep -q -- "$1"; }
 dmesg -C
@@ -26,12 +33,12 @@ fi
 t0=$(cut -d' ' -f1 /proc/uptime)
 tap_check "modprobe amdgpu" modprobe -d "$GP_KROOT" amdgpu
 t1=$(cut -d' ' -f1 /proc/uptime)
-tap_diag "modprobe amdgpu took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s"
+tap_diag "modprobe amdgpu took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s (kernel $(uname -r))"
 tap_check "/dev/kfd and amdgpu BTF present" test -c /dev/kfd -a -r /sys/kernel/btf/amdgpu
 
 # The layout built from amdgpu.ko's BTF equals the one from the live kernel.
-if build/btf-layout /sys/kernel/btf/vmlinux /sys/kernel/btf/amdgpu scripts/layout.spec >/tmp/live.h 2>/tmp/live.err &&
-	diff <(grep -v '^/\*' /tmp/live.h) <(grep -v '^/\*' build/gp_layout.h) >/tmp/layout.diff; then
+if $OBJ/build/btf-layout /sys/kernel/btf/vmlinux /sys/kernel/btf/amdgpu scripts/layout.spec >/tmp/live.h 2>/tmp/live.err &&
+	diff <(grep -v '^/\*' /tmp/live.h) <(grep -v '^/\*' "$LAYOUT") >/tmp/layout.diff; then
 	tap_ok "layout from live /sys/kernel/btf/amdgpu matches the build's"
 else
 	tap_not_ok "layout from live /sys/kernel/btf/amdgpu matches the build's"
@@ -50,6 +57,19 @@ for bad in tick_us=1 tick_us=abc backend=foo max_actions=0 max_actions=65 hyster
 		tap_not_ok "insmod $bad refused # dmesg does not name it"
 	fi
 done
+
+# Without queue_properties.is_suspended (6.1) only evict can park.
+if ! have queue_properties__is_suspended; then
+	dmesg -C
+	if insmod $KO backend=suspend 2>/dev/null; then
+		tap_not_ok "insmod backend=suspend refused without is_suspended"
+		rmmod gpreempt
+	elif [ "$(dmesg | grep -c 'backend=suspend: .*is_suspended')" = 1 ]; then
+		tap_ok "insmod backend=suspend refused without is_suspended (one line names why)"
+	else
+		tap_not_ok "insmod backend=suspend refused without is_suspended # $(dmesg | tail -n 2 | tr '\n' ' ')"
+	fi
+fi
 
 dmesg -C
 tap_check "insmod gpreempt.ko" insmod $KO tick_us=200

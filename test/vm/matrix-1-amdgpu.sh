@@ -1,0 +1,10 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Matrix suite, part 1: the real amdgpu.ko of the booted kernel (the amdgpu
+# suite), then amdgpu unloaded so that part 2's kfdsim is the only KFD.
+bash test/vm/amdgpu-gpreempt.sh
+rc=$?
+. test/lib/tap.sh
+tap_check "modprobe -r amdgpu after the attach tests" modprobe -d "$GP_KROOT" -r amdgpu
+exit $((rc | TAP_FAILED))

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Matrix suite, part 2: the core of the kfdsim behaviour suite, on kfdsim
+# and gpreempt built for the booted kernel (make KVER=): for every backend
+# this kernel supports (GP_HAVE_* of its layout, not its version) LC/BE park
+# and unpark with every packet completed exactly once, kill -9 of a parked
+# process, and rmmod under load.
+. test/lib/tap.sh
+OBJ=${GP_OBJ:-.}
+LAYOUT=$OBJ/build/gp_layout.h
+GPLOAD=build/gpload
+LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200"
+BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
+have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
+
+qfield() {	# tgid field -> value from gp_queues (first queue of tgid)
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
+}
+gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+wait_for() {	# seconds cmd...
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
+stat_is() { [ "$(gstat "$1")" = "$2" ]; }
+no_queue() { [ -z "$(qfield "$1" state)" ]; }
+ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
+load() {	# kfdsim args | gpreempt args
+	insmod $OBJ/test/kfdsim/kfdsim.ko $1 && insmod $OBJ/module/gpreempt.ko $2
+}
+unload() {
+	rmmod gpreempt 2>/dev/null
+	wait_for 30 ks_idle
+	rmmod kfdsim
+}
+
+backends=evict
+have queue_properties__is_suspended && backends="suspend evict"
+tap_diag "kernel $(uname -r): backends $backends (simulated GPU)"
+dmesg -C
+
+# 1. LC + BE for each backend this kernel has (HWS scheduler model).
+for backend in $backends; do
+	if ! load "sched=hws" "backend=$backend"; then
+		tap_not_ok "$backend: kfdsim and gpreempt load"
+		continue
+	fi
+	$GPLOAD $BE_ARGS --duration 60 --json /tmp/be.json --quiet &
+	be=$!
+	sleep 1
+	$GPLOAD $LC_ARGS --duration 3 --period-us 3000 --json /tmp/lc.json --quiet
+	lc_rc=$?
+	wait_for 30 state_is $be 0
+	st=$(qfield $be state)
+	pre=$(qfield $be preempts)
+	res=$(qfield $be resumes)
+	kill -TERM $be
+	wait $be
+	be_rc=$?
+	tap_check "$backend: LC packets completed exactly once" test $lc_rc -eq 0
+	tap_check "$backend: BE packets completed exactly once" test $be_rc -eq 0
+	if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
+		tap_ok "$backend: BE parked and unparked while LC ran ($pre/$res)"
+	else
+		tap_not_ok "$backend: BE parked and unparked while LC ran (${pre:-none}/${res:-none})"
+	fi
+	tap_check "$backend: BE running again after LC finished" test "$st" = 0
+	unload
+done
+
+# 2. kill -9 of a parked BE: its queues leave, no eviction is held.
+load "" ""
+$GPLOAD $BE_ARGS --duration 120 --quiet &
+be=$!
+$GPLOAD $LC_ARGS --duration 120 --period-us 300 --quiet &
+lc=$!
+if wait_for 30 state_is $be 2; then
+	tap_ok "BE parked under LC load"
+else
+	tap_not_ok "BE parked under LC load (state $(qfield $be state))"
+fi
+kill -9 $be
+wait $be 2>/dev/null
+tap_check "kill -9 of a parked BE: its queues leave gp_queues" wait_for 30 no_queue $be
+tap_check "kill -9 of a parked BE: gpreempt holds no eviction" wait_for 30 stat_is evicts_outstanding 0
+
+# 3. rmmod under load: a parked BE is resumed before rmmod returns.
+$GPLOAD $BE_ARGS --duration 120 --quiet &
+be=$!
+wait_for 30 state_is $be 2
+rmmod gpreempt
+tap_check "rmmod under load: BE queue resumed" \
+	bash -c "! grep ' prio=3 ' /sys/kernel/debug/kfdsim/queues | grep -q -e 'active=0' -e 'evicted=1' -e 'suspended=1'"
+kill -TERM $lc $be
+wait $lc
+lc_rc=$?
+wait $be
+tap_check "after rmmod under load: BE and LC complete exactly once" test $? -eq 0 -a $lc_rc -eq 0
+unload
+tap_check "kfdsim unloads (no reference left)" bash -c '! grep -q "^kfdsim " /proc/modules'
+tap_dmesg_clean "dmesg has no BUG/WARNING/Oops"
+tap_done
