@@ -33,12 +33,8 @@
 #include <unistd.h>
 #include "gpload.h"
 
-/* The control maps' layouts, as in bpf/gp_maps.h. */
-#define GP_COMM_LEN 16
-struct gp_config_v {
-	__u32 enable, tick_us, hysteresis_us, max_suspend_us, min_slice_us;
-	__u32 rules_gen, env, env_max_priority;	/* left 0: module parameters */
-};
+/* The control maps' layouts (GP_COMM_LEN, struct gp_config). */
+#include "../../bpf/gp_maps.h"
 
 static volatile sig_atomic_t maps_stop;
 static long n_writes, n_invalid, n_absent, n_failed;
@@ -118,9 +114,43 @@ static void put(const char *name, const void *key, const void *val, bool invalid
 	n_invalid += invalid;
 }
 
+static void put_config(const struct gp_config *c, bool invalid)
+{
+	__u32 zero = 0;
+
+	put("gp_config", &zero, c, invalid);
+}
+
+/*
+ * gp_config.rules_gen + 1, as gpreemptctl does after a rule change, so that
+ * gpreempt re-resolves the rules on its next tick instead of within
+ * GP_RULES_RESCAN_MS.  Not counted as a write.
+ */
+static void bump_rules_gen(void)
+{
+	struct gp_config c;
+	union bpf_attr a;
+	__u32 zero = 0;
+	int fd = map_fd("gp_config");
+
+	if (fd < 0)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.key = (uintptr_t)&zero;
+	a.value = (uintptr_t)&c;
+	if (!sys_bpf(BPF_MAP_LOOKUP_ELEM, &a)) {
+		c.rules_gen++;
+		a.value = (uintptr_t)&c;
+		sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+	}
+	close(fd);
+}
+
 static void put_prio(__u32 tgid, const __s32 *prio)
 {
-	put("gp_prio", &tgid, prio, prio && (*prio < 0 || *prio > KFDSIM_MAX_QUEUE_PRIORITY));
+	put("gp_prio", &tgid, prio, prio && (*prio < 0 || *prio > GP_PRIO_MAX));
+	bump_rules_gen();
 }
 
 static void put_comm(const char *comm, const __s32 *prio)
@@ -128,15 +158,8 @@ static void put_comm(const char *comm, const __s32 *prio)
 	char key[GP_COMM_LEN] = { 0 };
 
 	strncpy(key, comm, sizeof(key) - 1);
-	put("gp_prio_comm", key, prio,
-	    prio && (*prio < 0 || *prio > KFDSIM_MAX_QUEUE_PRIORITY));
-}
-
-static void put_config(const struct gp_config_v *c, bool invalid)
-{
-	__u32 zero = 0;
-
-	put("gp_config", &zero, c, invalid);
+	put("gp_prio_comm", key, prio, prio && (*prio < 0 || *prio > GP_PRIO_MAX));
+	bump_rules_gen();
 }
 
 /* Delete every key of map @name, first key first, until none is left. */
@@ -198,14 +221,15 @@ static __s32 random_prio(void)
 	static const __s32 bad[] = { -1, 16, 255, 2147483647, -2147483647 - 1 };
 
 	if (lrand48() % 3)
-		return lrand48() % (KFDSIM_MAX_QUEUE_PRIORITY + 1);
+		return lrand48() % (GP_PRIO_MAX + 1);
 	return bad[lrand48() % 5];
 }
 
 /*
- * A gp_config field: 0 (module default), plausible, 1 (below tick_us's
- * minimum of 10, in range for the others) or 0xffffffff (out of every
- * field's range).
+ * A gp_config duration field: 0 (module default), plausible, 1 (below
+ * tick_us's minimum of 10, in range for the others) or 0xffffffff (out of
+ * every field's range).  gpreempt ignores the whole value if one field is
+ * out of range.
  */
 static __u32 random_field(bool *invalid, bool is_tick)
 {
@@ -223,9 +247,18 @@ static __u32 random_field(bool *invalid, bool is_tick)
 	}
 }
 
+/* A 0..@max switch or priority; one time in four something above @max. */
+static __u32 random_small(__u32 max, bool *invalid)
+{
+	if (lrand48() % 4)
+		return lrand48() % (max + 1);
+	*invalid = true;
+	return max + 1 + lrand48() % 300;
+}
+
 static void fuzz_once(double hold_us)
 {
-	struct gp_config_v c = { 0 };
+	struct gp_config c = { 0 };
 	__u32 tgid;
 	__s32 p = random_prio();
 	bool invalid = false;
@@ -243,8 +276,9 @@ static void fuzz_once(double hold_us)
 		put_comm("gpload", NULL);
 		break;
 	default:
-		c.enable = lrand48() % 4;	/* 3 is out of range */
-		invalid = c.enable > 2;
+		c.enable = random_small(2, &invalid);
+		c.env = random_small(2, &invalid);
+		c.env_max_priority = random_small(GP_PRIO_MAX, &invalid);
 		c.tick_us = random_field(&invalid, true);
 		c.hysteresis_us = random_field(&invalid, false);
 		c.max_suspend_us = random_field(&invalid, false);
@@ -320,7 +354,7 @@ int maps_main(int argc, char **argv)
 	signal(SIGTERM, maps_on_signal);
 	end = now_us() + duration * 1e6;
 	if (!strcmp(cmd, "reset") && optind == argc) {
-		struct gp_config_v z = { 0 };
+		struct gp_config z = { 0 };
 
 		clear_map("gp_prio", sizeof(__u32));
 		clear_map("gp_prio_comm", GP_COMM_LEN);
@@ -341,7 +375,7 @@ int maps_main(int argc, char **argv)
 		}
 		while (!maps_stop && now_us() < end) {
 			__u32 tgid = atol(argv[optind + flips % n]);
-			__s32 p = (flips / n) % 2 ? 0 : KFDSIM_MAX_QUEUE_PRIORITY;
+			__s32 p = (flips / n) % 2 ? 0 : GP_PRIO_MAX;
 
 			put_prio(tgid, &p);
 			flips++;
