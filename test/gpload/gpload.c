@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "gpload.h"
@@ -55,6 +56,7 @@ static struct {
 };
 
 static volatile sig_atomic_t stop;
+static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
 
 static void on_signal(int sig)
 {
@@ -143,6 +145,9 @@ static int run(void)
 			return 1;
 		}
 	}
+	/* A name change after the queues exist (gpreempt re-reads comm, m12). */
+	if (rename_to && prctl(PR_SET_NAME, rename_to))
+		errors++;
 	if (opt.debug) {
 		struct kfdsim_test_args t = { .op = KFDSIM_TEST_DBG_ENABLE };
 
@@ -246,6 +251,7 @@ static void usage(void)
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma]\n"
+		"              [--rename COMM]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
 		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma\n"
 		"       gpload maps fuzz|flip|reset ... (gpreempt's control maps, see maps.c)\n"
@@ -262,7 +268,7 @@ int main(int argc, char **argv)
 		{ "inflight", 1, 0, 'i' }, { "rocr", 0, 0, 'r' }, { "update-ms", 1, 0, 'U' },
 		{ "json", 1, 0, 'j' }, { "lat-out", 1, 0, 'l' }, { "seed", 1, 0, 's' },
 		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "evict-ms", 1, 0, 'E' },
-		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' },
+		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -291,6 +297,7 @@ int main(int argc, char **argv)
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
 		case 'S': queue_type = KFDSIM_QUEUE_TYPE_SDMA; break;
+		case 'R': rename_to = optarg; break;
 		default: usage(); return 2;
 		}
 	}

@@ -150,6 +150,17 @@ $CTL unset comm gpload
 check_prio "precedence: all removed, KFD again" $pz 5 kfd
 stop_load $pz $ev
 
+# 5b. m12: a comm rule matches the name a process took after its queues exist.
+$GPLOAD $LOAD_ARGS --prio 5 --rename infer-x &
+rn=$!
+wait_for 20 has_queue $rn
+$CTL set comm infer-x high
+check_prio "m12: comm rule on the name set by prctl after queue creation" $rn 12 comm
+if wait_for 20 is $rn comm infer-x; then tap_ok "m12: gp_queues shows the new comm"; else tap_not_ok "m12: gp_queues shows the new comm # $(qf $rn comm)"; fi
+$CTL unset comm infer-x
+check_prio "m12: comm rule removed" $rn 5 kfd
+stop_load $rn
+
 # 6. park/unpark by hand: held whatever the priorities say, until released.
 qb=$(qf $be qid)
 check_state "BE running before park" $be running
