@@ -20,8 +20,9 @@
  *
  * The control maps are resolved once per process, and again when
  * gp_config.rules_gen changes (gpreemptctl bumps it after every write: the
- * change is seen on the next tick) or at the latest every GP_RULES_RESCAN_MS
- * (raw bpftool writes, comm changes).
+ * change is seen on the next tick); each process is also re-resolved every
+ * GP_RULES_RESCAN_MS (raw bpftool writes, cgroup moves, comm changes), at
+ * most 32 processes per tick.
  *
  * bpftool map dump name gp_queues   pretty-prints these with field names.
  */

@@ -72,6 +72,7 @@ struct kfd_process *gp_kfd_lookup_pasid(u32 pasid);
  * @rule_prio: monitor-owned: priority from the process rules, or -1
  * @rule_src: monitor-owned: its enum gp_prio_source (GP_SRC_KFD when none)
  * @rules_gen: monitor-owned: rules generation @rule_prio was resolved at
+ * @rules_ns: monitor-owned: when it was resolved
  * @env_prio: monitor-owned: GPREEMPT_PRIORITY (uncapped), -1 absent/unreadable
  * @env_read: monitor-owned: the environment has been read (once per process)
  * @nrefs: queue entries (gone or not) that point at this process; it is
@@ -93,6 +94,7 @@ struct gp_proc {
 	int rule_prio;
 	u32 rule_src;
 	u64 rules_gen;
+	u64 rules_ns;
 	int env_prio;
 	bool env_read;
 	int nrefs;
@@ -136,6 +138,7 @@ struct gp_proc {
  * @rule_prio: gp_queue_ctl priority, or -1
  * @hold: gp_queue_ctl hold
  * @rules_gen: rules generation @rule_prio and @hold were read at
+ * @rules_ns: when they were read
  */
 struct gp_queue {
 	struct list_head node;
@@ -172,6 +175,7 @@ struct gp_queue {
 	int rule_prio;
 	bool hold;
 	u64 rules_gen;
+	u64 rules_ns;
 };
 
 struct gp_registry {

@@ -19,8 +19,10 @@
  * process (queue entries once per queue) and again when the rules
  * generation moves: gpreemptctl bumps gp_config.rules_gen after each write,
  * which gp_rules_tick() sees on the next tick; raw bpftool writes, cgroup
- * moves and comm changes are picked up by a full re-resolve every
- * GP_RULES_RESCAN_MS.  The environment is read once per process.
+ * moves and comm changes are picked up by re-resolving each process every
+ * GP_RULES_RESCAN_MS, at most GP_RULES_RESCAN_PER_TICK processes per tick
+ * (so the periodic work is spread, never a 1000-process spike in one
+ * tick).  The environment is read once per process.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,6 +38,8 @@
 
 /* Environment bytes read per process: the variable must be in the first 32 KiB. */
 #define GP_ENV_MAX (32 * 1024)
+/* Periodic re-resolves per tick (rule changes through gpreemptctl: unbounded). */
+#define GP_RULES_RESCAN_PER_TICK 32
 /* Ancestors walked for a cgroup rule (cgroup v2 trees are a few levels deep). */
 #define GP_CGROUP_MAX_DEPTH 64
 
@@ -43,7 +47,8 @@ static const char gp_env_var[] = "GPREEMPT_PRIORITY=";
 
 static u64 gp_rules_gen = 1;	/* local generation, bumped on any change */
 static u32 gp_rules_map_gen;	/* last gp_config.rules_gen seen */
-static u64 gp_rules_rescan_ns;
+static u64 gp_rules_now;
+static unsigned int gp_rules_budget;
 static bool gp_env_on;
 static int gp_env_cap;
 
@@ -127,6 +132,7 @@ static void gp_rules_resolve_proc(struct gp_proc *pr)
 	int prio;
 
 	pr->rules_gen = gp_rules_gen;
+	pr->rules_ns = gp_rules_now;
 	pr->rule_prio = -1;
 	pr->rule_src = GP_SRC_KFD;
 	if (READ_ONCE(pr->dead))
@@ -178,9 +184,9 @@ out:
  * gp_rules_tick() - notice rule changes; once per monitor tick
  * @now: monotonic time in ns
  *
- * A changed gp_config.rules_gen, a changed environment setting, or
- * GP_RULES_RESCAN_MS since the last full resolve makes every process and
- * queue resolve again on its next gp_rules_apply().
+ * A changed gp_config.rules_gen or a changed environment setting makes
+ * every process and queue resolve again on its next gp_rules_apply(); and
+ * a new budget of periodic re-resolves is granted.
  */
 void gp_rules_tick(u64 now)
 {
@@ -207,12 +213,21 @@ void gp_rules_tick(u64 now)
 		gp_env_cap = cap;
 		changed = true;
 	}
-	if (now - gp_rules_rescan_ns >= GP_RULES_RESCAN_MS * NSEC_PER_MSEC)
-		changed = true;
-	if (changed) {
+	if (changed)
 		gp_rules_gen++;
-		gp_rules_rescan_ns = now;
-	}
+	gp_rules_now = now;
+	gp_rules_budget = GP_RULES_RESCAN_PER_TICK;
+}
+
+/* Resolved at an older generation, or due for its periodic re-resolve. */
+static bool gp_rules_stale(const struct gp_proc *pr)
+{
+	if (pr->rules_gen != gp_rules_gen)
+		return true;
+	if (gp_rules_now - pr->rules_ns < GP_RULES_RESCAN_MS * NSEC_PER_MSEC || !gp_rules_budget)
+		return false;
+	gp_rules_budget--;
+	return true;
 }
 
 /**
@@ -220,8 +235,9 @@ void gp_rules_tick(u64 now)
  * @e: the queue (monitor snapshot entry, not gone)
  * @prio: in: the queue's KFD priority; out: the effective priority
  *
- * Resolves @e's process and @e itself when the rules generation moved
- * since they last were; otherwise uses the cached result.  Also sets
+ * Resolves @e's process (and then @e itself) when the rules generation
+ * moved since it last was, or when its periodic re-resolve is due and the
+ * tick's budget allows; otherwise uses the cached result.  Also sets
  * @e->hold, and the comm and hold fields of @e->info.
  *
  * Return: the enum gp_prio_source of *@prio.
@@ -230,14 +246,15 @@ u32 gp_rules_apply(struct gp_queue *e, int *prio)
 {
 	struct gp_proc *pr = e->proc;
 
-	if (pr->rules_gen != gp_rules_gen)
+	if (gp_rules_stale(pr))
 		gp_rules_resolve_proc(pr);
-	if (e->rules_gen != gp_rules_gen) {
+	if (e->rules_gen != pr->rules_gen || e->rules_ns != pr->rules_ns) {
 		struct gp_queue_key key = { .tgid = pr->tgid, .qid = e->qid };
 		bool hold = false;
 		int qprio = -1;
 
-		e->rules_gen = gp_rules_gen;
+		e->rules_gen = pr->rules_gen;
+		e->rules_ns = pr->rules_ns;
 		if (!gp_maps_queue_ctl(&key, &qprio, &hold))
 			qprio = -1;
 		e->rule_prio = qprio;
