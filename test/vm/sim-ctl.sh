@@ -12,7 +12,7 @@ CTL=build/gpreemptctl
 CG=/sys/fs/cgroup
 # Both loads keep work pending all the time; the starvation guard is far away
 # so a park stays until the rule changes.
-LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 300 --quiet"
+LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 
 qf() {	# tgid field -> value of its first queue, through gpreemptctl --json status
 	$CTL --json status 2>/dev/null |
