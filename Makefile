@@ -120,6 +120,11 @@ ifneq ($(MDIR),$(TOP))
 		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
 endif
 	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) modules
+	@$(TOP)/scripts/ibt-check --gpreempt $(MDIR)/module/gpreempt.ko \
+		$(if $(GP_AMDGPU_KO),--kfd $(GP_AMDGPU_KO)) \
+		$$(test -f $(MDIR)/test/kfdsim/kfdsim.ko && echo --kfd $(MDIR)/test/kfdsim/kfdsim.ko) \
+		> $(MDIR)/ibt-check.tap || { cat $(MDIR)/ibt-check.tap; \
+		echo "error: IBT check failed (scripts/ibt-check): an indirect call could hit a sealed ENDBR"; exit 1; }
 
 # Every cached kernel (scripts/setup), each into build/<kver>/.
 matrix:

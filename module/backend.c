@@ -61,7 +61,7 @@ static struct gp_dev_health *gp_dev_health(struct device_queue_manager *dqm)
  * gp_backend_get_process() - reference the KFD process of @pr
  * @pr: registry process
  *
- * Return: the process with a reference (drop with gp_kfd.unref), or NULL
+ * Return: the process with a reference (drop with gp_kfd_unref()), or NULL
  * when it is gone (or its PASID now belongs to another process).
  */
 struct kfd_process *gp_backend_get_process(struct gp_proc *pr)
@@ -72,7 +72,7 @@ struct kfd_process *gp_backend_get_process(struct gp_proc *pr)
 		return NULL;
 	p = gp_kfd_lookup_pasid(pr->pasid);
 	if (p && p != pr->p) {
-		gp_kfd.unref(p);
+		gp_kfd_unref(p);
 		return NULL;
 	}
 	return p;
@@ -198,6 +198,11 @@ bool gp_backend_dev_usable(struct kfd_node *dev)
 	unsigned long flags;
 	bool warn = false;
 
+	/* IBT: every dqm->ops target gpreempt calls must start with ENDBR. */
+	if (gp_ksyms_check_op(kfd_dqm_update_queue(dqm), "update_queue") ||
+	    gp_ksyms_check_op(kfd_dqm_evict_process_queues(dqm), "evict_process_queues") ||
+	    gp_ksyms_check_op(kfd_dqm_restore_process_queues(dqm), "restore_process_queues"))
+		return false;
 	if (kfd_node_cwsr_enabled(dev))
 		return true;
 	spin_lock_irqsave(&gp_dev_lock, flags);

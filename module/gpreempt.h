@@ -43,19 +43,14 @@ extern struct gp_params gp_param;
 void gp_test_sleep(unsigned int us);
 
 /* ---- KFD entry points resolved at load (ksyms.c) ---- */
-struct gp_kfd_fns {
-	gp_fn_kfd_process_evict_queues_t *evict;
-	gp_fn_kfd_process_restore_queues_t *restore;
-	gp_fn_kfd_lookup_process_by_pasid_t *lookup_by_pasid;
-	gp_fn_kfd_unref_process_t *unref;
-	gp_fn_pqm_get_user_queue_t *get_user_queue;
-};
-
-extern struct gp_kfd_fns gp_kfd;
 int gp_ksyms_init(void);
 void gp_ksyms_exit(void);
 unsigned long gp_lookup_name(const char *name);
 struct kfd_process *gp_kfd_lookup_pasid(u32 pasid);
+void gp_kfd_unref(struct kfd_process *p);
+struct module *gp_ksyms_owner(void);
+bool gp_ksyms_ibt_enforced(void);
+int gp_ksyms_check_op(const void *fn, const char *what);
 
 /* ---- registry (registry.c) ---- */
 /**

@@ -244,25 +244,16 @@ static inline bool kfd_dqm_hws_hang(struct device_queue_manager *dqm)
 	return KFD_GET(dqm, device_queue_manager, is_hws_hang, bool);
 }
 
-/**
- * kfd_call_lookup_pasid() - kfd_lookup_process_by_pasid() on any kernel
- * @fn: the resolved function
- * @pasid: PASID
- *
- * 6.17+ can also return the matching process device: gpreempt wants the
- * process only (the lookup accepts a NULL pdd).
- *
- * Return: the process with a reference, or NULL.
+/*
+ * kfd_call_lookup_pasid() - call kfd_lookup_process_by_pasid() @fn on any
+ * kernel.  6.17+ can also return the matching process device: gpreempt
+ * wants the process only (the lookup accepts a NULL pdd).
  */
-static inline struct kfd_process *
-kfd_call_lookup_pasid(gp_fn_kfd_lookup_process_by_pasid_t *fn, u32 pasid)
-{
 #if GP_HAVE_kfd_lookup_process_by_pasid__pdd
-	return fn(pasid, NULL);
+#define kfd_call_lookup_pasid(fn, pasid) fn(pasid, NULL)
 #else
-	return fn(pasid);
+#define kfd_call_lookup_pasid(fn, pasid) fn(pasid)
 #endif
-}
 
 /**
  * kfd_call_evict() - kfd_process_evict_queues() on any kernel

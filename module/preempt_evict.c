@@ -118,7 +118,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 out_unlock:
 	mutex_unlock(kfd_p_mutex(p));
 out_unref:
-	gp_kfd.unref(p);
+	gp_kfd_unref(p);
 	return ret;
 }
 

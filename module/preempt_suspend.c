@@ -108,7 +108,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 out_unlock:
 	mutex_unlock(kfd_p_mutex(p));
 out_unref:
-	gp_kfd.unref(p);
+	gp_kfd_unref(p);
 	return ret;
 }
 #else

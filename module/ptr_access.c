@@ -99,7 +99,7 @@ void gp_ptr_setup(struct gp_queue *e)
 		e->ptr_path = GP_PTR_ACCESS_VM;
 	}
 out_unref:
-	gp_kfd.unref(p);
+	gp_kfd_unref(p);
 }
 
 /**

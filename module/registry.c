@@ -392,7 +392,7 @@ int gp_registry_adopt_existing(void)
 			continue;
 		/* 6.17+: one PASID per device; visit each process once. */
 		if (kfd_p_pasid(p) != pasid) {
-			gp_kfd.unref(p);
+			gp_kfd_unref(p);
 			continue;
 		}
 		pqm = kfd_p_pqm(p);
@@ -406,7 +406,7 @@ int gp_registry_adopt_existing(void)
 				n++;
 		}
 		mutex_unlock(kfd_p_mutex(p));
-		gp_kfd.unref(p);
+		gp_kfd_unref(p);
 		cond_resched();
 	}
 	return n;
