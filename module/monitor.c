@@ -315,14 +315,41 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 	gp_stats.queues_seen++;
 }
 
+/*
+ * Per-device arbitration: each tick maps every queue's kfd_node to a small
+ * dense index (the policy compares only queues of one device).  Monitor-only
+ * state, static to keep it off the kthread's stack.
+ */
+static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
+static int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
+static u32 gp_ndevs;
+static struct gp_policy_result gp_res;
+
+static u32 gp_dev_index(struct kfd_node *dev)
+{
+	u32 d;
+
+	for (d = 0; d < gp_ndevs; d++)
+		if (gp_devs[d] == dev)
+			return d;
+	if (gp_ndevs == GP_POLICY_MAX_DEVS) {
+		pr_warn_once("more than %d devices: the rest are arbitrated together\n",
+			     GP_POLICY_MAX_DEVS);
+		return GP_POLICY_MAX_DEVS - 1;
+	}
+	gp_devs[gp_ndevs] = dev;
+	gp_dev_maxprio[gp_ndevs] = INT_MIN;
+	return gp_ndevs++;
+}
+
 /* One scan; returns the period until the next one in microseconds. */
 static unsigned int gp_tick(void)
 {
+	struct gp_policy_result *res = &gp_res;
 	struct gp_policy_params pp;
-	struct gp_policy_result res;
 	unsigned int tick_us;
 	bool fast = false;
-	int i, n, maxprio = INT_MIN;
+	int i, n;
 	u64 t0 = ktime_get_ns(), t1, since_last;
 
 	if (READ_ONCE(gp_reg.gen) != gp_last_gen) {
@@ -334,6 +361,7 @@ static unsigned int gp_tick(void)
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
 	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
 	gp_last_scan_ns = t0;
+	gp_ndevs = 0;
 
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
@@ -360,6 +388,7 @@ static unsigned int gp_tick(void)
 			e->pending_since_ns = t0;
 		e->pq.pending = pending;
 		e->pq.prio = prio;
+		e->pq.dev = gp_dev_index(e->dev);
 		e->pq.parkable = !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->dead);
 		/* Pointers alone are refreshed by the periodic publish, not per tick. */
 		if (pending != in->pending || prio != in->eff_priority || src != in->prio_source ||
@@ -373,26 +402,32 @@ static unsigned int gp_tick(void)
 		in->kfd_priority = READ_ONCE(e->kfd_priority);
 		in->queue_percent = READ_ONCE(e->queue_percent);
 		in->ptr_path = e->ptr_path;
-		maxprio = max(maxprio, prio);
+		gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
 	}
 
 	/* The policy works on a dense array. */
 	for (i = 0; i < n; i++)
 		gp_pqs[i] = gp_snap[i]->pq;
-	gp_policy_decide(&pp, gp_pqs, n, t0, &res);
+	gp_policy_decide(&pp, gp_pqs, n, t0, res);
 	for (i = 0; i < n; i++) {
 		gp_snap[i]->pq = gp_pqs[i];
 		if (gp_snap[i]->gone)
 			gp_snap[i]->pq.action = GP_ACT_NONE;
 	}
 
-	if (res.inversion) {
+	if (res->inversion) {
 		gp_stats.inversions++;
-		/* Detection: the work appeared at most one tick before this scan. */
+		/*
+		 * Detection: the work appeared at most one tick before this
+		 * scan, at the top of a device with an inversion.
+		 */
 		for (i = 0; i < n; i++) {
 			struct gp_queue *e = gp_snap[i];
+			u32 d = gp_pq_dev(&e->pq);
 
-			if (e->pq.prio == res.top_prio && e->pq.pending &&
+			if (e->gone || !(res->inversion_devs & (1ULL << d)))
+				continue;
+			if (e->pq.prio == res->top_prio[d] && e->pq.pending &&
 			    e->pending_since_ns == t0)
 				gp_hist_add(gp_stats.detect_hist, since_last);
 		}
@@ -405,7 +440,8 @@ static unsigned int gp_tick(void)
 		if (e->gone)
 			continue;
 		if (e->pq.state == GP_PS_PARKED ||
-		    (e->pq.pending && e->pq.prio < maxprio) || e->pq.last_pending_ns == t0)
+		    (e->pq.pending && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
+		    e->pq.last_pending_ns == t0)
 			fast = true;
 	}
 

@@ -2,7 +2,9 @@
 /*
  * policy.c - which queues run and which are parked.
  *
- * The rule, in plain words:
+ * The rule, in plain words (each device on its own: its hardware scheduler
+ * arbitrates only its own queues, so a queue competes only with queues of
+ * the same device):
  *   - A priority level is *busy* while one of its queues has pending work,
  *     and for a hysteresis interval after the last time it had some.
  *   - The highest busy level runs.  A queue below it that has work (or is
@@ -59,7 +61,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		      struct gp_policy_result *res)
 {
 	struct gp_policy_result r = { 0 };
-	u32 i, budget = pp->max_actions;
+	u32 i, d, budget = pp->max_actions;
 
 	for (i = 0; i < n; i++) {
 		q[i].action = GP_ACT_NONE;
@@ -67,19 +69,24 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		q[i].granted = false;
 		if (q[i].pending)
 			q[i].last_pending_ns = now;
-		if (level_busy(&q[i], pp, now) && (!r.top_valid || q[i].prio > r.top_prio)) {
-			r.top_valid = true;
-			r.top_prio = q[i].prio;
+		d = gp_pq_dev(&q[i]);
+		if (level_busy(&q[i], pp, now) &&
+		    (!(r.top_valid & (1ULL << d)) || q[i].prio > r.top_prio[d])) {
+			r.top_valid |= (1ULL << d);
+			r.top_prio[d] = q[i].prio;
 		}
 	}
 
 	/* Desired actions, without the budget. */
 	for (i = 0; i < n; i++) {
 		struct gp_pq *x = &q[i];
-		bool below = r.top_valid && x->prio < r.top_prio;
+		u32 xd = gp_pq_dev(x);
+		bool below = (r.top_valid & (1ULL << xd)) && x->prio < r.top_prio[xd];
 
-		if (below && x->pending && x->state == GP_PS_RUNNING)
+		if (below && x->pending && x->state == GP_PS_RUNNING) {
+			r.inversion_devs |= (1ULL << xd);
 			r.inversion = true;
+		}
 
 		if (x->state == GP_PS_PARKED) {
 			if (!pp->enabled)

@@ -20,6 +20,14 @@ enum gp_pstate {
 	GP_PS_PARKED = 1,	/* taken off by gpreempt */
 };
 
+/*
+ * Devices arbitrate independently (each has its own hardware scheduler), so
+ * the policy compares a queue only with queues of the same device.  Device
+ * indexes are small and dense; an index >= GP_POLICY_MAX_DEVS shares the last
+ * slot (arbitrated together: conservative, never wrong about LC).
+ */
+#define GP_POLICY_MAX_DEVS 64
+
 enum gp_action {
 	GP_ACT_NONE = 0,
 	GP_ACT_PARK = 1,
@@ -54,6 +62,7 @@ struct gp_policy_params {
 
 /**
  * struct gp_pq - one queue as the policy sees it
+ * @dev: device index (0..GP_POLICY_MAX_DEVS-1); only queues of one device compete
  * @prio: effective priority (higher runs first); any int range
  * @pending: the queue has work (wptr != rptr) at this scan
  * @parkable: gpreempt may park it (compute, not debugged, device healthy)
@@ -68,6 +77,7 @@ struct gp_policy_params {
  * @reason: why (enum gp_reason)
  */
 struct gp_pq {
+	u32 dev;
 	int prio;
 	bool pending;
 	bool parkable;
@@ -83,21 +93,34 @@ struct gp_pq {
 
 /**
  * struct gp_policy_result - summary of one decision round
- * @top_valid: some level is busy
- * @top_prio: the highest busy level
- * @inversion: a queue below @top_prio is running with pending work
+ * @top_valid: bit d set: some level of device d is busy
+ * @top_prio: per device, the highest busy level (valid where @top_valid)
+ * @inversion_devs: bit d set: on device d a queue below its top runs with work
+ * @inversion: some device has an inversion
  * @parks: park actions emitted
  * @unparks: unpark actions emitted
  * @deferred: actions held back by @max_actions
  */
 struct gp_policy_result {
-	bool top_valid;
-	int top_prio;
+	u64 top_valid;
+	int top_prio[GP_POLICY_MAX_DEVS];
+	u64 inversion_devs;
 	bool inversion;
 	u32 parks;
 	u32 unparks;
 	u32 deferred;
 };
+
+/**
+ * gp_pq_dev() - the device slot the policy uses for @q
+ * @q: queue
+ *
+ * Return: @q->dev, or the last slot when it is out of range.
+ */
+static inline u32 gp_pq_dev(const struct gp_pq *q)
+{
+	return q->dev < GP_POLICY_MAX_DEVS ? q->dev : GP_POLICY_MAX_DEVS - 1;
+}
 
 void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
 		      struct gp_policy_result *res);

@@ -30,6 +30,7 @@
 #include "policy.h"
 
 #define MAXQ 64
+#define MAXDEV 4		/* devices per scenario: 1..MAXDEV (plus an out-of-range index) */
 #define US 1000ULL
 #define MS 1000000ULL
 
@@ -155,15 +156,20 @@ static void rand_params(struct gp_policy_params *pp)
 static void new_scenario(struct sim *s)
 {
 	static const unsigned int rates[] = { 0, 0, 50, 20, 3 };
-	u32 i;
+	u32 i, ndev;
 
 	memset(s->q, 0, sizeof(s->q));
 	memset(s->m, 0, sizeof(s->m));
 	s->n = rnd(8) ? 1 + rnd(MAXQ) : 1 + rnd(4);
+	ndev = rnd(3) ? 1 + rnd(MAXDEV) : 1;
 	for (i = 0; i < s->n; i++) {
 		struct gp_pq *x = &s->q[i];
 		struct mq *m = &s->m[i];
 
+		x->dev = rnd(ndev);
+		/* Rarely an index past the table: it shares the last slot. */
+		if (rnd(50) == 0)
+			x->dev = GP_POLICY_MAX_DEVS + rnd(3);
 		x->prio = rand_prio();
 		x->parkable = rnd(6) != 0;
 		m->pattern = rnd(5);
@@ -231,6 +237,12 @@ static bool busy(const struct sim *s, u32 i)
 	       (s->m[i].seen && s->now - s->m[i].last_pending < s->pp.hysteresis_ns);
 }
 
+/* The model's device slot: its own clamp, not gp_pq_dev(). */
+static u32 mdev(const struct gp_pq *x)
+{
+	return x->dev >= GP_POLICY_MAX_DEVS ? GP_POLICY_MAX_DEVS - 1 : x->dev;
+}
+
 static bool key_less(const struct sim *s, u32 a, u32 b)
 {
 	if (s->m[a].want != s->m[b].want)
@@ -247,16 +259,17 @@ static void dump(const struct sim *s, const struct gp_policy_result *r)
 	       (unsigned long long)s->pp.max_suspend_ns, (unsigned long long)s->pp.min_slice_ns,
 	       s->pp.max_actions, s->pp.enabled, s->fail_rate);
 	if (r)
-		printf("# result: top_valid %d top %d inversion %d parks %u unparks %u deferred %u (want: 1 owed unpark, 2 park, 3 idle unpark)\n",
-		       r->top_valid, r->top_prio, r->inversion, r->parks, r->unparks, r->deferred);
+		printf("# result: top_valid %#llx top[0] %d inversion %d (devs %#llx) parks %u unparks %u deferred %u (want: 1 owed unpark, 2 park, 3 idle unpark)\n",
+		       (unsigned long long)r->top_valid, r->top_prio[0], r->inversion,
+		       (unsigned long long)r->inversion_devs, r->parks, r->unparks, r->deferred);
 	for (i = 0; i < s->n; i++) {
 		const struct gp_pq *x = &s->q[i];
 
 		/* The queues that matter: parked, acted on, or wanted to be. */
 		if (x->state != GP_PS_PARKED && x->action == GP_ACT_NONE && s->m[i].want == W_NONE)
 			continue;
-		printf("#  q%-2u prio %11d pend %d parkable %d state %d since %llu (%lld ms ago) action %d reason %d want %d why %d\n",
-		       i, x->prio, x->pending, x->parkable, x->state,
+		printf("#  q%-2u dev %u prio %11d pend %d parkable %d state %d since %llu (%lld ms ago) action %d reason %d want %d why %d\n",
+		       i, x->dev, x->prio, x->pending, x->parkable, x->state,
 		       (unsigned long long)x->state_since_ns,
 		       (long long)((s->now - x->state_since_ns) / MS), x->action, x->reason,
 		       s->m[i].want, s->m[i].why);
@@ -288,8 +301,9 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 	for (t = 0; t < ticks; t++) {
 		struct gp_policy_result r = { 0 };
 		struct gp_pq before[MAXQ];
-		bool ok[MAXQ], top_valid = false, inversion = false;
-		int top = 0;
+		bool ok[MAXQ], top_valid[GP_POLICY_MAX_DEVS] = { false }, inversion = false;
+		int top[GP_POLICY_MAX_DEVS] = { 0 };
+		u64 inv_devs = 0, valid_mask = 0;
 		u32 i, i_ = 0, wanted = 0, granted = 0, gparks = 0, gunparks = 0, owed_granted = 0;
 		u64 dt;
 
@@ -329,20 +343,25 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				s->m[i].seen = true;
 				s->m[i].last_pending = s->now;
 			}
-			if (busy(s, i) && (!top_valid || s->q[i].prio > top)) {
-				top_valid = true;
-				top = s->q[i].prio;
+			u32 d = mdev(&s->q[i]);
+
+			if (busy(s, i) && (!top_valid[d] || s->q[i].prio > top[d])) {
+				top_valid[d] = true;
+				top[d] = s->q[i].prio;
 			}
 		}
 		for (i = 0; i < s->n; i++) {
 			const struct gp_pq *x = &s->q[i];
 			struct mq *m = &s->m[i];
-			bool below = top_valid && x->prio < top;
+			u32 d = mdev(x);
+			bool below = top_valid[d] && x->prio < top[d];
 
 			m->want = W_NONE;
 			m->why = GP_WHY_NONE;
-			if (below && x->pending && x->state == GP_PS_RUNNING)
+			if (below && x->pending && x->state == GP_PS_RUNNING) {
 				inversion = true;
+				inv_devs |= 1ULL << d;
+			}
 			if (x->state == GP_PS_PARKED) {
 				if (!s->pp.enabled) {
 					m->want = W_OWED;
@@ -375,16 +394,21 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 		gp_policy_decide(&s->pp, s->q, s->n, s->now, &r);
 
 		i_ = -1;
-		CHECK(F_TOP, r.top_valid == top_valid && (!top_valid || r.top_prio == top),
-		      "top level");
-		CHECK(F_TOP, r.inversion == inversion, "inversion flag");
+		for (i = 0; i < GP_POLICY_MAX_DEVS; i++) {
+			if (top_valid[i])
+				valid_mask |= 1ULL << i;
+			CHECK(F_TOP, !top_valid[i] || r.top_prio[i] == top[i], "top level of a device");
+		}
+		CHECK(F_TOP, r.top_valid == valid_mask, "busy devices");
+		CHECK(F_TOP, r.inversion == inversion && r.inversion_devs == inv_devs,
+		      "inversion flags");
 		for (i_ = 0; i_ < s->n; i_++) {
 			const struct gp_pq *x = &s->q[i_];
 			const struct mq *m = &s->m[i_];
 
-			if (!top_valid || x->prio >= top)
+			if (!top_valid[mdev(x)] || x->prio >= top[mdev(x)])
 				CHECK(F_PARK_TOP, x->action != GP_ACT_PARK,
-				      "park at or above the top busy level");
+				      "park at or above the top busy level of its device");
 			if (!s->pp.enabled)
 				CHECK(F_DISABLED, x->action != GP_ACT_PARK, "park while disabled");
 			if (x->action == GP_ACT_PARK) {

@@ -89,7 +89,7 @@ static void t_single_level(void)
 		r = tick(&P, q, 4, t);
 		EXPECT(nparked(q, 4) == 0);
 		EXPECT(r.parks == 0 && r.unparks == 0 && r.deferred == 0 && !r.inversion);
-		EXPECT(r.top_valid && r.top_prio == 5);
+		EXPECT((r.top_valid & 1) && r.top_prio[0] == 5);
 	}
 	for (i = 0; i < 4; i++)
 		EXPECT(q[i].action == GP_ACT_NONE && q[i].reason == GP_WHY_NONE && !q[i].granted);
@@ -105,7 +105,7 @@ static void t_lc_parks_be(void)
 	gp_policy_decide(&P, q, 2, T0, &r);
 	EXPECT(q[1].action == GP_ACT_PARK && q[1].reason == GP_WHY_HIGHER_PENDING);
 	EXPECT(q[0].action == GP_ACT_NONE && q[0].reason == GP_WHY_NONE);
-	EXPECT(r.top_valid && r.top_prio == 12 && r.inversion);
+	EXPECT((r.top_valid & 1) && r.top_prio[0] == 12 && r.inversion);
 	EXPECT(r.parks == 1 && r.unparks == 0 && r.deferred == 0);
 	gp_policy_commit(&P, &q[0], true, T0);
 	gp_policy_commit(&P, &q[1], true, T0 + 5 * US);
@@ -143,10 +143,10 @@ static void t_hysteresis(void)
 	tick(&P, q, 2, idle);
 	q[0].pending = false;
 	r = tick(&P, q, 2, idle + MS);
-	EXPECT(q[1].state == GP_PS_PARKED && r.top_prio == 12);
+	EXPECT(q[1].state == GP_PS_PARKED && r.top_prio[0] == 12);
 	r = tick(&P, q, 2, idle + P.hysteresis_ns - 1);
 	EXPECT(q[1].state == GP_PS_PARKED && q[1].action == GP_ACT_NONE);
-	EXPECT(r.top_valid && r.top_prio == 12 && r.unparks == 0);
+	EXPECT((r.top_valid & 1) && r.top_prio[0] == 12 && r.unparks == 0);
 }
 
 static void t_past_hysteresis(void)
@@ -162,7 +162,7 @@ static void t_past_hysteresis(void)
 	q[0].pending = false;
 	gp_policy_decide(&P, q, 2, idle + P.hysteresis_ns, &r);
 	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_HIGHER_IDLE);
-	EXPECT(r.top_valid && r.top_prio == 3 && r.unparks == 1 && r.parks == 0);
+	EXPECT((r.top_valid & 1) && r.top_prio[0] == 3 && r.unparks == 1 && r.parks == 0);
 	gp_policy_commit(&P, &q[1], true, idle + P.hysteresis_ns);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[1].state_since_ns == idle + P.hysteresis_ns);
 	EXPECT(q[1].slice_until_ns == 0);	/* not a starvation slice */
@@ -187,7 +187,7 @@ static void t_zero_hysteresis(void)
 	EXPECT(q[1].state == GP_PS_PARKED);
 	q[0].pending = false;
 	r = tick(&pp, q, 2, T0 + 1);
-	EXPECT(q[1].state == GP_PS_RUNNING && r.unparks == 1 && r.top_prio == 3);
+	EXPECT(q[1].state == GP_PS_RUNNING && r.unparks == 1 && r.top_prio[0] == 3);
 }
 
 static void t_three_levels(void)
@@ -202,13 +202,13 @@ static void t_three_levels(void)
 	r = tick(&P, q, 3, T0);
 	EXPECT(q[1].state == GP_PS_RUNNING);
 	EXPECT(q[0].state == GP_PS_PARKED && q[2].state == GP_PS_PARKED);
-	EXPECT(r.parks == 2 && r.top_prio == 12);
+	EXPECT(r.parks == 2 && r.top_prio[0] == 12);
 	tick(&P, q, 3, t1);
 	q[1].pending = false;		/* the top drains */
 	r = tick(&P, q, 3, t1 + MS);
-	EXPECT(nparked(q, 3) == 2 && r.top_prio == 12);
+	EXPECT(nparked(q, 3) == 2 && r.top_prio[0] == 12);
 	r = tick(&P, q, 3, t1 + P.hysteresis_ns);
-	EXPECT(r.top_valid && r.top_prio == 7 && r.unparks == 1 && r.parks == 0);
+	EXPECT((r.top_valid & 1) && r.top_prio[0] == 7 && r.unparks == 1 && r.parks == 0);
 	EXPECT(q[2].state == GP_PS_RUNNING && q[2].reason == GP_WHY_HIGHER_IDLE);
 	EXPECT(q[0].state == GP_PS_PARKED && q[0].action == GP_ACT_NONE);
 	EXPECT(q[1].state == GP_PS_RUNNING);
@@ -218,7 +218,7 @@ static void t_three_levels(void)
 	q[2].pending = false;
 	tick(&P, q, 3, t1 + 101 * MS);
 	r = tick(&P, q, 3, t1 + 101 * MS + P.hysteresis_ns);
-	EXPECT(nparked(q, 3) == 0 && r.top_prio == 3);
+	EXPECT(nparked(q, 3) == 0 && r.top_prio[0] == 3);
 }
 
 static void t_idle_lower_not_parked(void)
@@ -230,7 +230,7 @@ static void t_idle_lower_not_parked(void)
 	qinit(&q[1], 3, false);
 	r = tick(&P, q, 2, T0);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[1].action == GP_ACT_NONE);
-	EXPECT(r.parks == 0 && !r.inversion && r.top_prio == 12);
+	EXPECT(r.parks == 0 && !r.inversion && r.top_prio[0] == 12);
 	r = tick(&P, q, 2, T0 + MS);
 	EXPECT(q[1].state == GP_PS_RUNNING && r.parks == 0);
 	q[1].pending = true;		/* work arrives: now it is parked */
@@ -252,7 +252,7 @@ static void t_equal_priority_never_parked(void)
 	gp_policy_decide(&P, q, 3, T0 + MS, &r);
 	EXPECT(q[0].action == GP_ACT_NONE && q[1].action == GP_ACT_NONE);
 	EXPECT(q[2].action == GP_ACT_UNPARK && q[2].reason == GP_WHY_HIGHER_IDLE);
-	EXPECT(r.top_prio == 12 && !r.inversion && r.parks == 0);
+	EXPECT(r.top_prio[0] == 12 && !r.inversion && r.parks == 0);
 }
 
 static void t_non_parkable(void)
@@ -335,7 +335,7 @@ static void t_starvation(void)
 	t_unpark = T0 + pp.max_suspend_ns;
 	gp_policy_decide(&pp, q, 2, t_unpark, &r);
 	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_STARVING);
-	EXPECT(r.unparks == 1 && r.top_prio == 12);
+	EXPECT(r.unparks == 1 && r.top_prio[0] == 12);
 	gp_policy_commit(&pp, &q[1], true, t_unpark);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[1].state_since_ns == t_unpark);
 	EXPECT(q[1].slice_until_ns == t_unpark + pp.min_slice_ns);
@@ -461,7 +461,7 @@ static void t_budget_starving_idle_above(void)
 	qinit(&q[1], 3, true);		/* a park is wanted below it */
 	qinit(&q[2], 2, true);
 	gp_policy_decide(&pp, q, 3, T0 + pp.max_suspend_ns, &r);
-	EXPECT(r.top_prio == 10);
+	EXPECT(r.top_prio[0] == 10);
 	EXPECT(q[0].action == GP_ACT_UNPARK);
 	EXPECT(q[1].action == GP_ACT_NONE && q[2].action == GP_ACT_NONE);
 }
@@ -527,7 +527,7 @@ static void t_priorities(void)
 	qinit(&q[1], -200, true);
 	qinit(&q[2], 1000000, false);	/* idle, never busy: not the top */
 	gp_policy_decide(&P, q, 3, T0, &r);
-	EXPECT(r.top_valid && r.top_prio == -100);
+	EXPECT((r.top_valid & 1) && r.top_prio[0] == -100);
 	EXPECT(q[1].action == GP_ACT_PARK && q[0].action == GP_ACT_NONE);
 	EXPECT(q[2].action == GP_ACT_NONE);
 
@@ -538,15 +538,15 @@ static void t_priorities(void)
 	qinit(&q[4], INT_MIN + 1, true);
 	qinit(&q[5], -1, true);
 	r = tick(&P, q, 6, T0);
-	EXPECT(r.top_valid && r.top_prio == INT_MAX && r.parks == 5);
+	EXPECT((r.top_valid & 1) && r.top_prio[0] == INT_MAX && r.parks == 5);
 	EXPECT(q[1].state == GP_PS_RUNNING && nparked(q, 6) == 5);
 	q[1].pending = false;
 	r = tick(&P, q, 6, T0 + P.hysteresis_ns);
-	EXPECT(r.top_prio == INT_MAX - 1 && q[2].state == GP_PS_RUNNING && nparked(q, 6) == 4);
+	EXPECT(r.top_prio[0] == INT_MAX - 1 && q[2].state == GP_PS_RUNNING && nparked(q, 6) == 4);
 	/* Only INT_MIN queues busy: they run. */
 	q[2].pending = q[3].pending = q[4].pending = q[5].pending = false;
 	r = tick(&P, q, 6, T0 + 10 * P.hysteresis_ns);
-	EXPECT(r.top_prio == INT_MIN && nparked(q, 6) == 0);
+	EXPECT(r.top_prio[0] == INT_MIN && nparked(q, 6) == 0);
 }
 
 static void t_empty(void)
@@ -557,7 +557,7 @@ static void t_empty(void)
 	qinit(&dummy, 1, true);
 	memset(&r, 0xa5, sizeof(r));
 	gp_policy_decide(&P, &dummy, 0, T0, &r);
-	EXPECT(!r.top_valid && !r.inversion && !r.parks && !r.unparks && !r.deferred);
+	EXPECT(!(r.top_valid & 1) && !r.inversion && !r.parks && !r.unparks && !r.deferred);
 	EXPECT(dummy.action == (enum gp_action)0x5a);	/* untouched */
 	gp_policy_decide(&P, NULL, 0, T0, NULL);	/* res may be NULL */
 	qinit(&dummy, 1, true);
@@ -575,7 +575,7 @@ static void t_no_busy_level(void)
 	qparked(&q[2], 5, true, T0);
 	q[2].pending = false;
 	gp_policy_decide(&P, q, 3, T0 + MS, &r);
-	EXPECT(!r.top_valid && !r.inversion);
+	EXPECT(!(r.top_valid & 1) && !r.inversion);
 	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_HIGHER_IDLE);
 	EXPECT(q[2].action == GP_ACT_UNPARK && r.unparks == 2);
 }
@@ -626,6 +626,57 @@ static void t_hold(void)
 	EXPECT(q[0].state == GP_PS_RUNNING);
 }
 
+/* LC on device 0 never parks BE on device 1; each device has its own top. */
+static void t_per_device(void)
+{
+	struct gp_policy_result r;
+	struct gp_pq q[4];
+	u64 now = T0;
+
+	qinit(&q[0], 12, true);		/* LC, dev 0 */
+	qinit(&q[1], 3, true);		/* BE, dev 1 */
+	q[1].dev = 1;
+	r = tick(&P, q, 2, now);
+	EXPECT(q[1].state == GP_PS_RUNNING && r.parks == 0 && !r.inversion);
+	EXPECT(r.top_valid == 3 && r.top_prio[0] == 12 && r.top_prio[1] == 3);
+	EXPECT(r.inversion_devs == 0);
+
+	/* BE of the same process spanning both devices: parked on dev 0 only. */
+	qinit(&q[2], 3, true);		/* BE, dev 0 */
+	qinit(&q[3], 5, true);		/* higher BE, dev 1: parks q[1] there */
+	q[3].dev = 1;
+	r = tick(&P, q, 4, now += MS);
+	EXPECT(r.inversion && r.inversion_devs == 3 && r.parks == 2);
+	EXPECT(q[2].state == GP_PS_PARKED && q[2].reason == GP_WHY_HIGHER_PENDING);
+	EXPECT(q[1].state == GP_PS_PARKED && q[0].state == GP_PS_RUNNING &&
+	       q[3].state == GP_PS_RUNNING);
+	EXPECT(r.top_prio[0] == 12 && r.top_prio[1] == 5);
+
+	/* Device 1's top goes idle past hysteresis: only device 1 unparks. */
+	q[3].pending = false;
+	tick(&P, q, 4, now += MS);
+	r = tick(&P, q, 4, now += 3 * MS);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].reason == GP_WHY_HIGHER_IDLE);
+	EXPECT(q[2].state == GP_PS_PARKED && r.unparks == 1 && r.top_prio[1] == 3);
+}
+
+/* Out-of-range device indexes share the last slot (arbitrated together). */
+static void t_device_clamp(void)
+{
+	struct gp_policy_result r;
+	struct gp_pq q[3];
+
+	qinit(&q[0], 12, true);
+	q[0].dev = GP_POLICY_MAX_DEVS - 1;
+	qinit(&q[1], 3, true);
+	q[1].dev = GP_POLICY_MAX_DEVS;
+	qinit(&q[2], 3, true);
+	q[2].dev = 0xffffffffu;
+	r = tick(&P, q, 3, T0);
+	EXPECT(r.parks == 2 && nparked(q, 3) == 2 && r.top_valid == 1ULL << 63);
+	EXPECT(r.top_prio[GP_POLICY_MAX_DEVS - 1] == 12);
+}
+
 struct test {
 	const char *name;
 	void (*fn)(void);
@@ -654,6 +705,8 @@ static const struct test tests[] = {
 	{ "negative, INT_MIN and INT_MAX priorities", t_priorities },
 	{ "n=0: nothing to do, res may be NULL", t_empty },
 	{ "no busy level: every parked queue unparked", t_no_busy_level },
+	{ "per device: LC on dev 0 never parks BE on dev 1; spanning BE parked where contended", t_per_device },
+	{ "device index past GP_POLICY_MAX_DEVS shares the last slot", t_device_clamp },
 	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
 };
 
