@@ -133,6 +133,10 @@ struct gp_stats {
 	__u64 rule_resolve_ns;	/* total time spent resolving them */
 	__u64 rule_resolve_ns_max;
 	__u64 env_reads;	/* environments read (once per process, when enabled) */
+	__u64 rate_limit;	/* max_rate: park/unpark state changes allowed per device per second */
+	__u64 rate_last_sec;	/* state changes on the busiest device in the last full second */
+	__u64 throttled;	/* actions held back by a device's max_rate bucket or back-off */
+	__u64 backoffs;		/* per-device back-offs started after a failed action */
 };
 
 struct gp_comm {
