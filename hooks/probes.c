@@ -6,7 +6,8 @@
  *   pqm_update_queue_properties(pqm, qid, p)  priority / percent change (ROCr
  *                                          creates at 7 and sets priority later);
  *                                          a kretprobe: recorded only if it succeeded
- *   pqm_destroy_queue(pqm, qid)            queue dying (before KFD frees it)
+ *   pqm_destroy_queue(pqm, qid)            queue destroyed (a kretprobe: only
+ *                                          if KFD succeeded, still under p->mutex)
  *   kfd_process_notifier_release(mn, mm)   process dying (mm going away)
  *   pqm_uninit(pqm)                        last chance before KFD frees queues
  *   kfd_dbg_trap_enable(target, ...)       debugger attach: hands off
@@ -74,14 +75,47 @@ static struct kretprobe gp_update_probe = {
 	.maxactive = 64,
 };
 
-static int gp_on_destroy_queue(struct kprobe *kp, struct pt_regs *regs)
+/* Per-call data of the pqm_destroy_queue and kfd_dbg_trap_enable kretprobes. */
+struct gp_proc_call {
+	struct kfd_process *p;
+	u32 qid;
+};
+
+static int gp_on_destroy_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
+	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 	struct process_queue_manager *pqm = (void *)GP_ARG(regs, pqm_destroy_queue, pqm);
 
-	if (pqm)
-		gp_registry_del_queue(kfd_pqm_process(pqm), GP_ARG(regs, pqm_destroy_queue, qid));
+	if (!pqm)
+		return 1;
+	c->p = kfd_pqm_process(pqm);
+	c->qid = GP_ARG(regs, pqm_destroy_queue, qid);
 	return 0;
 }
+
+/*
+ * KFD can fail a destroy and keep the queue (-EBUSY for a debugged qpd, any
+ * error but -ETIME in 6.12's err_destroy_queue): gone only on success.  The
+ * return runs before the caller drops p->mutex, so under p->mutex the
+ * backends never see a freed queue that is not marked gone.
+ */
+static int gp_on_destroy_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
+	long ret = regs_return_value(regs);
+
+	if (ret == 0 || ret == -ETIME)
+		gp_registry_del_queue(c->p, c->qid);
+	return 0;
+}
+
+static struct kretprobe gp_destroy_probe = {
+	.kp.symbol_name = "pqm_destroy_queue",
+	.entry_handler = gp_on_destroy_entry,
+	.handler = gp_on_destroy_return,
+	.data_size = sizeof(struct gp_proc_call),
+	.maxactive = 256,
+};
 
 static int gp_on_notifier_release(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -101,28 +135,48 @@ static int gp_on_pqm_uninit(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-static int gp_on_dbg_trap_enable(struct kprobe *kp, struct pt_regs *regs)
+static int gp_on_dbg_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kfd_process *p = (void *)GP_ARG(regs, kfd_dbg_trap_enable, target);
+	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 
-	if (p)
-		gp_registry_proc_debugged(p);
+	c->p = (void *)GP_ARG(regs, kfd_dbg_trap_enable, target);
+	return c->p ? 0 : 1;
+}
+
+/* Debugged only once the attach succeeded (m1). */
+static int gp_on_dbg_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
+
+	if (regs_return_value(regs) == 0)
+		gp_registry_proc_debugged(c->p);
 	return 0;
 }
 
+static struct kretprobe gp_dbg_probe = {
+	.kp.symbol_name = "kfd_dbg_trap_enable",
+	.entry_handler = gp_on_dbg_entry,
+	.handler = gp_on_dbg_return,
+	.data_size = sizeof(struct gp_proc_call),
+	.maxactive = 64,
+};
+
 static struct kprobe gp_probes[] = {
 	{ .symbol_name = "kfd_procfs_add_queue", .pre_handler = gp_on_add_queue },
-	{ .symbol_name = "pqm_destroy_queue", .pre_handler = gp_on_destroy_queue },
 	{ .symbol_name = "kfd_process_notifier_release", .pre_handler = gp_on_notifier_release },
 	{ .symbol_name = "pqm_uninit", .pre_handler = gp_on_pqm_uninit },
 	/* Last: kernels without the debugger API (6.1) do not have it. */
-	{ .symbol_name = "kfd_dbg_trap_enable", .pre_handler = gp_on_dbg_trap_enable },
 };
 
-#define GP_NPROBES (ARRAY_SIZE(gp_probes) - (kfd_have_dbg_trap() ? 0 : 1))
+#define GP_NPROBES ARRAY_SIZE(gp_probes)
+
+static struct kretprobe *gp_rprobes[] = { &gp_update_probe, &gp_destroy_probe, &gp_dbg_probe };
+
+/* The debugger API (kfd_dbg_trap_enable) is the last, and optional. */
+#define GP_NRPROBES (ARRAY_SIZE(gp_rprobes) - (kfd_have_dbg_trap() ? 0 : 1))
 
 static int gp_nregistered;
-static bool gp_update_registered;
+static int gp_nrregistered;
 
 /**
  * gp_hooks_init() - register every probe, or none
@@ -141,12 +195,14 @@ int gp_hooks_init(void)
 		}
 		gp_nregistered++;
 	}
-	ret = register_kretprobe(&gp_update_probe);
-	if (ret) {
-		pr_err("cannot probe %s: %d\n", gp_update_probe.kp.symbol_name, ret);
-		goto err_unregister_probes;
+	for (i = 0; i < GP_NRPROBES; i++) {
+		ret = register_kretprobe(gp_rprobes[i]);
+		if (ret) {
+			pr_err("cannot probe %s: %d\n", gp_rprobes[i]->kp.symbol_name, ret);
+			goto err_unregister_probes;
+		}
+		gp_nrregistered++;
 	}
-	gp_update_registered = true;
 	return 0;
 
 err_unregister_probes:
@@ -159,14 +215,15 @@ err_unregister_probes:
  */
 void gp_hooks_exit(void)
 {
-	if (gp_update_registered) {
-		unregister_kretprobe(&gp_update_probe);
-		if (gp_update_probe.nmissed || gp_update_probe.kp.nmissed)
-			pr_info("%s: %d returns missed\n", gp_update_probe.kp.symbol_name,
-				gp_update_probe.nmissed);
-		gp_update_probe.kp.addr = NULL;
-		gp_update_probe.kp.flags = 0;
-		gp_update_registered = false;
+	while (gp_nrregistered > 0) {
+		struct kretprobe *rp = gp_rprobes[--gp_nrregistered];
+
+		unregister_kretprobe(rp);
+		if (rp->nmissed || rp->kp.nmissed)
+			pr_info("%s: %d returns, %lu hits missed\n", rp->kp.symbol_name,
+				rp->nmissed, rp->kp.nmissed);
+		rp->kp.addr = NULL;
+		rp->kp.flags = 0;
 	}
 	while (gp_nregistered > 0) {
 		struct kprobe *kp = &gp_probes[--gp_nregistered];
@@ -192,7 +249,7 @@ u64 gp_hooks_missed(void)
 
 	for (i = 0; i < gp_nregistered; i++)
 		n += gp_probes[i].nmissed;
-	if (gp_update_registered)
-		n += gp_update_probe.nmissed + gp_update_probe.kp.nmissed;
+	for (i = 0; i < gp_nrregistered; i++)
+		n += gp_rprobes[i]->nmissed + gp_rprobes[i]->kp.nmissed;
 	return n;
 }

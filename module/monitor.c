@@ -389,7 +389,8 @@ static unsigned int gp_tick(void)
 		e->pq.pending = pending;
 		e->pq.prio = prio;
 		e->pq.dev = gp_dev_index(e->dev);
-		e->pq.parkable = !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->dead);
+		e->pq.parkable = !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->dead) &&
+				 gp_backend_dev_usable(e->dev);
 		/* Pointers alone are refreshed by the periodic publish, not per tick. */
 		if (pending != in->pending || prio != in->eff_priority || src != in->prio_source ||
 		    READ_ONCE(e->kfd_priority) != in->kfd_priority)

@@ -66,12 +66,20 @@ static struct gp_proc *gp_proc_find_locked(struct kfd_process *p)
 	return NULL;
 }
 
+static void gp_mark_gone_locked(struct gp_queue *e)
+{
+	WRITE_ONCE(e->gone, true);
+	hash_del(&e->hnode);
+	e->proc->nqueues--;
+	gp_reg.gen++;
+}
+
 static int gp_add(struct queue *q, gfp_t gfp)
 {
 	struct kfd_process *p = kfd_q_process(q);
 	struct task_struct *lead = kfd_p_lead_thread(p);
 	struct gp_proc *pr, *new_pr;
-	struct gp_queue *e;
+	struct gp_queue *e, *old;
 	unsigned long flags;
 	u32 qid = *KFD_QP(q, queue_id, u32);
 
@@ -95,11 +103,16 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	e->ptr_path = GP_PTR_NONE;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
-	if (gp_find_locked(p, qid)) {
+	old = gp_find_locked(p, qid);
+	if (old && old->q == q) {
 		spin_unlock_irqrestore(&gp_reg.lock, flags);
 		kfree(e);
 		kfree(new_pr);
 		return 0;	/* adopted and hooked at once */
+	}
+	if (old) {
+		/* KFD reused the qid: the old queue is gone (its destroy was missed). */
+		gp_mark_gone_locked(old);
 	}
 	pr = gp_proc_find_locked(p);
 	if (!pr) {
@@ -161,14 +174,6 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (e)
 		gp_monitor_kick();
-}
-
-static void gp_mark_gone_locked(struct gp_queue *e)
-{
-	WRITE_ONCE(e->gone, true);
-	hash_del(&e->hnode);
-	e->proc->nqueues--;
-	gp_reg.gen++;
 }
 
 /**

@@ -28,6 +28,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/sched/mm.h>
 #include "kfdsim.h"
 
 static void ks_wait_us(unsigned int us)
@@ -60,8 +61,16 @@ static void ks_add_queue_mes(struct queue *q)
 	ks_wait_fw(ks_param.mes_us);
 }
 
+/* Without CWSR an unmap waits for the running waves to finish: count it. */
+static void ks_note_unmap(struct queue *q)
+{
+	if (!ks_param.cwsr && READ_ONCE(q->ks.running))
+		atomic64_inc(&ks_stats.drain_unmaps);
+}
+
 static void ks_remove_queue_mes(struct queue *q)
 {
+	ks_note_unmap(q);
 	ks_gpu_mes_set(q, false);
 	ks_wait_fw(ks_param.mes_us);
 }
@@ -99,12 +108,21 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 	}
 	/* update_mqd() */
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
+	if (!ks_param.mes && prev_active && !q->properties.is_active)
+		ks_note_unmap(q);
 	if (!ks_param.mes) {
 		/* unmap_queues_cpsch() + map_queues_cpsch(), every time */
 		ks_gpu_hws_mark(q, q->properties.is_active);
 		ret = ks_execute_queues(dqm);
 	} else if (q->properties.is_active) {
-		ks_add_queue_mes(q);
+		/* NO_HWS update_queue(): load_mqd only in the owner's mm. */
+		if (ks_param.nohws &&
+		    WARN(q->process->mm != current->mm, "should only run in user thread")) {
+			atomic64_inc(&ks_stats.nohws_refused);
+			ret = -EFAULT;
+		} else {
+			ks_add_queue_mes(q);
+		}
 	}
 out:
 	mutex_unlock(&dqm->lock);
@@ -128,10 +146,12 @@ static int ks_evict_process_queues(struct device_queue_manager *dqm,
 		if (!q->properties.is_active)
 			continue;
 		q->properties.is_active = false;
-		if (ks_param.mes)
+		if (ks_param.mes) {
 			ks_remove_queue_mes(q);
-		else
+		} else {
+			ks_note_unmap(q);
 			ks_gpu_hws_mark(q, false);
+		}
 	}
 	if (!ks_param.mes)
 		ret = ks_execute_queues(dqm);
@@ -146,9 +166,19 @@ out:
 static int ks_restore_process_queues(struct device_queue_manager *dqm,
 				     struct qcm_process_device *qpd)
 {
+	struct mm_struct *mm = NULL;
 	struct queue *q;
 	int ret = 0;
 
+	if (ks_param.nohws) {
+		/*
+		 * restore_process_queues_nocpsch(): the MQDs are loaded in
+		 * the process's mm, taken from its lead thread (any caller).
+		 */
+		mm = get_task_mm(qpd->pqm->process->lead_thread);
+		if (!mm)
+			return -EFAULT;
+	}
 	mutex_lock(&dqm->lock);
 	if (WARN_ON_ONCE(!qpd->evicted))	/* already restored, do nothing */
 		goto out;
@@ -175,6 +205,8 @@ out:
 	/* Injected: the count is dropped all the same, as in KFD. */
 	ret = ks_fault(KS_F_RESTORE) ?: ret;
 	mutex_unlock(&dqm->lock);
+	if (mm)
+		mmput(mm);
 	return ret;
 }
 
@@ -278,10 +310,11 @@ void ks_dqm_init(void)
 	ks_dqm.ops.restore_process_queues = ks_restore_process_queues;
 	ks_dqm.dev = &ks_node;
 	/* MES is the HWS op-set with enable_mes set, as in KFD. */
-	ks_dqm.sched_policy = GP_ENUM_KFD_SCHED_POLICY_HWS;
+	ks_dqm.sched_policy = ks_param.nohws ? GP_ENUM_KFD_SCHED_POLICY_NO_HWS :
+			      GP_ENUM_KFD_SCHED_POLICY_HWS;
 	ks_dqm.sched_running = true;
-	ks_kfd_dev.enable_mes = ks_param.mes;
-	ks_kfd_dev.cwsr_enabled = true;
+	ks_kfd_dev.enable_mes = ks_param.mes && !ks_param.nohws;
+	ks_kfd_dev.cwsr_enabled = ks_param.cwsr;
 	ks_node.dqm = &ks_dqm;
 	ks_node.kfd = &ks_kfd_dev;
 }

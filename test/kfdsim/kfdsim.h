@@ -303,7 +303,9 @@ gp_fn_kfd_dbg_trap_enable_t kfd_dbg_trap_enable;
 /* ---- module parameters and global state (main.c) ---- */
 struct ks_params {
 	unsigned int num_cu;
-	bool mes;		/* sched=mes: per-queue remove/add */
+	bool mes;		/* sched=mes (or nohws): per-queue remove/add */
+	bool nohws;		/* sched=nohws: KFD_SCHED_POLICY_NO_HWS */
+	bool cwsr;		/* kfd_dev.cwsr_enabled */
 	unsigned int runlist_us;
 	unsigned int mes_us;
 	unsigned int cwsr_save_us;
@@ -326,6 +328,8 @@ struct ks_stats {
 	atomic64_t workgroups_dropped;	/* running on a CU when destroyed */
 	atomic64_t runlist_updates;
 	atomic64_t mes_calls;
+	atomic64_t nohws_refused;	/* NO_HWS loads refused: not in the owner's mm */
+	atomic64_t drain_unmaps;	/* unmaps with waves running and CWSR off */
 	atomic64_t evict_calls;		/* evict_process_queues, per qpd */
 	atomic64_t restore_calls;
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */

@@ -16,6 +16,7 @@
 #include "kfdsim.h"
 
 struct ks_params ks_param = {
+	.cwsr = true,
 	.num_cu = 8,
 	.runlist_us = 100,
 	.mes_us = 30,
@@ -34,7 +35,10 @@ static char *sched = "hws";
 module_param_named(num_cu, ks_param.num_cu, uint, 0444);
 MODULE_PARM_DESC(num_cu, "Simulated compute units [1..256] (default 8)");
 module_param(sched, charp, 0444);
-MODULE_PARM_DESC(sched, "Scheduler model: hws (every change remaps all queues) or mes (per queue)");
+MODULE_PARM_DESC(sched,
+		 "Scheduler model: hws (every change remaps all queues), mes (per queue) or nohws (sched_policy=2: the driver loads each MQD, only in the owner's mm)");
+module_param_named(cwsr, ks_param.cwsr, bool, 0444);
+MODULE_PARM_DESC(cwsr, "CWSR enabled (default 1); 0: an unmap drains the running waves (kfd_dev.cwsr_enabled = 0)");
 module_param_named(runlist_us, ks_param.runlist_us, uint, 0444);
 MODULE_PARM_DESC(runlist_us, "HWS runlist update (unmap all + map) cost in us [0..100000] (default 100)");
 module_param_named(mes_us, ks_param.mes_us, uint, 0444);
@@ -59,6 +63,8 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.workgroups_dropped));
 	seq_printf(m, "runlist_updates %lld\nmes_calls %lld\n",
 		   atomic64_read(&ks_stats.runlist_updates), atomic64_read(&ks_stats.mes_calls));
+	seq_printf(m, "nohws_refused %lld\ndrain_unmaps %lld\n",
+		   atomic64_read(&ks_stats.nohws_refused), atomic64_read(&ks_stats.drain_unmaps));
 	seq_printf(m, "evict_calls %lld\nrestore_calls %lld\nevicted_refs %d\n",
 		   atomic64_read(&ks_stats.evict_calls), atomic64_read(&ks_stats.restore_calls),
 		   atomic_read(&ks_stats.evicted_refs));
@@ -76,9 +82,9 @@ DEFINE_SHOW_ATTRIBUTE(ks_queues);
 static int ks_params_show(struct seq_file *m, void *unused)
 {
 	seq_printf(m, "num_cu %u\nsched %s\nrunlist_us %u\nmes_us %u\ncwsr_save_us %u\ncwsr_restore_us %u\npoll_us %u\n",
-		   ks_param.num_cu, ks_param.mes ? "mes" : "hws", ks_param.runlist_us,
-		   ks_param.mes_us, ks_param.cwsr_save_us, ks_param.cwsr_restore_us,
-		   ks_param.poll_us);
+		   ks_param.num_cu, ks_param.nohws ? "nohws" : ks_param.mes ? "mes" : "hws",
+		   ks_param.runlist_us, ks_param.mes_us, ks_param.cwsr_save_us,
+		   ks_param.cwsr_restore_us, ks_param.poll_us);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_params);
@@ -103,8 +109,12 @@ static int ks_check_params(void)
 	}
 	if (!strcmp(sched, "mes")) {
 		ks_param.mes = true;
+	} else if (!strcmp(sched, "nohws")) {
+		/* Per-queue load/unload, like MES, but by the driver. */
+		ks_param.mes = true;
+		ks_param.nohws = true;
 	} else if (strcmp(sched, "hws")) {
-		pr_err("sched=%s: expected hws or mes\n", sched);
+		pr_err("sched=%s: expected hws, mes or nohws\n", sched);
 		return -EINVAL;
 	}
 	return 0;

@@ -103,17 +103,19 @@ $GPLOAD $LC_ARGS --duration 60 --quiet &
 lc=$!
 wait_for 20 state_is $be 2
 echo 1 >$F/hws_hang
-kill -TERM $lc
-wait $lc
+fence_logged() { dmesg | grep -q 'preemption failed on a device'; }
+wait_for 30 fence_logged
 sleep 2
 fenced=$(dmesg | grep -c 'preemption failed on a device')
 tap_check "C7a: hung device fenced with one line in dmesg ($fenced)" test "$fenced" = 1
+kill -TERM $lc
+wait $lc
 echo 0 >$F/hws_hang
 tap_check "C7a: after the hang clears, the unpark is retried: BE running" wait_for 30 be_running
 p0=$(gstat preempts)
 $GPLOAD $LC_ARGS --duration 60 --quiet &
 lc=$!
-tap_check "C7a: device recovered: parks resume" wait_for 30 stat_ge preempts $((p0 + 1))
+tap_check "C7a: device recovered: parks resume" wait_for 60 stat_ge preempts $((p0 + 1))
 tap_check "C7a: 'device recovered' logged" grep -q 'device recovered' <(dmesg)
 kill -TERM $lc $be
 wait $lc
@@ -159,6 +161,59 @@ rc=0
 for p in $pids; do wait $p || rc=1; done
 tap_check "C4: multi-queue processes exiting during reap: exactly once" test $rc -eq 0
 tap_check "C4: every queue and process reaped" wait_for 20 gq_zero
+unload
+
+# 7. C3: NO_HWS (sched_policy=2).  update_queue() may load an MQD only in
+# the owner's mm, so gpreempt parks with evict/restore there: BE is parked
+# and resumed, and kfdsim never refuses a load (its WARN).
+load "sched=nohws" ""
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 200 --duration 3 --period-us 3000 --quiet
+lc_rc=$?
+tap_check "C3: NO_HWS: BE running again after LC" wait_for 30 be_running
+pre=$(qfield $be preempts) res=$(qfield $be resumes) bk=$(qfield $be backend)
+tap_check "C3: NO_HWS: BE parked and resumed with evict ($pre/$res, backend $bk)" \
+	test "${pre:-0}" -gt 0 -a "${res:-0}" -gt 0 -a "$bk" = 1
+tap_check "C3: NO_HWS: no load refused from the kthread (nohws_refused $(kstat nohws_refused))" \
+	test "$(kstat nohws_refused)" = 0
+tap_check "C3: NO_HWS: no 'should only run in user thread' WARN" \
+	test "$(dmesg | grep -c 'should only run in user thread')" = 0
+kill -TERM $be
+wait $be
+tap_check "C3: NO_HWS: LC and BE packets exactly once" test $? -eq 0 -a $lc_rc -eq 0
+unload
+
+# 8. C6: CWSR off: an unmap would drain waves (and a long one resets the
+# GPU).  gpreempt leaves the device alone and says so once.
+dmesg -C
+load "cwsr=0" ""
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 200 --duration 3 --period-us 3000 --quiet
+lc_rc=$?
+tap_check "C6: CWSR off: BE never parked (preempts $(gstat preempts), drain unmaps $(kstat drain_unmaps))" \
+	test "$(gstat preempts)" = 0 -a "$(kstat drain_unmaps)" = 0
+tap_check "C6: CWSR off: said once in dmesg" test "$(dmesg | grep -c 'CWSR disabled')" = 1
+kill -TERM $be
+wait $be
+tap_check "C6: CWSR off: LC and BE packets exactly once" test $? -eq 0 -a $lc_rc -eq 0
+unload
+
+# 9. M4: a destroy that KFD fails keeps the queue managed.
+load "" ""
+echo "EBUSY 0 1" >$F/destroy_queue
+$GPLOAD --mode churn --prio 3 --wg 1 --wg-us 300000 --duration 60 --quiet &
+churn=$!
+both_two() { [ "$(kstat queues)" = 2 ] && [ "$(gstat queues)" = 2 ]; }
+wait_for 30 fc_ge destroy_queue 1
+tap_check "M4: failed destroy: the kept queue is still managed (kfdsim and gpreempt both see 2)" \
+	wait_for 20 both_two
+kill -TERM $churn
+wait $churn
+tap_check "M4: gpreempt manages no queue once the process exited" wait_for 20 gq_zero
 unload
 
 tap_dmesg_clean "faults: dmesg has no BUG/WARNING/Oops/KFENCE"
