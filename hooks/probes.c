@@ -62,8 +62,15 @@ static int gp_on_update_return(struct kretprobe_instance *ri, struct pt_regs *re
 {
 	struct gp_update_call *c = (struct gp_update_call *)ri->data;
 
+	/*
+	 * KFD wrote q->properties before update_queue(), so even a failed
+	 * update may have changed them: the monitor re-reads them from KFD
+	 * under p->mutex.  These values are only a fast hint.
+	 */
 	if (regs_return_value(regs) == 0)
 		gp_registry_update_queue(c->p, c->qid, c->priority, c->percent);
+	else
+		gp_registry_update_queue(c->p, c->qid, U32_MAX, U32_MAX);
 	return 0;
 }
 

@@ -126,6 +126,40 @@ struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid)
 }
 
 /**
+ * gp_backend_read_props() - @e's priority and queue_percent, from KFD
+ * @e: queue
+ *
+ * Read from q->properties under p->mutex (only tried), KFD's own state:
+ * the update ioctl writes them before update_queue(), which may fail.
+ *
+ * Return: 0 (props_stale cleared), -EBUSY (retry next tick) or -ENOENT.
+ */
+int gp_backend_read_props(struct gp_queue *e)
+{
+	struct kfd_process *p = gp_backend_get_process(e->proc);
+	struct queue *q;
+	int ret;
+
+	if (!p)
+		return -ENOENT;
+	ret = gp_backend_trylock(p, false);
+	if (ret)
+		goto out_unref;
+	WRITE_ONCE(e->props_stale, false);
+	q = gp_backend_find_queue(p, e->qid);
+	if (READ_ONCE(e->gone) || !q || q != e->q) {
+		ret = -ENOENT;
+	} else {
+		WRITE_ONCE(e->kfd_priority, READ_ONCE(*KFD_QP(q, priority, u32)));
+		WRITE_ONCE(e->queue_percent, READ_ONCE(*KFD_QP(q, queue_percent, u32)));
+	}
+	mutex_unlock(kfd_p_mutex(p));
+out_unref:
+	gp_kfd.unref(p);
+	return ret;
+}
+
+/**
  * gp_backend_dev_failed() - may gpreempt park on this device now?
  * @dqm: device queue manager
  *

@@ -113,6 +113,7 @@ struct gp_proc {
  * @rptr_uva: user address of the read dispatch id
  * @wptr_uva: user address of the write dispatch id
  * @gone: destroyed (or its process is); the monitor reaps it
+ * @props_stale: KFD updated the properties: re-read them under p->mutex
  * @ptr_path: enum gp_ptr_path
  * @rptr: kernel mapping of @rptr_uva when pinned
  * @wptr: kernel mapping of @wptr_uva when pinned
@@ -148,6 +149,7 @@ struct gp_queue {
 	u64 rptr_uva;
 	u64 wptr_uva;
 	bool gone;
+	bool props_stale;
 
 	/* monitor-owned below */
 	int ptr_path;
@@ -208,6 +210,7 @@ bool gp_evict_held(struct gp_proc *pr, struct kfd_node *dev);
 int gp_evict_restore_all(struct gp_proc *pr, bool blocking);
 void gp_evict_forget_all(struct gp_proc *pr);
 int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking);
+int gp_backend_read_props(struct gp_queue *e);
 
 /* ---- maps (maps.c) ---- */
 int gp_maps_init(void);

@@ -380,6 +380,8 @@ static unsigned int gp_tick(void)
 		if (!e->seen)
 			gp_first_sight(e, t0);
 		pending = gp_ptr_read(e, &rptr, &wptr) ? true : wptr != rptr;
+		if (READ_ONCE(e->props_stale))
+			gp_backend_read_props(e);
 		prio = READ_ONCE(e->kfd_priority);
 		src = gp_rules_apply(e, &prio);
 		e->pq.hold = e->hold;

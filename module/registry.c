@@ -153,11 +153,13 @@ int gp_registry_add_queue(struct queue *q)
 }
 
 /**
- * gp_registry_update_queue() - KFD is changing a queue's priority/percent
+ * gp_registry_update_queue() - KFD changed a queue's priority/percent
  * @p: process
  * @qid: queue id
- * @priority: new priority
+ * @priority: new priority, or U32_MAX when unknown (the update failed)
  * @percent: new queue_percent
+ *
+ * The monitor re-reads both from KFD under p->mutex (gp_backend_read_props()).
  */
 void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent)
 {
@@ -167,8 +169,11 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	e = gp_find_locked(p, qid);
 	if (e) {
-		WRITE_ONCE(e->kfd_priority, priority);
-		WRITE_ONCE(e->queue_percent, percent);
+		if (priority != U32_MAX) {
+			WRITE_ONCE(e->kfd_priority, priority);
+			WRITE_ONCE(e->queue_percent, percent);
+		}
+		WRITE_ONCE(e->props_stale, true);
 		gp_reg.gen++;
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
