@@ -155,7 +155,7 @@ int gp_backend_read_props(struct gp_queue *e)
 	}
 	mutex_unlock(kfd_p_mutex(p));
 out_unref:
-	gp_kfd.unref(p);
+	gp_kfd_unref(p);
 	return ret;
 }
 
