@@ -80,7 +80,7 @@ enum gp_ptr_path {
 
 struct gp_queue_key {
 	__u32 tgid;
-	__u32 qid;
+	__u32 qid;	/* KFD queue id; bits 16..31: the tgid's KFD context (7.2+) */
 };
 
 struct gp_queue_info {

@@ -80,6 +80,7 @@ struct gp_proc {
 	struct list_head node;
 	struct kfd_process *p;
 	u32 pasid;
+	u32 ctx;	/* KFD context of the tgid: 0 primary, context_id + 1 (7.2+) */
 	pid_t tgid;
 	char comm[TASK_COMM_LEN];
 	bool dead;
@@ -174,6 +175,19 @@ struct gp_queue {
 	u64 rules_gen;
 	u64 rules_ns;
 };
+
+/**
+ * gp_map_qid() - the qid of @e's gp_queues / gp_queue_ctl key
+ * @e: queue
+ *
+ * One tgid can own several KFD processes (contexts, 7.2+), each with its own
+ * queue ids: bits 16..31 carry the context (0 for the primary, so keys of
+ * single-context processes are the KFD queue id itself).
+ */
+static inline u32 gp_map_qid(const struct gp_queue *e)
+{
+	return e->qid | e->proc->ctx << 16;
+}
 
 struct gp_registry {
 	spinlock_t lock;	/* protects the lists, hash and the hook-written fields */

@@ -122,7 +122,7 @@ static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_
 /* Called for each reaped queue. */
 static void gp_release_queue(struct gp_queue *e)
 {
-	struct gp_queue_key key = { .tgid = e->proc->tgid, .qid = e->qid };
+	struct gp_queue_key key = { .tgid = e->proc->tgid, .qid = gp_map_qid(e) };
 	struct gp_proc *pr = e->proc;
 
 	gp_ptr_release(e);
@@ -276,7 +276,7 @@ static void gp_publish(int n, u64 now, bool force)
 
 		if (e->gone || (!e->dirty && !force))
 			continue;
-		key = (struct gp_queue_key){ .tgid = e->proc->tgid, .qid = e->qid };
+		key = (struct gp_queue_key){ .tgid = e->proc->tgid, .qid = gp_map_qid(e) };
 		e->dirty = false;
 		changed = true;
 		gp_maps_put_queue(&key, &e->info);

@@ -120,6 +120,8 @@ static int gp_add(struct queue *q, gfp_t gfp)
 		new_pr = NULL;
 		pr->p = p;
 		pr->pasid = kfd_p_pasid(p);
+		pr->ctx = kfd_p_context_id(p) == GP_KFD_CONTEXT_PRIMARY ?
+			  0 : kfd_p_context_id(p) + 1U;
 		pr->tgid = lead ? lead->tgid : 0;
 		if (lead)
 			strscpy_pad(pr->comm, lead->comm, sizeof(pr->comm));

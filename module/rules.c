@@ -249,7 +249,7 @@ u32 gp_rules_apply(struct gp_queue *e, int *prio)
 	if (gp_rules_stale(pr))
 		gp_rules_resolve_proc(pr);
 	if (e->rules_gen != pr->rules_gen || e->rules_ns != pr->rules_ns) {
-		struct gp_queue_key key = { .tgid = pr->tgid, .qid = e->qid };
+		struct gp_queue_key key = { .tgid = pr->tgid, .qid = gp_map_qid(e) };
 		bool hold = false;
 		int qprio = -1;
 
