@@ -91,7 +91,7 @@ $(BUILD)/base.btf: $(BTF_BASE) | $(BUILD)
 	@$(call raw_btf,$<,$@)
 
 $(BUILD)/kfd.btf: $(BTF_KFD) | $(BUILD)
-	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko>"; exit 1; }
+	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see README 'On a ROCm DKMS machine')"; exit 1; }
 	@$(call raw_btf,$<,$@)
 
 $(BUILD)/gp_layout.h: $(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec

@@ -255,24 +255,6 @@ static inline bool kfd_dqm_hws_hang(struct device_queue_manager *dqm)
 #define kfd_call_lookup_pasid(fn, pasid) fn(pasid)
 #endif
 
-/**
- * kfd_call_evict() - kfd_process_evict_queues() on any kernel
- * @fn: the resolved function
- * @p: process
- * @trigger: KFD_QUEUE_EVICTION_TRIGGER_*
- *
- * ROCm DKMS adds 'bool force' (evict even queues being debugged): never.
- */
-static inline int kfd_call_evict(gp_fn_kfd_process_evict_queues_t *fn, struct kfd_process *p,
-				 u32 trigger)
-{
-#if GP_HAVE_kfd_process_evict_queues__force
-	return fn(p, false, trigger);
-#else
-	return fn(p, trigger);
-#endif
-}
-
 /* The debugger API (kfd_dbg_trap_enable, 6.6+); 6.1 has none. */
 static inline bool kfd_have_dbg_trap(void)
 {
