@@ -30,6 +30,7 @@ struct gp_params {
 	unsigned int max_suspend_ms;
 	unsigned int min_slice_ms;
 	unsigned int max_actions;
+	unsigned int max_rate;	/* state changes per device per second (M3) */
 	int backend;		/* enum gp_backend_kind */
 	bool enable;
 	bool adopt_existing;

@@ -139,6 +139,67 @@ static void gp_release_queue(struct gp_queue *e)
 	}
 }
 
+/*
+ * Per-device arbitration: each tick maps every queue's kfd_node to a small
+ * dense index (the policy compares only queues of one device).  Monitor-only
+ * state, static to keep it off the kthread's stack.
+ */
+static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
+static int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
+static u32 gp_ndevs;
+static struct gp_policy_result gp_res;
+/* M3: each device's allowance of state changes, and its count this second. */
+static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
+static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
+static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
+static u64 gp_rate_window_ns;
+
+/* Charge a backend call on device slot @d to its bucket, and back off on a device error. */
+static void gp_dev_charge(u32 d, int ret, u64 now)
+{
+	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM;
+
+	gp_bucket_take(&gp_bkt[d], READ_ONCE(gp_param.max_rate), 1);
+	gp_dev_changes[d]++;
+	if (gp_bucket_result(&gp_bkt[d], ok, now))
+		gp_stats.backoffs++;
+}
+
+/* Per-device allowances for this tick, and the rate of the last full second. */
+static void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
+{
+	u32 d, rate = READ_ONCE(gp_param.max_rate), busiest = 0;
+
+	for (d = 0; d < gp_ndevs; d++)
+		gp_dev_budget[d] = gp_bucket_avail(&gp_bkt[d], rate, now);
+	pp->dev_budget = gp_dev_budget;
+	gp_stats.rate_limit = rate;
+	if (now - gp_rate_window_ns < NSEC_PER_SEC)
+		return;
+	for (d = 0; d < gp_ndevs; d++) {
+		busiest = max(busiest, gp_dev_changes[d]);
+		gp_dev_changes[d] = 0;
+	}
+	gp_stats.rate_last_sec = busiest;
+	gp_rate_window_ns = now;
+}
+
+static u32 gp_dev_index(struct kfd_node *dev)
+{
+	u32 d;
+
+	for (d = 0; d < gp_ndevs; d++)
+		if (gp_devs[d] == dev)
+			return d;
+	if (gp_ndevs == GP_POLICY_MAX_DEVS) {
+		pr_warn_once("more than %d devices: the rest are arbitrated together\n",
+			     GP_POLICY_MAX_DEVS);
+		return GP_POLICY_MAX_DEVS - 1;
+	}
+	gp_devs[gp_ndevs] = dev;
+	return gp_ndevs++;
+}
+
 static bool gp_wants_evict(struct gp_queue *e, int n)
 {
 	int i;
@@ -240,6 +301,7 @@ static void gp_apply(int n, const struct gp_policy_params *pp)
 			else
 				ret = gp_suspend_queue(e, act == GP_ACT_PARK, false);
 			t1 = ktime_get_ns();
+			gp_dev_charge(gp_pq_dev(&e->pq), ret, t1);
 			if (!by_proc) {
 				gp_commit(e, pp, ret, GP_BACKEND_SUSPEND, t0, t1);
 				continue;
@@ -315,33 +377,6 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 	gp_stats.queues_seen++;
 }
 
-/*
- * Per-device arbitration: each tick maps every queue's kfd_node to a small
- * dense index (the policy compares only queues of one device).  Monitor-only
- * state, static to keep it off the kthread's stack.
- */
-static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
-static int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
-static u32 gp_ndevs;
-static struct gp_policy_result gp_res;
-
-static u32 gp_dev_index(struct kfd_node *dev)
-{
-	u32 d;
-
-	for (d = 0; d < gp_ndevs; d++)
-		if (gp_devs[d] == dev)
-			return d;
-	if (gp_ndevs == GP_POLICY_MAX_DEVS) {
-		pr_warn_once("more than %d devices: the rest are arbitrated together\n",
-			     GP_POLICY_MAX_DEVS);
-		return GP_POLICY_MAX_DEVS - 1;
-	}
-	gp_devs[gp_ndevs] = dev;
-	gp_dev_maxprio[gp_ndevs] = INT_MIN;
-	return gp_ndevs++;
-}
-
 /* One scan; returns the period until the next one in microseconds. */
 static unsigned int gp_tick(void)
 {
@@ -361,7 +396,9 @@ static unsigned int gp_tick(void)
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
 	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
 	gp_last_scan_ns = t0;
-	gp_ndevs = 0;
+	/* Device slots persist (their buckets do); levels are per tick. */
+	for (i = 0; i < GP_POLICY_MAX_DEVS; i++)
+		gp_dev_maxprio[i] = INT_MIN;
 
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
@@ -411,7 +448,9 @@ static unsigned int gp_tick(void)
 	/* The policy works on a dense array. */
 	for (i = 0; i < n; i++)
 		gp_pqs[i] = gp_snap[i]->pq;
+	gp_dev_budgets(&pp, t0);
 	gp_policy_decide(&pp, gp_pqs, n, t0, res);
+	gp_stats.throttled += res->throttled;
 	for (i = 0; i < n; i++) {
 		gp_snap[i]->pq = gp_pqs[i];
 		if (gp_snap[i]->gone)

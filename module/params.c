@@ -22,6 +22,7 @@ struct gp_params gp_param = {
 	.max_suspend_ms = 1000,
 	.min_slice_ms = 20,
 	.max_actions = 8,
+	.max_rate = 1000,
 	.backend = GP_BACKEND_AUTO,
 	.enable = true,
 	.adopt_existing = true,
@@ -35,6 +36,27 @@ struct gp_uint_range {
 	const char *name;
 };
 
+/*
+ * The starvation guard parks and unparks a queue once per max_suspend_ms +
+ * min_slice_ms; under HWS each is a full-device preempt.  Below 10 ms the
+ * guard alone would drive more than 200 preempts per second per queue.
+ */
+#define GP_MIN_GUARD_CYCLE_MS 10
+
+/* @v is the new value of @r: would the guard's cycle thrash the device? */
+static bool gp_guard_thrashes(const struct gp_uint_range *r, unsigned int v)
+{
+	unsigned int other;
+
+	if (r->val == &gp_param.max_suspend_ms)
+		other = READ_ONCE(gp_param.min_slice_ms);
+	else if (r->val == &gp_param.min_slice_ms)
+		other = READ_ONCE(gp_param.max_suspend_ms);
+	else
+		return false;
+	return v + other < GP_MIN_GUARD_CYCLE_MS;
+}
+
 static int gp_set_uint(const char *val, const struct kernel_param *kp)
 {
 	const struct gp_uint_range *r = kp->arg;
@@ -44,6 +66,11 @@ static int gp_set_uint(const char *val, const struct kernel_param *kp)
 	ret = kstrtouint(val, 0, &v);
 	if (ret || v < r->min || v > r->max) {
 		pr_err("%s=%s: expected an integer in %u..%u\n", r->name, val, r->min, r->max);
+		return -EINVAL;
+	}
+	if (gp_guard_thrashes(r, v)) {
+		pr_err("%s=%u rejected: max_suspend_ms + min_slice_ms below %u ms makes the starvation guard thrash the device\n",
+		       r->name, v, GP_MIN_GUARD_CYCLE_MS);
 		return -EINVAL;
 	}
 	WRITE_ONCE(*r->val, v);
@@ -110,6 +137,14 @@ static struct gp_uint_range gp_range_max_actions = {
 module_param_cb(max_actions, &gp_uint_ops, &gp_range_max_actions, 0644);
 MODULE_PARM_DESC(max_actions,
 		 "Most park/unpark state changes per tick; each may remap the whole device (default 8) [1..64]");
+
+static struct gp_uint_range gp_range_max_rate = {
+	.val = &gp_param.max_rate, .min = 10, .max = 100000, .name = "max_rate",
+};
+
+module_param_cb(max_rate, &gp_uint_ops, &gp_range_max_rate, 0644);
+MODULE_PARM_DESC(max_rate,
+		 "Most park/unpark state changes per device per second, in bursts of a tenth of that, on top of max_actions; a device backs off 1 ms..1 s after a failed action (default 1000) [10..100000]");
 
 static const char * const gp_backend_names[] = {
 	[GP_BACKEND_AUTO] = "auto",

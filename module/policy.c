@@ -107,7 +107,10 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		}
 	}
 
-	/* Spend the budget in rank order, lowest priority first within a rank. */
+	/*
+	 * Spend the budget in rank order, lowest priority first within a rank;
+	 * an action also needs its device's budget (when there is one).
+	 */
 	while (budget) {
 		struct gp_pq *best = NULL;
 
@@ -116,6 +119,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 
 			if (x->action == GP_ACT_NONE || x->granted)
 				continue;
+			if (pp->dev_budget && !pp->dev_budget[gp_pq_dev(x)])
+				continue;
 			if (!best || rank(x) < rank(best) ||
 			    (rank(x) == rank(best) && x->prio < best->prio))
 				best = x;
@@ -123,6 +128,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		if (!best)
 			break;
 		budget--;
+		if (pp->dev_budget)
+			pp->dev_budget[gp_pq_dev(best)]--;
 		best->granted = true;
 		if (best->action == GP_ACT_PARK)
 			r.parks++;
@@ -134,6 +141,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			q[i].action = GP_ACT_NONE;
 			q[i].reason = GP_WHY_NONE;
 			r.deferred++;
+			if (pp->dev_budget && !pp->dev_budget[gp_pq_dev(&q[i])])
+				r.throttled++;
 		}
 	}
 
@@ -164,4 +173,81 @@ void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool o
 			q->slice_until_ns = now + pp->min_slice_ns;
 	}
 	q->state_since_ns = now;
+}
+
+#define GP_NS_PER_SEC 1000000000ULL
+
+/**
+ * gp_bucket_burst() - the most actions a device may take at once
+ * @rate: allowed state changes per second (0 is treated as 1)
+ *
+ * Return: a tenth of a second's worth, at least 1.
+ */
+u32 gp_bucket_burst(u32 rate)
+{
+	return rate >= 20 ? rate / 10 : 1;
+}
+
+static u64 gp_bucket_cost(u32 rate)
+{
+	return GP_NS_PER_SEC / (rate ? rate : 1);
+}
+
+/**
+ * gp_bucket_avail() - refill @b and tell how many actions it allows now
+ * @b: the device's bucket
+ * @rate: allowed state changes per second
+ * @now: monotonic time in ns
+ *
+ * Return: 0 while the device backs off, else the whole actions in the bucket.
+ */
+u32 gp_bucket_avail(struct gp_bucket *b, u32 rate, u64 now)
+{
+	u64 cost = gp_bucket_cost(rate), cap = cost * gp_bucket_burst(rate);
+
+	if (!b->last_ns || now - b->last_ns >= cap)
+		b->credit_ns = cap;
+	else if (now > b->last_ns)
+		b->credit_ns = b->credit_ns + (now - b->last_ns) < cap ?
+			       b->credit_ns + (now - b->last_ns) : cap;
+	b->last_ns = now;
+	if (b->credit_ns > cap)
+		b->credit_ns = cap;	/* the rate was raised or lowered */
+	if (now < b->blocked_until_ns)
+		return 0;
+	return (u32)(b->credit_ns / cost);
+}
+
+/**
+ * gp_bucket_take() - charge @n actions to @b
+ * @b: the device's bucket
+ * @rate: allowed state changes per second
+ * @n: actions made (backend calls, whatever their outcome)
+ */
+void gp_bucket_take(struct gp_bucket *b, u32 rate, u32 n)
+{
+	u64 c = gp_bucket_cost(rate) * n;
+
+	b->credit_ns = b->credit_ns > c ? b->credit_ns - c : 0;
+}
+
+/**
+ * gp_bucket_result() - record an action's outcome for the back-off
+ * @b: the device's bucket
+ * @ok: the action succeeded (or failed for a reason that is not the device's)
+ * @now: monotonic time in ns
+ *
+ * Return: true when a failure started or lengthened a back-off.
+ */
+bool gp_bucket_result(struct gp_bucket *b, bool ok, u64 now)
+{
+	if (ok) {
+		b->backoff_ns = 0;
+		return false;
+	}
+	b->backoff_ns = b->backoff_ns ? b->backoff_ns * 2 : GP_BACKOFF_MIN_NS;
+	if (b->backoff_ns > GP_BACKOFF_MAX_NS)
+		b->backoff_ns = GP_BACKOFF_MAX_NS;
+	b->blocked_until_ns = now + b->backoff_ns;
+	return true;
 }

@@ -51,6 +51,8 @@ enum gp_reason {
  * @min_slice_ns: run time granted to a starving queue before it may be parked again
  * @max_actions: state changes allowed per tick (each one may remap the device)
  * @enabled: false: unpark everything, park nothing
+ * @dev_budget: NULL, or per device slot the actions still allowed (from its
+ *		gp_bucket); decremented as actions are granted
  */
 struct gp_policy_params {
 	u64 hysteresis_ns;
@@ -58,6 +60,7 @@ struct gp_policy_params {
 	u64 min_slice_ns;
 	u32 max_actions;
 	bool enabled;
+	u32 *dev_budget;
 };
 
 /**
@@ -99,7 +102,8 @@ struct gp_pq {
  * @inversion: some device has an inversion
  * @parks: park actions emitted
  * @unparks: unpark actions emitted
- * @deferred: actions held back by @max_actions
+ * @deferred: actions held back by @max_actions or a device budget
+ * @throttled: of @deferred, those held back by their device's budget
  */
 struct gp_policy_result {
 	u64 top_valid;
@@ -109,7 +113,36 @@ struct gp_policy_result {
 	u32 parks;
 	u32 unparks;
 	u32 deferred;
+	u32 throttled;
 };
+
+/**
+ * struct gp_bucket - one device's allowance of state changes (token bucket)
+ * @credit_ns: accrued time; one action costs NSEC_PER_SEC / rate
+ * @last_ns: last refill (0: never: the bucket starts full)
+ * @backoff_ns: current back-off after failed actions (0: none)
+ * @blocked_until_ns: no action on the device before this
+ *
+ * Every park/unpark under HWS preempts and remaps the whole device, so each
+ * device gets at most @rate state changes per second, in bursts of at most
+ * gp_bucket_burst(@rate).  After a failed action the device backs off for
+ * GP_BACKOFF_MIN_NS, doubling on each further failure up to
+ * GP_BACKOFF_MAX_NS; a success ends the back-off.
+ */
+struct gp_bucket {
+	u64 credit_ns;
+	u64 last_ns;
+	u64 backoff_ns;
+	u64 blocked_until_ns;
+};
+
+#define GP_BACKOFF_MIN_NS 1000000ULL		/* 1 ms */
+#define GP_BACKOFF_MAX_NS 1000000000ULL		/* 1 s */
+
+u32 gp_bucket_burst(u32 rate);
+u32 gp_bucket_avail(struct gp_bucket *b, u32 rate, u64 now);
+void gp_bucket_take(struct gp_bucket *b, u32 rate, u32 n);
+bool gp_bucket_result(struct gp_bucket *b, bool ok, u64 now);
 
 /**
  * gp_pq_dev() - the device slot the policy uses for @q

@@ -677,6 +677,67 @@ static void t_device_clamp(void)
 	EXPECT(r.top_prio[GP_POLICY_MAX_DEVS - 1] == 12);
 }
 
+/* Token bucket: burst, refill at the rate, cap, back-off doubling and reset. */
+static void t_bucket(void)
+{
+	struct gp_bucket b = { 0 };
+	u64 now = T0;
+
+	EXPECT(gp_bucket_burst(100) == 10 && gp_bucket_burst(5) == 1 && gp_bucket_burst(0) == 1);
+	EXPECT(gp_bucket_avail(&b, 100, now) == 10);	/* starts full */
+	gp_bucket_take(&b, 100, 10);
+	EXPECT(gp_bucket_avail(&b, 100, now) == 0);
+	EXPECT(gp_bucket_avail(&b, 100, now += 9 * MS) == 0);
+	EXPECT(gp_bucket_avail(&b, 100, now += MS) == 1);	/* 10 ms per action */
+	EXPECT(gp_bucket_avail(&b, 100, now += 10 * 1000 * MS) == 10);	/* capped */
+	gp_bucket_take(&b, 100, 50);				/* over-charge: empty, no wrap */
+	EXPECT(gp_bucket_avail(&b, 100, now) == 0);
+	/* Lowering the rate caps the credit at the new burst. */
+	EXPECT(gp_bucket_avail(&b, 20, now += 10 * 1000 * MS) == 2);
+	/* Back-off: 1 ms, then 2 ms; a success ends it. */
+	EXPECT(gp_bucket_result(&b, false, now));
+	EXPECT(gp_bucket_avail(&b, 20, now + MS - 1) == 0);
+	EXPECT(gp_bucket_avail(&b, 20, now + MS) == 2);
+	now += MS;
+	EXPECT(gp_bucket_result(&b, false, now) && b.backoff_ns == 2 * MS);
+	EXPECT(gp_bucket_avail(&b, 20, now + 2 * MS - 1) == 0);
+	EXPECT(!gp_bucket_result(&b, true, now) && b.backoff_ns == 0);
+	for (int i = 0; i < 20; i++)
+		gp_bucket_result(&b, false, now);
+	EXPECT(b.backoff_ns == GP_BACKOFF_MAX_NS);
+}
+
+/* Device budgets: each device spends only its own; the rest are throttled. */
+static void t_dev_budget(void)
+{
+	u32 budget[GP_POLICY_MAX_DEVS] = { 1, 0 };
+	struct gp_policy_params pp = P;
+	struct gp_policy_result r;
+	struct gp_pq q[5];
+	u64 now = T0;
+
+	pp.dev_budget = budget;
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	qinit(&q[2], 2, true);
+	qinit(&q[3], 12, true);
+	q[3].dev = 1;
+	qinit(&q[4], 3, true);
+	q[4].dev = 1;
+	r = tick(&pp, q, 5, now);
+	EXPECT(r.parks == 1 && q[2].state == GP_PS_PARKED && q[1].state == GP_PS_RUNNING);
+	EXPECT(q[4].state == GP_PS_RUNNING && r.deferred == 2 && r.throttled == 2);
+	EXPECT(budget[0] == 0 && budget[1] == 0);
+	/* Budgets back: the rest go; max_actions still applies on top. */
+	budget[0] = 5;
+	budget[1] = 5;
+	pp.max_actions = 1;
+	r = tick(&pp, q, 5, now += MS);
+	EXPECT(r.parks == 1 && r.deferred == 1 && r.throttled == 0);
+	r = tick(&pp, q, 5, now += MS);
+	EXPECT(r.parks == 1 && nparked(q, 5) == 3 && budget[0] + budget[1] == 8);
+}
+
 struct test {
 	const char *name;
 	void (*fn)(void);
@@ -707,6 +768,8 @@ static const struct test tests[] = {
 	{ "no busy level: every parked queue unparked", t_no_busy_level },
 	{ "per device: LC on dev 0 never parks BE on dev 1; spanning BE parked where contended", t_per_device },
 	{ "device index past GP_POLICY_MAX_DEVS shares the last slot", t_device_clamp },
+	{ "token bucket: burst, refill, cap, back-off doubles to its cap and ends on success", t_bucket },
+	{ "device budgets: spent per device, the rest throttled; max_actions on top", t_dev_budget },
 	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
 };
 
