@@ -39,6 +39,7 @@ static struct gp_dev_health {
 	unsigned int backoff_ms;
 	bool fenced;		/* logged as fenced, not yet as recovered */
 	bool cwsr_warned;
+	bool ibt_warned;
 } gp_dev[GP_MAX_DQM];
 static DEFINE_SPINLOCK(gp_dev_lock);
 
@@ -232,11 +233,28 @@ bool gp_backend_dev_usable(struct kfd_node *dev)
 	unsigned long flags;
 	bool warn = false;
 
+	const char *op = NULL;
+
 	/* IBT: every dqm->ops target gpreempt calls must start with ENDBR. */
-	if (gp_ksyms_check_op(kfd_dqm_update_queue(dqm), "update_queue") ||
-	    gp_ksyms_check_op(kfd_dqm_evict_process_queues(dqm), "evict_process_queues") ||
-	    gp_ksyms_check_op(kfd_dqm_restore_process_queues(dqm), "restore_process_queues"))
+	if (!gp_ksyms_op_callable(kfd_dqm_update_queue(dqm)))
+		op = "update_queue";
+	else if (!gp_ksyms_op_callable(kfd_dqm_evict_process_queues(dqm)))
+		op = "evict_process_queues";
+	else if (!gp_ksyms_op_callable(kfd_dqm_restore_process_queues(dqm)))
+		op = "restore_process_queues";
+	if (op) {
+		spin_lock_irqsave(&gp_dev_lock, flags);
+		h = gp_dev_health(dqm);
+		if (h && !h->ibt_warned) {
+			h->ibt_warned = true;
+			warn = true;
+		}
+		spin_unlock_irqrestore(&gp_dev_lock, flags);
+		if (warn)
+			pr_err("IBT: dqm->ops.%s has no ENDBR: an indirect call would fault; gpreempt never parks on this device\n",
+			       op);
 		return false;
+	}
 	if (kfd_node_cwsr_enabled(dev))
 		return true;
 	spin_lock_irqsave(&gp_dev_lock, flags);

@@ -51,7 +51,7 @@ struct kfd_process *gp_kfd_lookup_pasid(u32 pasid);
 void gp_kfd_unref(struct kfd_process *p);
 struct module *gp_ksyms_owner(void);
 bool gp_ksyms_ibt_enforced(void);
-int gp_ksyms_check_op(const void *fn, const char *what);
+bool gp_ksyms_op_callable(const void *fn);
 
 /* ---- registry (registry.c) ---- */
 /**

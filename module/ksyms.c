@@ -18,7 +18,7 @@
  * The only indirect calls gpreempt makes into KFD are through dqm->ops,
  * whose targets are address-taken and keep their ENDBR; scripts/ibt-check
  * proves both facts on the target binaries at build time, and
- * gp_ksyms_check_op() checks the second on the running kernel.
+ * gp_ksyms_op_callable() checks the second on the running kernel.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -151,28 +151,21 @@ bool gp_ksyms_ibt_enforced(void)
 }
 
 /**
- * gp_ksyms_check_op() - may gpreempt call @fn through a pointer?
+ * gp_ksyms_op_callable() - may gpreempt call @fn through a pointer?
  * @fn: a dqm->ops target of the running KFD
- * @what: its name, for the message
  *
  * On an IBT CPU an indirect call must land on an ENDBR.  dqm->ops targets
- * are address-taken and keep theirs; this is the check that they do.
+ * are address-taken and keep theirs; this checks that they do.
  *
- * Return: 0, or -EPERM after one line naming the function.
+ * Return: false if an indirect call to @fn could fault.
  */
-int gp_ksyms_check_op(const void *fn, const char *what)
+bool gp_ksyms_op_callable(const void *fn)
 {
 	u32 insn;
 
 	if (!gp_ksyms_ibt_enforced())
-		return 0;
-	if (!fn || copy_from_kernel_nofault(&insn, fn, sizeof(insn)) ||
-	    insn != GP_ENDBR64) {
-		pr_err_ratelimited("IBT: dqm->ops.%s (%ps) has no ENDBR: an indirect call would fault; device left alone\n",
-				   what, fn);
-		return -EPERM;
-	}
-	return 0;
+		return true;
+	return fn && !copy_from_kernel_nofault(&insn, fn, sizeof(insn)) && insn == GP_ENDBR64;
 }
 
 /**

@@ -27,6 +27,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/moduleparam.h>
+#include <linux/objtool.h>
 #include <linux/delay.h>
 #include <linux/sched/mm.h>
 #include "kfdsim.h"
@@ -299,6 +301,29 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd)
 	mutex_unlock(&ks_dqm.lock);
 }
 
+/*
+ * Testing gpreempt's IBT check (TCG has no IBT): an update_queue op whose
+ * entry has no ENDBR, as a sealed function would have on an IBT CPU.
+ */
+static bool ks_ops_noendbr;
+module_param_named(ops_noendbr, ks_ops_noendbr, bool, 0444);
+MODULE_PARM_DESC(ops_noendbr, "Testing: dqm->ops.update_queue points at a function without ENDBR (default 0)");
+
+int ks_update_queue_op(struct device_queue_manager *dqm, struct queue *q,
+		       struct mqd_update_info *minfo)
+{
+	return ks_update_queue(dqm, q, minfo);
+}
+
+/* A tail jump to ks_update_queue() with no ENDBR (objtool told so). */
+asm(".pushsection .text\n\t"
+	".type ks_update_queue_noendbr, @function\n\t"
+	"ks_update_queue_noendbr:\n\t"
+	ANNOTATE_NOENDBR
+	"jmp ks_update_queue_op\n\t"
+	".size ks_update_queue_noendbr, . - ks_update_queue_noendbr\n\t"
+	".popsection\n\t");
+
 /**
  * ks_dqm_init() - the device's dqm with its live ops table
  */
@@ -306,6 +331,8 @@ void ks_dqm_init(void)
 {
 	mutex_init(&ks_dqm.lock);
 	ks_dqm.ops.update_queue = ks_update_queue;
+	if (ks_ops_noendbr)
+		ks_dqm.ops.update_queue = ks_update_queue_noendbr;
 	ks_dqm.ops.evict_process_queues = ks_evict_process_queues;
 	ks_dqm.ops.restore_process_queues = ks_restore_process_queues;
 	ks_dqm.dev = &ks_node;

@@ -417,4 +417,10 @@ void ks_buf_put(struct ks_buf *b);
 int ks_chardev_init(void);
 void ks_chardev_exit(void);
 
+/* dqm.c: the update_queue op, and an entry to it without ENDBR (IBT tests) */
+int ks_update_queue_op(struct device_queue_manager *dqm, struct queue *q,
+		       struct mqd_update_info *minfo);
+int ks_update_queue_noendbr(struct device_queue_manager *dqm, struct queue *q,
+			    struct mqd_update_info *minfo);
+
 #endif /* KFDSIM_H */
