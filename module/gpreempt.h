@@ -34,6 +34,7 @@ struct gp_params {
 	int backend;		/* enum gp_backend_kind */
 	bool enable;
 	bool adopt_existing;
+	bool sched_fifo;	/* monitor kthread SCHED_FIFO (M7), load time only */
 	bool env_priority;
 	unsigned int env_max_priority;
 	unsigned int test_action_delay_us;	/* test-only race windows */

@@ -13,6 +13,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/freezer.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
@@ -500,15 +501,23 @@ static unsigned int gp_tick(void)
 	return fast ? tick_us : READ_ONCE(gp_param.idle_us);
 }
 
+/*
+ * The monitor is freezable (M7): during system suspend or hibernation it
+ * sleeps frozen instead of calling update_queue on a device going down.  No
+ * wait_event_freezable_hrtimeout() exists, so this is the hrtimeout wait in
+ * the state wait_event_freezable() uses.
+ */
 static int gp_monitor_fn(void *unused)
 {
+	set_freezable();
 	while (!kthread_should_stop()) {
 		u64 ns = (u64)gp_tick() * NSEC_PER_USEC;
 
-		wait_event_interruptible_hrtimeout(gp_monitor_wq,
-						   atomic_xchg(&gp_kicked, 0) ||
-						   kthread_should_stop(),
-						   ns_to_ktime(ns));
+		if (atomic_xchg(&gp_kicked, 0) || kthread_should_stop())
+			continue;
+		__wait_event_hrtimeout(gp_monitor_wq,
+				       atomic_xchg(&gp_kicked, 0) || kthread_should_stop(),
+				       ns_to_ktime(ns), (TASK_INTERRUPTIBLE | TASK_FREEZABLE));
 	}
 	return 0;
 }
@@ -530,6 +539,9 @@ int gp_monitor_start(void)
 		gp_monitor_task = NULL;
 		goto err_free;
 	}
+	/* M7: a tick that a CPU-bound load cannot stretch to milliseconds. */
+	if (gp_param.sched_fifo)
+		sched_set_fifo_low(gp_monitor_task);
 	return 0;
 
 err_free:

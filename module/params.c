@@ -204,6 +204,10 @@ static const struct kernel_param_ops gp_enable_ops = {
 module_param_cb(enable, &gp_enable_ops, &gp_param.enable, 0644);
 MODULE_PARM_DESC(enable, "Preempt (1) or only observe (0); 0 resumes everything parked (default 1)");
 
+module_param_named(sched_fifo, gp_param.sched_fifo, bool, 0444);
+MODULE_PARM_DESC(sched_fifo,
+		 "Run the monitor thread as SCHED_FIFO (lowest RT priority) so CPU load does not stretch its tick (default off)");
+
 module_param_named(adopt_existing, gp_param.adopt_existing, bool, 0444);
 MODULE_PARM_DESC(adopt_existing,
 		 "At load, find queues that already exist by walking KFD's processes (default 1)");
