@@ -218,6 +218,7 @@ int gp_registry_adopt_existing(void);
 void gp_ptr_setup(struct gp_queue *e);
 void gp_ptr_release(struct gp_queue *e);
 int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);
+void gp_ptr_read_end(void);
 
 /* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c) ---- */
 int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict);

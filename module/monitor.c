@@ -445,6 +445,7 @@ static unsigned int gp_tick(void)
 		in->ptr_path = e->ptr_path;
 		gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
 	}
+	gp_ptr_read_end();
 
 	/* The policy works on a dense array. */
 	for (i = 0; i < n; i++)

@@ -2,104 +2,127 @@
 /*
  * ptr_access.c - read a queue's read/write dispatch ids from user memory.
  *
- * Paths, cheapest first (DESIGN.md section 3):
- *   GP_PTR_PINNED:    the page(s) holding rptr/wptr are pinned once
- *                     (FOLL_LONGTERM) and read through the direct map: a plain
- *                     load per tick.  The pin also keeps the page alive, so a
- *                     read after the process is gone is harmless.  Unpinned when
- *                     the queue is reaped.
- *   GP_PTR_ACCESS_VM: VM_IO/VM_PFNMAP mappings (TTM-mmapped BOs) cannot be
- *                     pinned; access_process_vm() goes through vm_ops->access.
- *                     It sleeps on mmap_lock and takes a transient mm reference.
- * Setup runs in the monitor thread (never in a probe), holding a KFD process
- * reference so lead_thread is valid.  No mm reference is kept between ticks.
+ * KFD's own pattern (as kfd_process_restore_queues' nocpsch path and
+ * amdgpu_amdkfd's user-memory reads do): take the process's mm, switch the
+ * monitor kthread onto it with kthread_use_mm(), and read with __get_user()
+ * under pagefault_disable().  Nothing is pinned and no mm reference is kept
+ * between ticks (M5).
+ *
+ * Paths (enum gp_ptr_path, shown per queue in gp_queues.ptr_path):
+ *   GP_PTR_USE_MM:    the above, batched: consecutive queues of one process
+ *                     in a scan share one mm switch, undone by
+ *                     gp_ptr_read_end() at the end of the scan.
+ *   GP_PTR_ACCESS_VM: a read with faults disabled failed (page not present,
+ *                     or a VM_IO/VM_PFNMAP mapping without a present PTE):
+ *                     access_process_vm() goes through the fault path and
+ *                     vm_ops->access.  The queue stays on this path.
+ *
+ * The mm is found through the KFD process (a reference held while it is
+ * taken): the lead thread's, or, when the leader has exited while other
+ * threads run (its mm is NULL then), any live thread's whose mm is still
+ * p->mm.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/pid.h>
+#include <linux/uaccess.h>
 #include "gpreempt.h"
 #include "kfd.h"
 
-static int gp_pin_one(struct gp_queue *e, struct mm_struct *mm, u64 uva, u64 **kva)
-{
-	unsigned long page_va = uva & PAGE_MASK;
-	struct page *page;
-	long got;
-	int i;
+/* The mm the monitor thread is using in this scan (monitor thread only). */
+static struct {
+	struct gp_proc *pr;
+	struct mm_struct *mm;
+	struct task_struct *task;	/* a thread that has @mm (referenced) */
+} gp_cur;
 
-	for (i = 0; i < e->npages; i++) {
-		if (e->pin_va[i] == page_va) {
-			*kva = page_address(e->pages[i]) + offset_in_page(uva);
-			return 0;
+/* A referenced thread of @leader's group whose mm is @want (NULL if none). */
+static struct task_struct *gp_thread_with_mm(struct task_struct *leader, void *want,
+					     struct mm_struct **mmp)
+{
+	struct task_struct *t, *found = NULL;
+	struct mm_struct *mm;
+
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		task_lock(t);
+		mm = t->mm;
+		if (mm && mm == want && mmget_not_zero(mm)) {
+			get_task_struct(t);
+			found = t;
+			*mmp = mm;
 		}
+		task_unlock(t);
+		if (found)
+			break;
 	}
-	got = gp_pin_user_page_remote(mm, page_va, FOLL_WRITE | FOLL_LONGTERM, &page);
-	if (got != 1)
-		return got < 0 ? got : -EFAULT;
-	e->pages[e->npages] = page;
-	e->pin_va[e->npages++] = page_va;
-	*kva = page_address(page) + offset_in_page(uva);
+	rcu_read_unlock();
+	return found;
+}
+
+static int gp_ptr_use(struct gp_proc *pr)
+{
+	struct task_struct *task;
+	struct kfd_process *p;
+	struct mm_struct *mm = NULL;
+
+	if (gp_cur.pr == pr)
+		return gp_cur.mm ? 0 : -ESRCH;
+	gp_ptr_read_end();
+	gp_cur.pr = pr;
+	p = gp_kfd_lookup_pasid(pr->pasid);
+	if (!p)
+		return -ESRCH;
+	task = NULL;
+	if (p == pr->p && kfd_p_lead_thread(p))
+		task = gp_thread_with_mm(kfd_p_lead_thread(p), kfd_p_mm(p), &mm);
+	gp_kfd_unref(p);
+	if (!task)
+		return -ESRCH;
+	kthread_use_mm(mm);
+	gp_cur.mm = mm;
+	gp_cur.task = task;
 	return 0;
 }
 
-static bool gp_vma_pinnable(struct mm_struct *mm, u64 uva)
+/**
+ * gp_ptr_read_end() - leave the mm gp_ptr_read() switched to
+ *
+ * Called by the monitor after each scan, before it acts: no mm stays in use
+ * or referenced between ticks.
+ */
+void gp_ptr_read_end(void)
 {
-	struct vm_area_struct *vma = vma_lookup(mm, uva);
-
-	return vma && !(vma->vm_flags & (VM_IO | VM_PFNMAP));
+	if (gp_cur.mm) {
+		kthread_unuse_mm(gp_cur.mm);
+		mmput(gp_cur.mm);
+		put_task_struct(gp_cur.task);
+	}
+	gp_cur.pr = NULL;
+	gp_cur.mm = NULL;
+	gp_cur.task = NULL;
 }
 
 /**
- * gp_ptr_setup() - choose and prepare the read path of a new queue
+ * gp_ptr_setup() - choose the read path of a new queue
  * @e: queue (monitor-owned fields are written)
  *
- * On failure the path stays GP_PTR_NONE and the queue counts as pending.
+ * On a bad pointer the path stays GP_PTR_NONE and the queue counts as pending.
  */
 void gp_ptr_setup(struct gp_queue *e)
 {
-	struct kfd_process *p;
-	struct task_struct *task;
-	struct mm_struct *mm;
-	int ret = -ESRCH;
-
 	if ((e->rptr_uva | e->wptr_uva) & 7 || !e->rptr_uva || !e->wptr_uva) {
 		pr_warn_ratelimited("queue %u of %d: unaligned/NULL rptr/wptr\n", e->qid,
 				    e->proc->tgid);
 		e->ptr_path = GP_PTR_NONE;
 		return;
 	}
-	p = gp_kfd_lookup_pasid(e->proc->pasid);
-	if (!p)
-		return;
-	if (p != e->proc->p)
-		goto out_unref;
-	task = kfd_p_lead_thread(p);
-	mm = task ? get_task_mm(task) : NULL;
-	if (!mm)
-		goto out_unref;
-
-	mmap_read_lock(mm);
-	if (gp_vma_pinnable(mm, e->rptr_uva) && gp_vma_pinnable(mm, e->wptr_uva)) {
-		ret = gp_pin_one(e, mm, e->rptr_uva, &e->rptr);
-		if (!ret)
-			ret = gp_pin_one(e, mm, e->wptr_uva, &e->wptr);
-	} else {
-		ret = -EPERM;
-	}
-	mmap_read_unlock(mm);
-	mmput(mm);
-
-	if (!ret) {
-		e->ptr_path = GP_PTR_PINNED;
-	} else {
-		gp_ptr_release(e);
-		e->pid = get_task_pid(task, PIDTYPE_TGID);
-		e->ptr_path = GP_PTR_ACCESS_VM;
-	}
-out_unref:
-	gp_kfd_unref(p);
+	e->ptr_path = GP_PTR_USE_MM;
 }
 
 /**
@@ -124,28 +147,35 @@ void gp_ptr_release(struct gp_queue *e)
  * @rptr: read index (packets)
  * @wptr: write index (packets)
  *
+ * Monitor thread only; call gp_ptr_read_end() after the last read of a scan.
+ *
  * Return: 0, or a negative errno when unknown (the caller assumes pending).
  */
 int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
 {
-	struct task_struct *task;
-	int ok;
+	u64 __user *ur = u64_to_user_ptr(e->rptr_uva);
+	u64 __user *uw = u64_to_user_ptr(e->wptr_uva);
+	int ret;
 
-	switch (e->ptr_path) {
-	case GP_PTR_PINNED:
-		*wptr = READ_ONCE(*e->wptr);
-		/* The read index never passes the write index: read it second. */
-		*rptr = READ_ONCE(*e->rptr);
-		return 0;
-	case GP_PTR_ACCESS_VM:
-		task = get_pid_task(e->pid, PIDTYPE_TGID);
-		if (!task)
-			return -ESRCH;
-		ok = access_process_vm(task, e->wptr_uva, wptr, 8, 0) == 8 &&
-		     access_process_vm(task, e->rptr_uva, rptr, 8, 0) == 8;
-		put_task_struct(task);
-		return ok ? 0 : -EFAULT;
-	default:
+	if (e->ptr_path != GP_PTR_USE_MM && e->ptr_path != GP_PTR_ACCESS_VM)
 		return -ENODATA;
+	ret = gp_ptr_use(e->proc);
+	if (ret)
+		return ret;
+	if (e->ptr_path == GP_PTR_USE_MM) {
+		pagefault_disable();
+		/* The read index never passes the write index: read it second. */
+		ret = __get_user(*wptr, uw);
+		if (!ret)
+			ret = __get_user(*rptr, ur);
+		pagefault_enable();
+		if (!ret)
+			return 0;
+		e->ptr_path = GP_PTR_ACCESS_VM;
+		e->dirty = true;
 	}
+	if (access_process_vm(gp_cur.task, e->wptr_uva, wptr, 8, 0) != 8 ||
+	    access_process_vm(gp_cur.task, e->rptr_uva, rptr, 8, 0) != 8)
+		return -EFAULT;
+	return 0;
 }
