@@ -42,6 +42,9 @@ struct gp_params {
 };
 
 extern struct gp_params gp_param;
+
+/* M3: max_suspend + min_slice below this makes the starvation guard thrash. */
+#define GP_MIN_GUARD_CYCLE_MS 10
 void gp_test_sleep(unsigned int us);
 
 /* ---- KFD entry points resolved at load (ksyms.c) ---- */

@@ -75,6 +75,17 @@ static bool gp_config_valid(const struct gp_config *c)
 	       c->min_slice_us <= 60000000 && c->env <= 2 && c->env_max_priority <= GP_PRIO_MAX;
 }
 
+/* The starvation guard's cycle with @c over the module params, in ms, too short? */
+static bool gp_config_thrashes(const struct gp_config *c, unsigned int max_susp,
+			       unsigned int slice)
+{
+	if (c->max_suspend_us)
+		max_susp = c->max_suspend_us / 1000 ?: 1;
+	if (c->min_slice_us)
+		slice = c->min_slice_us / 1000;
+	return max_susp + slice < GP_MIN_GUARD_CYCLE_MS;
+}
+
 /* Parameters for this tick: module params, overridden by valid gp_config fields. */
 static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now)
 {
@@ -94,11 +105,12 @@ static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_
 		cfg_read_ns = now;
 	}
 	if (have_cfg) {
-		if (!gp_config_valid(&cfg)) {
+		if (!gp_config_valid(&cfg) || gp_config_thrashes(&cfg, max_susp, slice)) {
 			if (memcmp(&cfg, &last_bad, sizeof(cfg))) {
 				gp_stats.bad_control++;
 				last_bad = cfg;
-				pr_warn_ratelimited("gp_config rejected: a field is out of range\n");
+				pr_warn_ratelimited("gp_config rejected: a field is out of range, or max_suspend + min_slice is below %u ms (the starvation guard would thrash the device)\n",
+						    GP_MIN_GUARD_CYCLE_MS);
 			}
 		} else {
 			if (cfg.enable)

@@ -41,8 +41,6 @@ struct gp_uint_range {
  * min_slice_ms; under HWS each is a full-device preempt.  Below 10 ms the
  * guard alone would drive more than 200 preempts per second per queue.
  */
-#define GP_MIN_GUARD_CYCLE_MS 10
-
 /* @v is the new value of @r: would the guard's cycle thrash the device? */
 static bool gp_guard_thrashes(const struct gp_uint_range *r, unsigned int v)
 {

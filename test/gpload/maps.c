@@ -283,6 +283,11 @@ static void fuzz_once(double hold_us)
 		c.hysteresis_us = random_field(&invalid, false);
 		c.max_suspend_us = random_field(&invalid, false);
 		c.min_slice_us = random_field(&invalid, false);
+		/* A starvation-guard cycle under 10 ms is refused (M3; module defaults otherwise). */
+		if (c.max_suspend_us && c.min_slice_us &&
+		    (c.max_suspend_us / 1000 ? c.max_suspend_us / 1000 : 1) +
+		    c.min_slice_us / 1000 < 10)
+			invalid = true;
 		put_config(&c, invalid);
 		sleep_us(drand48() * hold_us);
 		memset(&c, 0, sizeof(c));
