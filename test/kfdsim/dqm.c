@@ -344,4 +344,9 @@ void ks_dqm_init(void)
 	ks_kfd_dev.cwsr_enabled = ks_param.cwsr;
 	ks_node.dqm = &ks_dqm;
 	ks_node.kfd = &ks_kfd_dev;
+#if !GP_HAVE_kfd_node
+	/* 6.1: the device is its own node; KFD reads its flags there. */
+	ks_node.enable_mes = ks_param.mes;
+	ks_node.cwsr_enabled = true;
+#endif
 }
