@@ -167,10 +167,15 @@ static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
 static u64 gp_rate_window_ns;
 
-/* Charge a backend call on device slot @d to its bucket, and back off on a device error. */
+/*
+ * Charge a backend call on device slot @d to its bucket, and back off on a
+ * device error.  -EIO (fenced device, reset queue) is paced by the device
+ * fence's own back-off, not here.
+ */
 static void gp_dev_charge(u32 d, int ret, u64 now)
 {
-	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM;
+	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM ||
+		  ret == -EIO;
 
 	gp_bucket_take(&gp_bkt[d], READ_ONCE(gp_param.max_rate), 1);
 	gp_dev_changes[d]++;
