@@ -319,7 +319,7 @@ int ks_update_queue_op(struct device_queue_manager *dqm, struct queue *q,
 asm(".pushsection .text\n\t"
 	".type ks_update_queue_noendbr, @function\n\t"
 	"ks_update_queue_noendbr:\n\t"
-	ANNOTATE_NOENDBR
+	ANNOTATE_NOENDBR "\n\t"
 	"jmp ks_update_queue_op\n\t"
 	".size ks_update_queue_noendbr, . - ks_update_queue_noendbr\n\t"
 	".popsection\n\t");
