@@ -50,9 +50,11 @@ tap_diag "rate_last_sec=$r throttled=$(gstat throttled) preempts=$(gstat preempt
 tap_check "state changes per device per second <= max_rate + burst + owed ($r)" \
 	test "$r" -ge 1 -a "$r" -le 20
 
-# 3. A failing backend backs off (no retry storm) and recovers.
+# 3. A failing backend backs off (no retry storm) and recovers.  -ETIME (a
+# preemption timeout) charges the device's back-off; -EIO is left to the
+# device fence (monitor.c gp_dev_charge()).
 echo 1000 >/sys/module/gpreempt/parameters/max_rate
-echo "EIO 1000 0" >$F/update_queue
+echo "ETIME 1000 0" >$F/update_queue
 tap_check "a failed park starts a back-off" wait_for 60 stat_ge backoffs 1
 echo "EIO 0 0" >$F/update_queue
 p0=$(gstat preempts)
