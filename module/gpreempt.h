@@ -19,7 +19,6 @@ struct queue;
 
 /* Devices per process gpreempt can hold evictions on. */
 #define GP_MAX_DEVS 16
-struct page;
 struct pid;
 
 /* ---- parameters (params.c) ---- */
@@ -121,12 +120,6 @@ struct gp_proc {
  * @gone: destroyed (or its process is); the monitor reaps it
  * @props_stale: KFD updated the properties: re-read them under p->mutex
  * @ptr_path: enum gp_ptr_path
- * @rptr: kernel mapping of @rptr_uva when pinned
- * @wptr: kernel mapping of @wptr_uva when pinned
- * @pages: pinned pages (0..2)
- * @pin_va: user address of each pinned page
- * @npages: entries in @pages
- * @pid: owner's pid, for the access_process_vm path
  * @last_rptr: last value read
  * @last_wptr: last value read
  * @pq: the policy's view
@@ -159,12 +152,6 @@ struct gp_queue {
 
 	/* monitor-owned below */
 	int ptr_path;
-	u64 *rptr;
-	u64 *wptr;
-	struct page *pages[2];
-	unsigned long pin_va[2];
-	int npages;
-	struct pid *pid;
 	u64 last_rptr;
 	u64 last_wptr;
 	struct gp_pq pq;

@@ -266,19 +266,6 @@ static inline bool kfd_have_dbg_trap(void)
 #define GP_ARG_kfd_dbg_trap_enable__target 0
 #endif
 
-/* Core kernel API that changed across the supported kernels. */
-
-/* pin_user_pages_remote() lost its 'vmas' argument in 6.5. */
-static inline long gp_pin_user_page_remote(struct mm_struct *mm, unsigned long va,
-					   unsigned int gup_flags, struct page **page)
-{
-#if GP_HAVE_pin_user_pages_remote__vmas
-	return pin_user_pages_remote(mm, va, 1, gup_flags, page, NULL, NULL);
-#else
-	return pin_user_pages_remote(mm, va, 1, gup_flags, page, NULL);
-#endif
-}
-
 /* KFD_SCHED_POLICY_NO_HWS: update_queue() must run in the owner's mm. */
 static inline bool kfd_dqm_no_hws(struct device_queue_manager *dqm)
 {

@@ -126,18 +126,13 @@ void gp_ptr_setup(struct gp_queue *e)
 }
 
 /**
- * gp_ptr_release() - unpin / drop what gp_ptr_setup() took
+ * gp_ptr_release() - forget the read path chosen by gp_ptr_setup()
  * @e: queue
+ *
+ * Nothing is pinned or referenced between ticks, so there is nothing to drop.
  */
 void gp_ptr_release(struct gp_queue *e)
 {
-	if (e->npages)
-		unpin_user_pages(e->pages, e->npages);
-	e->npages = 0;
-	e->rptr = NULL;
-	e->wptr = NULL;
-	put_pid(e->pid);
-	e->pid = NULL;
 	e->ptr_path = GP_PTR_NONE;
 }
 
