@@ -15,7 +15,7 @@
  * the monitor may use entries of its snapshot without the lock.  Entries
  * hold no reference on KFD objects: the kfd_process and queue pointers are
  * identities, dereferenced only inside the backends' safe pattern (KFD
- * process reference + p->mutex + pqm_get_user_queue()).
+ * process reference + p->mutex + gp_backend_find_queue(), a walk of pqm->queues).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
