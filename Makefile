@@ -94,9 +94,18 @@ $(BUILD)/kfd.btf: $(BTF_KFD) | $(BUILD)
 	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see README 'On a ROCm DKMS machine')"; exit 1; }
 	@$(call raw_btf,$<,$@)
 
+# The GNU build id of the KFD binary the layout comes from: insmod accepts a
+# KFD without BTF only if it is that very binary (module/layout_check.c).
+ifneq ($(filter /sys/kernel/btf/%,$(BTF_KFD)),)
+KFD_BUILD_ID = $(shell od -An -v -tx1 -j16 /sys/module/$(notdir $(BTF_KFD))/notes/.note.gnu.build-id 2>/dev/null | tr -d ' \n')
+else
+KFD_BUILD_ID = $(shell readelf -n $(BTF_KFD) 2>/dev/null | awk '/Build ID:/ { print $$3; exit }')
+endif
+
 $(BUILD)/gp_layout.h: $(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec
 	@echo "  GEN     $@"
-	@$(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec > $@.tmp || { rm -f $@.tmp; exit 1; }
+	@$(BUILD)/btf-layout --from "$(BTF_KFD)" --build-id "$(KFD_BUILD_ID)" \
+		$(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec > $@.tmp || { rm -f $@.tmp; exit 1; }
 	@mv $@.tmp $@
 
 # --- BPF maps (light skeleton compiled into the module) ----------------------
@@ -120,6 +129,18 @@ ifneq ($(MDIR),$(TOP))
 		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
 endif
 	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) modules
+	@# Headers without vmlinux (Debian 6.1) make kbuild skip module BTF.
+	@# kfdsim needs it as amdgpu has it: gpreempt checks the layout against
+	@# it at insmod (module/layout_check.c).  Same pahole step as kbuild's.
+	@ko=$(MDIR)/test/kfdsim/kfdsim.ko; if [ -f $$ko ] && ! readelf -S $$ko | grep -q ' \.BTF '; then \
+		echo "  BTF     $$ko (on $(BTF_BASE))"; \
+		LLVM_OBJCOPY=objcopy pahole -J --btf_base $(BTF_BASE) $$ko || exit 1; fi
+ifeq ($(MDIR),$(TOP))
+	@# kfdsim with one field moved: gpreempt must refuse it (test/vm/sim-layout.sh)
+	@mkdir -p $(BUILD)/kfdsim-skew && cd $(TOP)/test/kfdsim && \
+		for f in *.[ch] Kbuild; do ln -sfn "$(TOP)/test/kfdsim/$$f" "$(abspath $(BUILD))/kfdsim-skew/$$f"; done
+	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(abspath $(BUILD))/kfdsim-skew KCFLAGS=-DKS_SKEW=8 modules
+endif
 	@$(TOP)/scripts/ibt-check --gpreempt $(MDIR)/module/gpreempt.ko \
 		$(if $(GP_AMDGPU_KO),--kfd $(GP_AMDGPU_KO)) \
 		$$(test -f $(MDIR)/test/kfdsim/kfdsim.ko && echo --kfd $(MDIR)/test/kfdsim/kfdsim.ko) \

@@ -56,6 +56,9 @@ struct module *gp_ksyms_owner(void);
 bool gp_ksyms_ibt_enforced(void);
 bool gp_ksyms_op_callable(const void *fn);
 
+/* ---- the running KFD has the built-in layout (layout_check.c) ---- */
+int gp_layout_check(struct module *owner);
+
 /* ---- registry (registry.c) ---- */
 /**
  * struct gp_proc - a KFD process gpreempt knows

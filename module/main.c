@@ -10,8 +10,8 @@
  * control are BPF maps (bpftool map dump name gp_queues).  rmmod resumes
  * everything it parked.
  *
- * Setup order: KFD symbols -> maps -> registry -> probes -> existing queues
- * -> monitor.  Teardown is the exact reverse.
+ * Setup order: KFD symbols -> layout check -> maps -> registry -> probes ->
+ * existing queues -> monitor.  Teardown is the exact reverse.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -26,6 +26,9 @@ static int __init gp_init(void)
 	ret = gp_ksyms_init();
 	if (ret)
 		return ret;
+	ret = gp_layout_check(gp_ksyms_owner());
+	if (ret)
+		goto err_ksyms;
 	ret = gp_maps_init();
 	if (ret)
 		goto err_ksyms;

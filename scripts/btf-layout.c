@@ -2,7 +2,8 @@
 /*
  * btf-layout - generate gpreempt's KFD layout header from BTF.
  *
- * Usage: btf-layout <base.btf> <split.btf> <layout.spec> > gp_layout.h
+ * Usage: btf-layout [--from <what>] [--build-id <hex>] <base.btf> <split.btf>
+ *                   <layout.spec> > gp_layout.h
  *
  * <base.btf> is raw vmlinux BTF (/sys/kernel/btf/vmlinux, or the .BTF section
  * of a vmlinux), <split.btf> the KFD provider's raw module BTF
@@ -22,6 +23,13 @@
  * which (the untagged first one is the base).  Anything else missing, or a
  * prototype matching none of the alternatives, is reported by name and the
  * tool exits 1, so the build stops there.
+ *
+ * The header ends with GP_LAYOUT_CHECKS(): every member offset and size,
+ * parameter position and enumerator value above, which insmod compares with
+ * the running KFD's own BTF (module/layout_check.c, review finding C2), and
+ * GP_LAYOUT_FROM / GP_LAYOUT_BUILD_ID: the binary the layout was made from
+ * (--from, --build-id), for the message and for KFDs without BTF.  Those two
+ * name a binary; they are not part of the layout.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -32,6 +40,23 @@
 
 static struct btf *base, *btf;
 static int errors;
+
+/* GP_LAYOUT_CHECKS() entries, emitted at the end. */
+static char checks[256][200];
+static int n_checks;
+
+static void check(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (n_checks == (int)(sizeof(checks) / sizeof(checks[0]))) {
+		fprintf(stderr, "btf-layout: more than %d checks\n", n_checks);
+		exit(1);
+	}
+	va_start(ap, fmt);
+	vsnprintf(checks[n_checks++], sizeof(checks[0]), fmt, ap);
+	va_end(ap);
+}
 
 /* GP_HAVE_* emitted so far, for 'oneof'. */
 static struct {
@@ -221,6 +246,7 @@ static void do_struct(char *args)
 		if (optional)
 			have(macro, 1);
 		printf("#define GP_OFF_%s %ld\n#define GP_SZ_%s %ld\n", macro, off, macro, size);
+		check("FIELD(\"%s\", \"%s\", %ld, %ld)", sname, f, off, size);
 	}
 }
 
@@ -264,6 +290,7 @@ static void do_hook(char *args)
 			continue;
 		}
 		printf("#define GP_ARG_%s__%s %d\n", fname, pname, i);
+		check("ARG(\"%s\", \"%s\", %d, %d)", fname, pname, i, btf_vlen(proto));
 	}
 }
 
@@ -354,6 +381,7 @@ static void do_call(char *args)
 		have(macro, i == match);
 	}
 	emit_typedef(proto, fname);
+	check("ARG(\"%s\", NULL, -1, %d)", fname, btf_vlen(proto));
 }
 
 static void do_oneof(char *args)
@@ -389,6 +417,7 @@ static void do_enum(char *args)
 				if (strcmp(btf__name_by_offset(btf, e->name_off), name))
 					continue;
 				printf("#define GP_ENUM_%s %d\n", name, e->val);
+				check("ENUMV(\"%s\", %d)", name, e->val);
 				found = 1;
 				break;
 			}
@@ -400,13 +429,26 @@ static void do_enum(char *args)
 
 int main(int argc, char **argv)
 {
+	const char *from = NULL, *build_id = "", *prog = argv[0];
 	char line[1024];
 	FILE *spec;
 
+	for (; argc > 2 && !strncmp(argv[1], "--", 2); argc -= 2, argv += 2) {
+		if (!strcmp(argv[1], "--from"))
+			from = argv[2];
+		else if (!strcmp(argv[1], "--build-id") &&
+			 strspn(argv[2], "0123456789abcdef") == strlen(argv[2]))
+			build_id = argv[2];
+		else
+			break;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s <base.btf> <split.btf> <layout.spec>\n", argv[0]);
+		fprintf(stderr, "usage: %s [--from <what>] [--build-id <hex>] <base.btf> <split.btf> <layout.spec>\n",
+			prog);
 		return 2;
 	}
+	if (!from)
+		from = argv[2];
 	base = btf__parse_raw(argv[1]);
 	if (!base) {
 		fprintf(stderr, "btf-layout: cannot read base BTF %s: %s\n", argv[1],
@@ -455,6 +497,13 @@ int main(int argc, char **argv)
 		else
 			fail("spec: unknown keyword '%s'", kw);
 	}
+	printf("/* What insmod checks on the running KFD: module/layout_check.c */\n");
+	printf("#define GP_LAYOUT_FROM \"%s\"\n", from);
+	printf("#define GP_LAYOUT_BUILD_ID \"%s\"\n", build_id);
+	printf("#define GP_LAYOUT_CHECKS(FIELD, ARG, ENUMV) \\\n");
+	for (int i = 0; i < n_checks; i++)
+		printf("\t%s \\\n", checks[i]);
+	printf("\t/* end of GP_LAYOUT_CHECKS */\n");
 	printf("#endif /* GP_LAYOUT_H */\n");
 	fclose(spec);
 	btf__free(btf);

@@ -340,13 +340,13 @@ void ks_dqm_init(void)
 	ks_dqm.sched_policy = ks_param.nohws ? GP_ENUM_KFD_SCHED_POLICY_NO_HWS :
 			      GP_ENUM_KFD_SCHED_POLICY_HWS;
 	ks_dqm.sched_running = true;
-	ks_kfd_dev.enable_mes = ks_param.mes && !ks_param.nohws;
+	ks_kfd_dev.shared_resources.enable_mes = ks_param.mes && !ks_param.nohws;
 	ks_kfd_dev.cwsr_enabled = ks_param.cwsr;
 	ks_node.dqm = &ks_dqm;
 	ks_node.kfd = &ks_kfd_dev;
 #if !GP_HAVE_kfd_node
 	/* 6.1: the device is its own node; KFD reads its flags there. */
-	ks_node.enable_mes = ks_param.mes;
+	ks_node.shared_resources.enable_mes = ks_param.mes;
 	ks_node.cwsr_enabled = true;
 #endif
 }

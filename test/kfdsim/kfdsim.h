@@ -26,6 +26,15 @@
 /* A member of struct @s placed at its real offset. */
 #define KS_AT(s, f, decl) struct { u8 __pad_##f[GP_OFF_##s##__##f]; decl; }
 
+/*
+ * KS_SKEW (testing only, make's kfdsim-skew build): queue_properties.priority
+ * sits KS_SKEW bytes later than in the real amdgpu, as in a KFD built from
+ * other sources; gpreempt must refuse to load next to it (sim-layout.sh).
+ */
+#ifndef KS_SKEW
+#define KS_SKEW 0
+#endif
+
 #define KS_MAX_PDDS (GP_SZ_kfd_process__pdds / sizeof(void *))
 
 #if !GP_HAVE_kfd_node
@@ -44,15 +53,36 @@ struct device_queue_manager;
 struct qcm_process_device;
 struct mqd_update_info;
 
+/*
+ * KFD's enums, with the values of the real amdgpu, as enum types so that
+ * their enumerators are in kfdsim's BTF as in amdgpu's (gpreempt checks them
+ * at insmod: module/layout_check.c).
+ */
+enum kfd_queue_type {
+	KFD_QUEUE_TYPE_COMPUTE = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE,
+};
+
+enum kfd_queue_format {
+	KFD_QUEUE_FORMAT_AQL = GP_ENUM_KFD_QUEUE_FORMAT_AQL,
+};
+
+enum kfd_sched_policy {
+	KFD_SCHED_POLICY_HWS = GP_ENUM_KFD_SCHED_POLICY_HWS,
+	KFD_SCHED_POLICY_NO_HWS = GP_ENUM_KFD_SCHED_POLICY_NO_HWS,
+};
+
 struct queue_properties {
 	union {
 		u8 __size[GP_SIZEOF_queue_properties];
-		KS_AT(queue_properties, type, u32 type);
-		KS_AT(queue_properties, format, u32 format);
+		KS_AT(queue_properties, type, enum kfd_queue_type type);
+		KS_AT(queue_properties, format, enum kfd_queue_format format);
 		KS_AT(queue_properties, queue_id, unsigned int queue_id);
 		KS_AT(queue_properties, queue_address, u64 queue_address);
 		KS_AT(queue_properties, queue_size, u64 queue_size);
-		KS_AT(queue_properties, priority, u32 priority);
+		struct {
+			u8 __pad_priority[GP_OFF_queue_properties__priority + KS_SKEW];
+			u32 priority;
+		};
 		KS_AT(queue_properties, queue_percent, u32 queue_percent);
 		KS_AT(queue_properties, read_ptr, void __user *read_ptr);
 		KS_AT(queue_properties, write_ptr, void __user *write_ptr);
@@ -245,18 +275,24 @@ struct device_queue_manager {
 		u8 __size[GP_SIZEOF_device_queue_manager];
 		struct device_queue_manager_ops ops;
 		KS_AT(device_queue_manager, dev, struct kfd_node *dev);
-		KS_AT(device_queue_manager, sched_policy, int sched_policy);
+		KS_AT(device_queue_manager, sched_policy, enum kfd_sched_policy sched_policy);
 		KS_AT(device_queue_manager, is_hws_hang, bool is_hws_hang);
 		KS_AT(device_queue_manager, sched_running, bool sched_running);
 	};
 	struct mutex lock;	/* "dqm_lock": after p->mutex, before the gpu lock */
 };
 
+/* The one member of amdgpu's kgd2kfd_shared_resources gpreempt reads. */
+struct kgd2kfd_shared_resources {
+	bool enable_mes;
+};
+
 #if GP_HAVE_kfd_node
 struct kfd_dev {
 	union {
 		u8 __size[GP_SIZEOF_kfd_dev];
-		KS_AT(kfd_dev, shared_resources_enable_mes, bool enable_mes);
+		KS_AT(kfd_dev, shared_resources_enable_mes,
+		      struct kgd2kfd_shared_resources shared_resources);
 		KS_AT(kfd_dev, cwsr_enabled, bool cwsr_enabled);
 	};
 };
@@ -273,7 +309,8 @@ struct kfd_dev {
 	union {
 		u8 __size[GP_SIZEOF_kfd_dev];
 		KS_AT(kfd_dev, dqm, struct device_queue_manager *dqm);
-		KS_AT(kfd_dev, shared_resources_enable_mes, bool enable_mes);
+		KS_AT(kfd_dev, shared_resources_enable_mes,
+		      struct kgd2kfd_shared_resources shared_resources);
 		KS_AT(kfd_dev, cwsr_enabled, bool cwsr_enabled);
 	};
 	struct kfd_dev *kfd;	/* kfdsim-private: the device of 6.3+'s node */

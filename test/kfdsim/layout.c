@@ -68,7 +68,12 @@ KS_CHECK(queue_properties, format);
 KS_CHECK(queue_properties, queue_id);
 KS_CHECK(queue_properties, queue_address);
 KS_CHECK(queue_properties, queue_size);
+#if !KS_SKEW
 KS_CHECK(queue_properties, priority);
+#else
+static_assert(offsetof(struct queue_properties, priority) ==
+	      GP_OFF_queue_properties__priority + KS_SKEW, "skewed priority");
+#endif
 KS_CHECK(queue_properties, queue_percent);
 KS_CHECK(queue_properties, read_ptr);
 KS_CHECK(queue_properties, write_ptr);
@@ -88,7 +93,8 @@ KS_CHECK(kfd_node, kfd);
 KS_CHECK(kfd_dev, dqm);
 #endif
 KS_CHECK_SIZE(kfd_dev);
-static_assert(offsetof(struct kfd_dev, enable_mes) == GP_OFF_kfd_dev__shared_resources_enable_mes);
+static_assert(offsetof(struct kfd_dev, shared_resources.enable_mes) ==
+	      GP_OFF_kfd_dev__shared_resources_enable_mes);
 KS_CHECK(kfd_dev, cwsr_enabled);
 KS_CHECK_SIZE(device_queue_manager);
 KS_CHECK(device_queue_manager, ops);

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The insmod layout check (review finding C2, module/layout_check.c) run in
+# user space on real BTF: module/btf_walk.c, built with ASan/UBSan against
+# each built kernel's generated gp_layout.h, must accept the amdgpu.ko and
+# kfdsim.ko of that kernel and refuse the other kernels' amdgpu.ko and the
+# skewed kfdsim (build/kfdsim-skew).
+cd "$(dirname "$0")/../.." || exit 1
+. test/lib/tap.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+CC=${CC_USER:-gcc}
+default_kver=$(. .cache/kernel.env 2>/dev/null; echo "${GP_KVER:-}")
+
+section() { objcopy --dump-section .BTF="$2" "$1" /dev/null 2>/dev/null; }
+
+# Raw BTF of every cached kernel's vmlinux and amdgpu.ko.
+kvers=()
+for envf in .cache/kernels/*.env; do
+	[ -f "$envf" ] || continue
+	k=$(basename "$envf" .env)
+	(. "$envf"; section "$GP_VMLINUX" "$tmp/$k.vmlinux" && section "$GP_AMDGPU_KO" "$tmp/$k.amdgpu") ||
+		{ tap_not_ok "layout check: BTF of $k readable"; continue; }
+	kvers+=("$k")
+done
+
+ran=0
+for k in "${kvers[@]}"; do
+	if [ "$k" = "$default_kver" ] && [ -s build/gp_layout.h ]; then
+		inc=build sim=test/kfdsim/kfdsim.ko skew=build/kfdsim-skew/kfdsim.ko
+	elif [ -s "build/$k/build/gp_layout.h" ]; then
+		inc=build/$k/build sim=build/$k/test/kfdsim/kfdsim.ko skew=
+	else
+		echo "# layout check: $k not built (make KVER=$k)"
+		continue
+	fi
+	if ! $CC -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module -I "$inc" \
+		-o "$tmp/check-$k" test/unit/test_layout_check.c module/btf_walk.c 2>"$tmp/cc.log"; then
+		tap_not_ok "layout check $k: builds"
+		sed 's/^/# /' "$tmp/cc.log" | head -20
+		continue
+	fi
+	args=("$tmp/$k.vmlinux" "$tmp/$k.amdgpu")
+	# An out-of-tree module's BTF may be split on a distilled base (.BTF.base,
+	# 6.16+), which the kernel relocates onto vmlinux at load.
+	simbase=$tmp/$k.vmlinux
+	rm -f "$tmp/sim.base"
+	objcopy --dump-section .BTF.base="$tmp/sim.base" "$sim" /dev/null 2>/dev/null
+	[ -s "$tmp/sim.base" ] && simbase=$tmp/sim.base
+	section "$sim" "$tmp/sim.btf" && args+=("kfdsim $k" "$simbase" "$tmp/sim.btf" same)
+	[ -n "$skew" ] && section "$skew" "$tmp/skew.btf" &&
+		args+=("kfdsim $k with priority moved 8 bytes" "$simbase" "$tmp/skew.btf" differs)
+	for o in "${kvers[@]}"; do
+		[ "$o" = "$k" ] || args+=("amdgpu $o" "$tmp/$o.vmlinux" "$tmp/$o.amdgpu" differs)
+	done
+	"$tmp/check-$k" "${args[@]}" | sed -e "s/^\(not ok\|ok\) - /\1 - layout check $k: /" \
+		-e "s/^\(not ok\|ok\) - \(layout check $k: \)[^ ]*amdgpu\.ko: /\1 - \2amdgpu.ko: /"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || TAP_FAILED=$((TAP_FAILED + 1))
+	ran=$((ran + 1))
+done
+[ $ran -gt 0 ] || tap_not_ok "layout check: at least one kernel built"
+exit $((TAP_FAILED > 0))
