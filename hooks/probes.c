@@ -9,6 +9,8 @@
  *   pqm_destroy_queue(pqm, qid)            queue destroyed (a kretprobe: only
  *                                          if KFD succeeded, still under p->mutex)
  *   kfd_process_notifier_release(mn, mm)   process dying (mm going away)
+ *   kfd_process_notifier_release_internal(p)  7.2+: any context's teardown;
+ *                                          a secondary context's only one
  *   pqm_uninit(pqm)                        last chance before KFD frees queues
  *   kfd_dbg_trap_enable(target, ...)       debugger attach: hands off
  *
@@ -133,6 +135,23 @@ static int gp_on_notifier_release(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
+/*
+ * 7.2+ (KFD-PORTABILITY.md, secondary contexts): a context made by
+ * AMDKFD_IOC_CREATE_PROCESS has no mm notifier; closing its file (also at
+ * exit, after the primary's notifier release) takes it out of KFD's table
+ * and dequeues its queues here, while another reference can keep it, and so
+ * its pqm_uninit(), alive much longer.
+ */
+static int gp_on_release_internal(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct kfd_process *p =
+		(void *)GP_ARG(regs, kfd_process_notifier_release_internal, p);
+
+	if (p)
+		gp_registry_proc_dead(p);
+	return 0;
+}
+
 static int gp_on_pqm_uninit(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct process_queue_manager *pqm = (void *)GP_ARG(regs, pqm_uninit, pqm);
@@ -172,10 +191,12 @@ static struct kprobe gp_probes[] = {
 	{ .symbol_name = "kfd_procfs_add_queue", .pre_handler = gp_on_add_queue },
 	{ .symbol_name = "kfd_process_notifier_release", .pre_handler = gp_on_notifier_release },
 	{ .symbol_name = "pqm_uninit", .pre_handler = gp_on_pqm_uninit },
-	/* Last: kernels without the debugger API (6.1) do not have it. */
+	/* Last, and optional: kfd_have_release_internal(). */
+	{ .symbol_name = "kfd_process_notifier_release_internal",
+	  .pre_handler = gp_on_release_internal },
 };
 
-#define GP_NPROBES ARRAY_SIZE(gp_probes)
+#define GP_NPROBES (ARRAY_SIZE(gp_probes) - (kfd_have_release_internal() ? 0 : 1))
 
 static struct kretprobe *gp_rprobes[] = { &gp_update_probe, &gp_destroy_probe, &gp_dbg_probe };
 

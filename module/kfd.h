@@ -266,6 +266,26 @@ static inline bool kfd_have_dbg_trap(void)
 #define GP_ARG_kfd_dbg_trap_enable__target 0
 #endif
 
+/**
+ * kfd_have_release_internal() - probe kfd_process_notifier_release_internal()?
+ *
+ * 7.2+: every KFD process goes through it, and a secondary context (no mm
+ * notifier of its own) only through it, when its file is closed.  Before
+ * contexts it is static and reached only from kfd_process_notifier_release(),
+ * which is probed already.
+ *
+ * Return: true where it is the only teardown some processes get.
+ */
+static inline bool kfd_have_release_internal(void)
+{
+	return GP_HAVE_kfd_process_notifier_release_internal && GP_HAVE_kfd_process__context_id;
+}
+
+#if !GP_HAVE_kfd_process_notifier_release_internal
+/* Never probed there (kfd_have_release_internal()); keeps the handler compiling. */
+#define GP_ARG_kfd_process_notifier_release_internal__p 0
+#endif
+
 /* KFD_SCHED_POLICY_NO_HWS: update_queue() must run in the owner's mm. */
 static inline bool kfd_dqm_no_hws(struct device_queue_manager *dqm)
 {

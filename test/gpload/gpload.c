@@ -23,6 +23,12 @@
  * read/write indices in a VM_PFNMAP driver buffer (mmap of /dev/kfdsim),
  * which cannot be pinned, like a TTM-mmapped BO.  --sdma creates SDMA queues
  * (their packets run one at a time on a copy engine, for --wg x --wg-us).
+ * --context secondary puts the queues in a secondary KFD context of the
+ * process (AMDKFD_IOC_CREATE_PROCESS on a second open, 7.2+ layouts);
+ * --be-prio P (lc mode) also keeps a best-effort queue (--be-wg x
+ * --be-wg-us, --inflight deep) busy in the other context of the same
+ * process; --hold-ms N makes kfdsim keep a reference on the secondary context
+ * for N ms (another holder: its teardown comes long before its last put).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
@@ -45,15 +51,33 @@
 
 static struct {
 	const char *mode;
-	int prio, queues, wg, k, inflight, update_ms, evict_ms;
-	double duration, wg_us, period_us;
-	bool poisson, rocr, quiet, debug;
+	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms;
+	double duration, wg_us, period_us, be_wg_us;
+	bool poisson, rocr, quiet, debug, secondary;
 	const char *json, *lat_out;
 	unsigned int seed;
 } opt = {
 	.mode = "lc", .prio = 7, .queues = 1, .wg = 8, .k = 1, .inflight = 4,
 	.duration = 5, .wg_us = 200, .period_us = 5000, .seed = 1,
+	.be_prio = -1, .be_wg = 8, .be_wg_us = 2000,
 };
+
+/* The process's two KFD contexts: the primary's file, a secondary's or -1. */
+static int fd_primary = -1, fd_secondary = -1;
+
+/* --be-prio: the best-effort queue in the other context. */
+static struct gq beq;
+static bool be_on;
+static long be_packets;
+
+static void feed_be(void)
+{
+	if (!be_on)
+		return;
+	be_packets += q_retire(&beq);
+	while (q_outstanding(&beq) < opt.inflight)
+		q_submit(&beq, opt.be_wg, opt.be_wg_us);
+}
 
 static volatile sig_atomic_t stop;
 static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
@@ -102,8 +126,9 @@ static void report(double *lat, long nlat, long packets, long wgs, double elapse
 			errors++;
 			return;
 		}
-		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"workgroups\": %ld, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
-			opt.mode, opt.prio, opt.queues, getpid(), elapsed_s, nlat,
+		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"workgroups\": %ld, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
+			opt.mode, opt.prio, opt.queues, opt.secondary ? "secondary" : "primary",
+			be_packets, getpid(), elapsed_s, nlat,
 			pct(lat, nlat, 50), pct(lat, nlat, 90), pct(lat, nlat, 99),
 			nlat ? lat[nlat - 1] : 0, nlat ? sum / nlat : 0, packets, wgs,
 			wgs * opt.wg_us / elapsed_s, updates, errors, lost, doubles);
@@ -145,6 +170,26 @@ static int run(void)
 			return 1;
 		}
 	}
+	if (opt.be_prio >= 0) {
+		int r;
+
+		fd = opt.secondary ? fd_primary : fd_secondary;
+		r = q_create(&beq, opt.be_prio, opt.rocr);
+		fd = opt.secondary ? fd_secondary : fd_primary;
+		if (r) {
+			fprintf(stderr, "gpload: create the best-effort queue: %s\n", strerror(-r));
+			return 1;
+		}
+		be_on = true;
+	}
+	if (opt.hold_ms && fd_secondary >= 0) {
+		struct kfdsim_test_args t = { .op = KFDSIM_TEST_HOLD_REF, .value = opt.hold_ms };
+
+		if (ioctl(fd_secondary, KFDSIM_IOC_TEST, &t)) {
+			fprintf(stderr, "gpload: hold a reference: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	/* A name change after the queues exist (gpreempt re-reads comm, m12). */
 	if (rename_to && prctl(PR_SET_NAME, rename_to))
 		errors++;
@@ -181,13 +226,16 @@ static int run(void)
 			double t;
 			int k;
 
-			while (now_us() < next_arrival && !stop)
+			while (now_us() < next_arrival && !stop) {
+				feed_be();
 				sleep_us(fmin(next_arrival - now_us(), 200));
+			}
 			next_arrival += next_gap();
 			t = now_us();
 			for (k = 0; k < opt.k; k++)
 				q_submit(q, opt.wg, opt.wg_us);
 			while (q_outstanding(q) > 0 && now_us() < t + 30e6) {
+				feed_be();
 				q_retire(q);
 				if (q_outstanding(q) > 0)
 					sleep_us(20);
@@ -240,6 +288,12 @@ static int run(void)
 			wgs += (long)(before - q_outstanding(&qs[i])) * opt.wg;
 		}
 	}
+	if (be_on) {
+		int before = q_outstanding(&beq);
+
+		q_drain(&beq, 30e6);
+		be_packets += before - q_outstanding(&beq);
+	}
 	report(lat, nlat, packets, wgs, (now_us() - t0) / 1e6);
 	return errors || lost || doubles ? 1 : 0;
 }
@@ -251,7 +305,8 @@ static void usage(void)
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma]\n"
-		"              [--rename COMM]\n"
+		"              [--rename COMM] [--context primary|secondary]\n"
+		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
 		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma\n"
 		"       gpload maps fuzz|flip|reset ... (gpreempt's control maps, see maps.c)\n"
@@ -269,6 +324,8 @@ int main(int argc, char **argv)
 		{ "json", 1, 0, 'j' }, { "lat-out", 1, 0, 'l' }, { "seed", 1, 0, 's' },
 		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "evict-ms", 1, 0, 'E' },
 		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
+		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
+		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -298,6 +355,18 @@ int main(int argc, char **argv)
 		case 'F': use_pfnmap = true; break;
 		case 'S': queue_type = KFDSIM_QUEUE_TYPE_SDMA; break;
 		case 'R': rename_to = optarg; break;
+		case 'C':
+			if (strcmp(optarg, "primary") && strcmp(optarg, "secondary")) {
+				fprintf(stderr, "gpload: --context: primary or secondary, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			opt.secondary = !strcmp(optarg, "secondary");
+			break;
+		case 'b': opt.be_prio = atoi(optarg); break;
+		case 'W': opt.be_wg = atoi(optarg); break;
+		case 'V': opt.be_wg_us = atof(optarg); break;
+		case 'H': opt.hold_ms = atoi(optarg); break;
 		default: usage(); return 2;
 		}
 	}
@@ -324,19 +393,43 @@ int main(int argc, char **argv)
 	if (opt.queues < 1 || opt.wg < 1 || opt.k < 1 || opt.k >= RING_SLOTS ||
 	    opt.inflight < 1 || opt.inflight >= RING_SLOTS || opt.wg_us < 0 ||
 	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 ||
-	    opt.update_ms < 0 || opt.period_us < 0) {
+	    opt.update_ms < 0 || opt.period_us < 0 || opt.be_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
+	    opt.be_wg < 1 || opt.be_wg_us < 0 || opt.hold_ms < 0 || opt.hold_ms > 600000) {
 		fprintf(stderr, "gpload: bad numeric argument\n");
 		return 2;
 	}
 	srand48(opt.seed);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	fd = open("/dev/kfdsim", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
+	if (opt.be_prio >= 0 && strcmp(opt.mode, "lc")) {
+		fprintf(stderr, "gpload: --be-prio needs --mode lc\n");
+		return 2;
+	}
+	fd_primary = open("/dev/kfdsim", O_RDWR | O_CLOEXEC);
+	if (fd_primary < 0) {
 		perror("gpload: /dev/kfdsim");
 		return 1;
 	}
+	fd = fd_primary;
+	if (opt.secondary || opt.be_prio >= 0 || opt.hold_ms) {
+		/* As ROCr: the primary stays open, a second open becomes the context. */
+		fd_secondary = open("/dev/kfdsim", O_RDWR | O_CLOEXEC);
+		if (fd_secondary < 0) {
+			perror("gpload: /dev/kfdsim");
+			return 1;
+		}
+		if (ioctl(fd_secondary, KFDSIM_IOC_CREATE_PROCESS)) {
+			fprintf(stderr, "gpload: create a secondary KFD context: %s%s\n",
+				strerror(errno), errno == ENOTTY ?
+				" (kfdsim built for a kernel without contexts; 7.2+ has them)" : "");
+			return 1;
+		}
+		if (opt.secondary)
+			fd = fd_secondary;
+	}
 	rc = test_name ? selftest(test_name) : run();
-	close(fd);
+	if (fd_secondary >= 0)
+		close(fd_secondary);
+	close(fd_primary);
 	return rc;
 }

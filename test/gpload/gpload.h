@@ -22,12 +22,13 @@ struct gq {
 	_Atomic uint64_t *sig;	/* RING_SLOTS signals */
 	uint64_t retired;	/* packets verified complete */
 	uint32_t id;
+	int fd;			/* /dev/kfdsim file (KFD context) of the queue */
 	void *mem;
 	size_t len;
 	void *ptrmem;		/* driver buffer holding rptr/wptr, or NULL */
 };
 
-extern int fd;			/* /dev/kfdsim */
+extern int fd;			/* /dev/kfdsim: the context new queues go in */
 extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
 extern uint32_t queue_type;	/* KFDSIM_QUEUE_TYPE_* of new queues */
 extern long errors, lost, doubles, updates;

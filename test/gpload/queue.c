@@ -48,7 +48,7 @@ int q_update(struct gq *q, int percent, int prio)
 	};
 
 	updates++;
-	return ioctl(fd, KFDSIM_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
+	return ioctl(q->fd, KFDSIM_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
 }
 
 /* @rocr: create at priority 7 like ROCr, then SetPriority (percent 100). */
@@ -60,6 +60,7 @@ int q_create(struct gq *q, int prio, bool rocr)
 	int i;
 
 	memset(q, 0, sizeof(*q));
+	q->fd = fd;		/* the context the queue is created in */
 	q->len = ring_len + 4096 + RING_SLOTS * 8;
 	m = mmap(NULL, q->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -72,7 +73,7 @@ int q_create(struct gq *q, int prio, bool rocr)
 	q->sig = (_Atomic uint64_t *)(m + ring_len + 4096);
 	if (use_pfnmap) {
 		/* Like a TTM-mmapped BO: VM_PFNMAP, not pinnable. */
-		char *pm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		char *pm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, q->fd, 0);
 
 		if (pm == MAP_FAILED) {
 			int e = -errno;
@@ -96,7 +97,7 @@ int q_create(struct gq *q, int prio, bool rocr)
 	a.queue_percentage = 100;
 	a.queue_priority = rocr ? 7 : prio;
 	a.queue_type = queue_type;
-	if (ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, &a)) {
+	if (ioctl(q->fd, KFDSIM_IOC_CREATE_QUEUE, &a)) {
 		int e = -errno;
 
 		munmap(m, q->len);
@@ -115,7 +116,7 @@ int q_create(struct gq *q, int prio, bool rocr)
 int q_destroy(struct gq *q)
 {
 	struct kfdsim_destroy_queue_args a = { .queue_id = q->id };
-	int r = ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0;
+	int r = ioctl(q->fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0;
 
 	munmap(q->mem, q->len);
 	q->mem = NULL;

@@ -212,6 +212,16 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		WRITE_ONCE(ks_dqm.is_hws_hang, !!args.value);
 		mutex_unlock(&ks_dqm.lock);
 		break;
+	case KFDSIM_TEST_HOLD_REF:
+		ret = ks_test_hold(p, args.value);
+		break;
+	case KFDSIM_TEST_CONTEXT:
+#if GP_HAVE_kfd_process__context_id
+		args.value = p->context_id;
+#else
+		args.value = KS_CONTEXT_ID_PRIMARY;
+#endif
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -237,6 +247,8 @@ static long ks_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return ks_update_queue(p, uarg);
 	case KFDSIM_IOC_TEST:
 		return ks_test(p, uarg);
+	case KFDSIM_IOC_CREATE_PROCESS:
+		return ks_process_create_secondary(filp);
 	default:
 		pr_err_ratelimited("unknown ioctl 0x%x\n", cmd);
 		return -ENOTTY;

@@ -251,6 +251,8 @@ struct kfd_process {
 	struct list_head table_node;	/* ks_processes, SRCU */
 	struct mm_struct *ks_mm;	/* the mm it was created for (lookup only) */
 	atomic_t test_evictions;	/* KFDSIM_TEST_EVICT not yet restored */
+	atomic_t holding;		/* KFDSIM_TEST_HOLD_REF running */
+	struct delayed_work hold_work;	/* ... drops its reference */
 	struct kfd_process_device pdd;
 	unsigned long qid_bitmap[BITS_TO_LONGS(1024)];
 };
@@ -336,6 +338,13 @@ gp_fn_kfd_process_restore_queues_t kfd_process_restore_queues;
 #if GP_HAVE_kfd_dbg_trap_enable
 gp_fn_kfd_dbg_trap_enable_t kfd_dbg_trap_enable;
 #endif
+#if GP_HAVE_kfd_process_notifier_release_internal
+gp_fn_kfd_process_notifier_release_internal_t kfd_process_notifier_release_internal;
+#else
+void kfd_process_notifier_release_internal(struct kfd_process *p);
+#endif
+
+#define KS_CONTEXT_ID_PRIMARY 0xffff	/* KFD_CONTEXT_ID_PRIMARY (7.2+) */
 
 /* ---- module parameters and global state (main.c) ---- */
 struct ks_params {
@@ -413,6 +422,9 @@ void ks_fault_exit(void);
 
 /* ---- process.c ---- */
 int ks_process_create(struct kfd_process **out);
+int ks_process_create_secondary(struct file *filp);
+bool ks_process_is_primary(struct kfd_process *p);
+int ks_test_hold(struct kfd_process *p, u64 ms);
 int ks_dbg_enable(struct kfd_process *p);
 void ks_process_file_release(struct kfd_process *p);
 int ks_test_evict(struct kfd_process *p);

@@ -87,6 +87,8 @@ enum kfdsim_test_op {
 	KFDSIM_TEST_QUERY = 5,		/* queue state -> value */
 	KFDSIM_TEST_PASID = 6,		/* own pasid -> value */
 	KFDSIM_TEST_HWS_HANG = 7,	/* dqm->is_hws_hang = value (device-wide) */
+	KFDSIM_TEST_HOLD_REF = 8,	/* another holder keeps a reference for value ms */
+	KFDSIM_TEST_CONTEXT = 9,	/* own context_id -> value (0xffff: primary) */
 };
 
 #define KFDSIM_Q_ACTIVE (1 << 0)
@@ -104,5 +106,13 @@ struct kfdsim_test_args {
 #define KFDSIM_IOC_DESTROY_QUEUE _IOWR(KFDSIM_IOC_MAGIC, 0x03, struct kfdsim_destroy_queue_args)
 #define KFDSIM_IOC_UPDATE_QUEUE _IOW(KFDSIM_IOC_MAGIC, 0x07, struct kfdsim_update_queue_args)
 #define KFDSIM_IOC_TEST _IOWR(KFDSIM_IOC_MAGIC, 0x40, struct kfdsim_test_args)
+/*
+ * AMDKFD_IOC_CREATE_PROCESS (7.2+ layouts, else -ENOTTY): the file's process
+ * becomes a new secondary context of the caller's mm (own context_id and
+ * PASID); -EINVAL on a file that has one already.  Closing the file tears
+ * the context down.
+ */
+#define KFDSIM_IOC_CREATE_PROCESS _IO(KFDSIM_IOC_MAGIC, 0x27)
+#define KFDSIM_CONTEXT_ID_PRIMARY 0xffff
 
 #endif /* KFDSIM_IOCTL_H */

@@ -4,6 +4,16 @@
  * creation on open, the process table (SRCU, lookups take a reference),
  * teardown from the mm's notifier release, final free from a workqueue on
  * the last reference, and process-wide eviction with KFD's nesting count.
+ *
+ * 7.2+ layouts (GP_HAVE_kfd_process__context_id): one mm can own several
+ * KFD processes.  The one open() creates is the primary; the
+ * AMDKFD_IOC_CREATE_PROCESS ioctl replaces a file's primary by a new
+ * secondary context (own context_id and PASID, no mm notifier), which
+ * kfd_process_notifier_release_internal() tears down when its file is
+ * closed, as in amdkfd's kfd_release().  There, as in 7.x, the teardown
+ * also dequeues the process's queues (it is not safe for the GPU to touch
+ * the process's memory after it), long before a last reference someone
+ * else may hold frees them in pqm_uninit().
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,6 +30,9 @@ static LIST_HEAD(ks_processes);
 static DEFINE_MUTEX(ks_table_lock);
 DEFINE_STATIC_SRCU(ks_processes_srcu);
 static DEFINE_IDA(ks_pasid_ida);
+#if GP_HAVE_kfd_process__context_id
+static DEFINE_IDA(ks_context_ida);	/* secondary context ids */
+#endif
 static struct workqueue_struct *ks_process_wq;
 
 /* kfd_process_wq_release(): the last reference is gone. */
@@ -31,6 +44,10 @@ static void ks_process_wq_release(struct work_struct *work)
 	pqm_uninit(&p->pqm);
 	put_task_struct(p->lead_thread);
 	ida_free(&ks_pasid_ida, p->pasid);
+#if GP_HAVE_kfd_process__context_id
+	if (p->context_id != KS_CONTEXT_ID_PRIMARY)
+		ida_free(&ks_context_ida, p->context_id);
+#endif
 	mutex_destroy(&p->mutex);
 	atomic_dec(&ks_stats.processes);
 	kfree(p);
@@ -95,23 +112,55 @@ static void ks_free_notifier(struct mmu_notifier *mn)
 }
 
 /**
- * kfd_process_notifier_release() - the process's mm is going away
- * @mn: the process's notifier
- * @mm: its mm
+ * ks_process_is_primary() - is @p the KFD process open() made for its mm?
+ * @p: process
  *
- * As in KFD: no lookup finds the process any more, p->mm is cleared, the
- * notifier's reference is dropped; the queues stay until the last reference.
+ * Return: true but for a 7.2+ secondary context.
  */
-noinline void kfd_process_notifier_release(struct mmu_notifier *mn, struct mm_struct *mm)
+bool ks_process_is_primary(struct kfd_process *p)
 {
-	struct kfd_process *p = container_of(mn, struct kfd_process, mmu_notifier);
+#if GP_HAVE_kfd_process__context_id
+	return p->context_id == KS_CONTEXT_ID_PRIMARY;
+#else
+	return true;
+#endif
+}
 
+/**
+ * kfd_process_notifier_release_internal() - a KFD process is torn down
+ * @p: process, referenced by the caller
+ *
+ * As in KFD: no lookup finds the process any more and p->mm is cleared.
+ * On 7.x layouts the queues are dequeued here (under p->mutex, where
+ * kfdsim's ioctls and gpreempt's backends work on them), and only the
+ * primary has a notifier to drop.  Before 7.x the queues stay until the
+ * last reference.
+ */
+noinline void kfd_process_notifier_release_internal(struct kfd_process *p)
+{
 	mutex_lock(&ks_table_lock);
 	list_del_rcu(&p->table_node);
 	mutex_unlock(&ks_table_lock);
 	synchronize_srcu(&ks_processes_srcu);
 	WRITE_ONCE(p->mm, NULL);
-	mmu_notifier_put(&p->mmu_notifier);
+#if GP_HAVE_kfd_process__context_id
+	mutex_lock(&p->mutex);
+	ks_dqm_process_termination(&p->pdd.qpd);
+	mutex_unlock(&p->mutex);
+#endif
+	if (ks_process_is_primary(p))
+		mmu_notifier_put(&p->mmu_notifier);
+}
+
+/**
+ * kfd_process_notifier_release() - the process's mm is going away
+ * @mn: the primary's notifier (secondaries have none)
+ * @mm: its mm
+ */
+noinline void kfd_process_notifier_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	kfd_process_notifier_release_internal(container_of(mn, struct kfd_process,
+							   mmu_notifier));
 }
 
 static const struct mmu_notifier_ops ks_mn_ops = {
@@ -119,36 +168,18 @@ static const struct mmu_notifier_ops ks_mn_ops = {
 	.free_notifier = ks_free_notifier,
 };
 
-/**
- * ks_process_create() - the /dev/kfdsim open path (kfd_create_process)
- * @out: the calling process's kfd_process, with a reference for the file
- *
- * As in KFD there is one kfd_process per mm: a second open shares it.
- *
- * Return: 0 or a negative errno.
+/*
+ * create_process(): a new KFD process for the caller's mm, with the file's
+ * reference; the primary also registers the mm notifier (and its reference).
+ * ks_table_lock held.
  */
-int ks_process_create(struct kfd_process **out)
+static struct kfd_process *ks_create_process(bool primary)
 {
 	struct kfd_process *p;
 	int ret;
 
-	if (!current->mm || current->mm != current->group_leader->mm)
-		return -EINVAL;
-	/* kfd_processes_mutex: find-or-create is atomic, as in KFD. */
-	mutex_lock(&ks_table_lock);
-	list_for_each_entry(p, &ks_processes, table_node) {
-		if (p->ks_mm == current->mm) {
-			/* A prior open by this process created it: share it. */
-			kref_get(&p->ref);
-			*out = p;
-			ret = 0;
-			goto out_unlock;
-		}
-	}
-	if (!try_module_get(THIS_MODULE)) {
-		ret = -ENODEV;
-		goto out_unlock;
-	}
+	if (!try_module_get(THIS_MODULE))
+		return ERR_PTR(-ENODEV);
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p) {
 		ret = -ENOMEM;
@@ -178,19 +209,24 @@ int ks_process_create(struct kfd_process **out)
 	p->pdd.pasid = p->pasid;	/* 6.17+: per device, one device here */
 #endif
 #if GP_HAVE_kfd_process__context_id
-	p->context_id = 0xffff;		/* KFD_CONTEXT_ID_PRIMARY */
+	p->context_id = KS_CONTEXT_ID_PRIMARY;
+	if (!primary) {
+		ret = ida_alloc_range(&ks_context_ida, 0, KS_CONTEXT_ID_PRIMARY - 1, GFP_KERNEL);
+		if (ret < 0)
+			goto err_put_task;
+		p->context_id = ret;
+	}
 #endif
-
-	kref_get(&p->ref);		/* the notifier's reference */
-	p->mmu_notifier.ops = &ks_mn_ops;
-	ret = mmu_notifier_register(&p->mmu_notifier, current->mm);
-	if (ret)
-		goto err_put_task;
+	if (primary) {
+		kref_get(&p->ref);	/* the notifier's reference */
+		p->mmu_notifier.ops = &ks_mn_ops;
+		ret = mmu_notifier_register(&p->mmu_notifier, current->mm);
+		if (ret)
+			goto err_put_task;
+	}
 	list_add_tail_rcu(&p->table_node, &ks_processes);
 	atomic_inc(&ks_stats.processes);
-	*out = p;
-	mutex_unlock(&ks_table_lock);
-	return 0;
+	return p;
 
 err_put_task:
 	put_task_struct(p->lead_thread);
@@ -199,18 +235,126 @@ err_free:
 	kfree(p);
 err_put_module:
 	module_put(THIS_MODULE);
+	return ERR_PTR(ret);
+}
+
+/**
+ * ks_process_create() - the /dev/kfdsim open path (kfd_create_process)
+ * @out: the calling process's primary kfd_process, with a reference for
+ *	 the file
+ *
+ * As in KFD there is one primary kfd_process per mm: a second open shares it.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ks_process_create(struct kfd_process **out)
+{
+	struct kfd_process *p;
+	int ret = 0;
+
+	if (!current->mm || current->mm != current->group_leader->mm)
+		return -EINVAL;
+	/* kfd_processes_mutex: find-or-create is atomic, as in KFD. */
+	mutex_lock(&ks_table_lock);
+	list_for_each_entry(p, &ks_processes, table_node) {
+		if (p->ks_mm == current->mm && ks_process_is_primary(p)) {
+			/* A prior open by this process created it: share it. */
+			kref_get(&p->ref);
+			*out = p;
+			goto out_unlock;
+		}
+	}
+	p = ks_create_process(true);
+	if (IS_ERR(p))
+		ret = PTR_ERR(p);
+	else
+		*out = p;
 out_unlock:
 	mutex_unlock(&ks_table_lock);
 	return ret;
 }
 
 /**
- * ks_process_file_release() - the /dev/kfdsim file is closed
- * @p: process
+ * ks_process_create_secondary() - AMDKFD_IOC_CREATE_PROCESS (7.2+ layouts)
+ * @filp: a /dev/kfdsim file whose process is still the primary
+ *
+ * As kfd_ioctl_create_process(): a new secondary context for the caller's
+ * mm replaces the primary as the file's process, and the file's reference
+ * on the primary is dropped.
+ *
+ * Return: 0, -EINVAL (the file has a secondary already), -ENOTTY (layout
+ * without contexts) or an allocation error.
+ */
+int ks_process_create_secondary(struct file *filp)
+{
+#if GP_HAVE_kfd_process__context_id
+	struct kfd_process *p, *primary;
+
+	mutex_lock(&ks_table_lock);
+	primary = filp->private_data;
+	/* Each file owns one process; a secondary's file has one already. */
+	if (!ks_process_is_primary(primary) || primary->lead_thread != current->group_leader ||
+	    primary->ks_mm != current->mm) {
+		mutex_unlock(&ks_table_lock);
+		return -EINVAL;
+	}
+	p = ks_create_process(false);
+	if (IS_ERR(p)) {
+		mutex_unlock(&ks_table_lock);
+		return PTR_ERR(p);
+	}
+	filp->private_data = p;
+	mutex_unlock(&ks_table_lock);
+	kfd_unref_process(primary);
+	return 0;
+#else
+	return -ENOTTY;
+#endif
+}
+
+/**
+ * ks_process_file_release() - the /dev/kfdsim file is closed (kfd_release)
+ * @p: the file's process
+ *
+ * A secondary context lives as long as its file: it is torn down here.
  */
 void ks_process_file_release(struct kfd_process *p)
 {
+	if (!ks_process_is_primary(p))
+		kfd_process_notifier_release_internal(p);
 	kfd_unref_process(p);
+}
+
+static void ks_hold_work(struct work_struct *work)
+{
+	struct kfd_process *p = container_of(to_delayed_work(work), struct kfd_process,
+					     hold_work);
+
+	atomic_set(&p->holding, 0);
+	kfd_unref_process(p);
+}
+
+/**
+ * ks_test_hold() - KFDSIM_TEST_HOLD_REF: someone else keeps a reference
+ * @p: process
+ * @ms: for this long (1..600000)
+ *
+ * Models another holder of a kfd_process reference (a debugger's target,
+ * an in-flight ioctl of another thread, SVM work): the process, and its
+ * pqm_uninit(), outlive its teardown by @ms.
+ *
+ * Return: 0, -EINVAL for a bad @ms, -EBUSY while a hold runs.
+ */
+int ks_test_hold(struct kfd_process *p, u64 ms)
+{
+	if (!ms || ms > 600000)
+		return -EINVAL;
+	if (atomic_cmpxchg(&p->holding, 0, 1))
+		return -EBUSY;
+	kref_get(&p->ref);
+	INIT_DELAYED_WORK(&p->hold_work, ks_hold_work);
+	queue_delayed_work(ks_process_wq, &p->hold_work, msecs_to_jiffies(ms));
+	return 0;
 }
 
 /**

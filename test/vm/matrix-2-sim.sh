@@ -5,7 +5,8 @@
 # and gpreempt built for the booted kernel (make KVER=): for every backend
 # this kernel supports (GP_HAVE_* of its layout, not its version) LC/BE park
 # and unpark with every packet completed exactly once, kill -9 of a parked
-# process, and rmmod under load.
+# process, rmmod under load, and on kernels with KFD contexts (7.2+) the
+# same with one process owning two contexts.
 . test/lib/tap.sh
 OBJ=${GP_OBJ:-.}
 LAYOUT=$OBJ/build/gp_layout.h
@@ -29,6 +30,19 @@ wait_for() {	# seconds cmd...
 	return 1
 }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
+cfield() {	# tgid ctx(0: primary, 1: a secondary context) field -> value
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" --argjson s "$2" "[.[].formatted | select(.key.tgid == \$t and
+			((.key.qid >= 65536) == (\$s == 1))) | .value][0].$3 // empty"
+}
+cstate_is() { [ "$(cfield "$1" "$2" state)" = "$3" ]; }
+cparked_resumed() { [ "$(cfield "$1" "$2" preempts)" -gt 0 ] 2>/dev/null &&
+		    [ "$(cfield "$1" "$2" resumes)" -gt 0 ] 2>/dev/null; }
+nkeys() {	# tgid -> "entries distinct-keys distinct-pasids" in gp_queues
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" '[.[].formatted | select(.key.tgid == $t)] |
+			"\(length) \(map(.key.qid) | unique | length) \(map(.value.pasid) | unique | length)"'
+}
 stat_is() { [ "$(gstat "$1")" = "$2" ]; }
 no_queue() { [ -z "$(qfield "$1" state)" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
@@ -104,6 +118,69 @@ lc_rc=$?
 wait $be
 tap_check "after rmmod under load: BE and LC complete exactly once" test $? -eq 0 -a $lc_rc -eq 0
 unload
+
+# 4. 7.2+: one process owning two KFD contexts (AMDKFD_IOC_CREATE_PROCESS).
+if have kfd_process__context_id; then
+	for backend in $backends; do
+		if ! load "sched=hws" "backend=$backend"; then
+			tap_not_ok "$backend: two contexts: kfdsim and gpreempt load"
+			continue
+		fi
+		# a. LC in the primary and BE in a secondary context of one process.
+		$GPLOAD $LC_ARGS --period-us 400000 --duration 120 --be-prio 3 --be-wg 8 \
+			--be-wg-us 2000 --json /tmp/two.json --quiet &
+		two=$!
+		if wait_for 60 cparked_resumed $two 1; then
+			tap_ok "$backend: BE in the secondary context parked and unparked by LC in the primary ($(cfield $two 1 preempts)/$(cfield $two 1 resumes))"
+		else
+			tap_not_ok "$backend: BE in the secondary context parked and unparked by LC in the primary ($(cfield $two 1 preempts)/$(cfield $two 1 resumes))"
+		fi
+		tap_check "$backend: LC in the primary context never parked" \
+			test "$(cfield $two 0 preempts)" = 0
+		keys=$(nkeys $two)
+		tap_check "$backend: one process, two contexts: two gp_queues keys, two PASIDs ($keys)" \
+			test "$keys" = "2 2 2"
+		kill -TERM $two
+		wait $two
+		tap_check "$backend: two contexts: LC and BE packets completed exactly once" \
+			test $? -eq 0 -a "$(jq .be_packets /tmp/two.json)" -gt 0
+		tap_check "$backend: two contexts: the process's queues leave gp_queues" \
+			wait_for 30 no_queue $two
+
+		# b. Across processes: LC alone, BE in a secondary context of a
+		#    process that owns two, which someone else keeps referenced
+		#    (its pqm_uninit comes 45 s after its teardown).
+		$GPLOAD $BE_ARGS --context secondary --hold-ms 45000 --duration 120 --quiet &
+		be=$!
+		$GPLOAD $LC_ARGS --duration 120 --period-us 300 --quiet &
+		lc=$!
+		if wait_for 30 cstate_is $be 1 2; then
+			tap_ok "$backend: BE in a secondary context parked by LC of another process"
+		else
+			tap_not_ok "$backend: BE in a secondary context parked by LC of another process (state $(cfield $be 1 state))"
+		fi
+		tap_check "$backend: keys of the two processes distinct (LC qid $(cfield $lc 0 qid), BE pasid $(cfield $be 1 pasid) != LC pasid $(cfield $lc 0 pasid))" \
+			test -n "$(cfield $lc 0 pasid)" -a "$(cfield $be 1 pasid)" != "$(cfield $lc 0 pasid)"
+		kill -9 $be
+		wait $be 2>/dev/null
+		tap_check "$backend: kill -9 of a process with two contexts and a parked queue: it leaves gp_queues before its last reference" \
+			wait_for 20 no_queue $be
+		tap_check "$backend: ... and gpreempt holds no eviction" \
+			wait_for 20 stat_is evicts_outstanding 0
+		tap_check "$backend: ... and nothing of it stays on the device (kfdsim queues)" \
+			wait_for 20 bash -c "[ \$(grep -c ' prio=3 ' /sys/kernel/debug/kfdsim/queues) = 0 ]"
+		kill -TERM $lc
+		wait $lc
+		tap_check "$backend: LC beside it completed exactly once" test $? -eq 0
+		rmmod gpreempt
+		tap_check "$backend: rmmod gpreempt with a held secondary context" \
+			bash -c '! grep -q "^gpreempt " /proc/modules'
+		wait_for 90 ks_idle
+		rmmod kfdsim
+	done
+else
+	tap_diag "no KFD contexts in this layout (7.2+): two-context checks skipped"
+fi
 tap_check "kfdsim unloads (no reference left)" bash -c '! grep -q "^kfdsim " /proc/modules'
 tap_dmesg_clean "dmesg has no BUG/WARNING/Oops"
 tap_done
