@@ -67,7 +67,8 @@ int gp_layout_check(struct module *owner);
  * @pasid: its PASID (key for kfd_lookup_process_by_pasid)
  * @tgid: lead thread's tgid
  * @comm: lead thread's comm (at registration, refreshed by the rules resolver)
- * @dead: process teardown seen (notifier release / pqm_uninit)
+ * @dead: process teardown seen (notifier release, release_internal (7.2+),
+ *	  pqm_uninit)
  * @debugged: a debugger attached: hands off
  * @evicted: devices on which gpreempt holds an eviction not yet restored
  * @nqueues: live queues on this process
