@@ -224,13 +224,18 @@ static bool gp_wants_evict(struct gp_queue *e, int n)
 
 	if (READ_ONCE(gp_param.backend) == GP_BACKEND_SUSPEND && !gp_backend_needs_evict(e->dev))
 		return false;
-	/* Process granularity only when every live queue of the process on the device goes. */
+	/*
+	 * Process granularity only when every live queue of the process on the
+	 * device goes.  What the policy wanted, not what the budget granted:
+	 * one evict parks them all, and a max_actions below the process's
+	 * queue count must not keep it from ever being parked.
+	 */
 	for (i = 0; i < n; i++) {
 		struct gp_queue *x = gp_snap[i];
 
 		if (x->proc != e->proc || x->dev != e->dev || x->gone)
 			continue;
-		if (x->pq.state != GP_PS_PARKED && x->pq.action != GP_ACT_PARK)
+		if (x->pq.state != GP_PS_PARKED && x->pq.wanted != GP_ACT_PARK)
 			return false;
 		if (x->pq.state == GP_PS_PARKED && x->backend != GP_BACKEND_EVICT)
 			return false;

@@ -43,6 +43,7 @@ static int rank(const struct gp_pq *q)
 static void want(struct gp_pq *q, enum gp_action a, enum gp_reason why)
 {
 	q->action = a;
+	q->wanted = a;
 	q->reason = why;
 }
 
@@ -65,6 +66,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 
 	for (i = 0; i < n; i++) {
 		q[i].action = GP_ACT_NONE;
+		q[i].wanted = GP_ACT_NONE;
 		q[i].reason = GP_WHY_NONE;
 		q[i].granted = false;
 		if (q[i].pending)

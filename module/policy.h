@@ -78,6 +78,9 @@ struct gp_policy_params {
  * @granted: policy-owned scratch (action within the tick's budget)
  * @action: output of gp_policy_decide()
  * @reason: why (enum gp_reason)
+ * @wanted: output: the action before the budget (GP_ACT_NONE in @action
+ *	    when deferred); a process-granular backend parks a whole process
+ *	    when every queue of it wants to go, in one call, whatever the budget
  */
 struct gp_pq {
 	u32 dev;
@@ -92,6 +95,7 @@ struct gp_pq {
 	bool granted;
 	enum gp_action action;
 	enum gp_reason reason;
+	enum gp_action wanted;
 };
 
 /**

@@ -435,6 +435,11 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				      "no action, no reason");
 			}
 			CHECK(F_BUDGET, x->granted == (x->action != GP_ACT_NONE), "granted flag");
+			/* What a process-granular backend evicts by: granted or not. */
+			CHECK(F_WANTED, (x->wanted == GP_ACT_PARK) == (m->want == W_PARK) &&
+			      (x->wanted == GP_ACT_UNPARK) == (m->want == W_OWED || m->want == W_IDLE) &&
+			      (x->action == GP_ACT_NONE || x->action == x->wanted),
+			      "wanted is the action before the budget");
 		}
 		i_ = -1;
 		CHECK(F_BUDGET, granted <= s->pp.max_actions, "more actions than max_actions");

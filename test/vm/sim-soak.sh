@@ -45,6 +45,10 @@ long)
 	PHASES_hws="reload kill hang race_park"
 	PHASES_mes="churn race_exit" ;;
 esac
+# GP_SOAK_HWS / GP_SOAK_MES: other phase lists (a phase may repeat), to
+# rerun one phase many times in one boot: GP_SOAK_HWS="kill kill" GP_SOAK_MES=
+PHASES_hws=${GP_SOAK_HWS-$PHASES_hws}
+PHASES_mes=${GP_SOAK_MES-$PHASES_mes}
 
 # --- helpers -------------------------------------------------------------------
 say() { tap_diag "soak $(printf '%4d' $((SECONDS - START))) s: $*"; }
@@ -129,8 +133,13 @@ sum_ks_stats() {
 	done <$DBG/stats
 }
 
-gp_insmod() {	# gpreempt with random valid parameters
+gp_insmod() {	# gpreempt with random valid parameters (or GP_SOAK_INSMOD's)
 	local be=(auto suspend evict)
+	if [ -n "${GP_SOAK_INSMOD:-}" ]; then
+		# shellcheck disable=SC2086
+		insmod $GP $GP_SOAK_INSMOD
+		return
+	fi
 	insmod $GP backend=${be[RANDOM % 3]} tick_us=$((50 + RANDOM % 400)) \
 		hysteresis_us=$((RANDOM % 4000)) max_actions=$((1 + RANDOM % 16))
 }
@@ -345,6 +354,27 @@ kill_when_parked() {
 	done
 }
 
+# diag_unparked PID...: why these processes were never seen parked.
+diag_unparked() {
+	local v p
+	tap_diag "never parked: $*; gpreempt $(cd /sys/module/gpreempt/parameters 2>/dev/null &&
+		grep -H . backend tick_us hysteresis_us max_actions max_rate max_suspend_ms 2>/dev/null | tr '\n' ' ')"
+	for v in "$@"; do
+		p=${PASID[$v]:-none}
+		tap_diag "  $v (pasid $p) gp_queues: $(bpftool -j map dump name gp_queues 2>/dev/null |
+			jq -c --argjson t "$v" '[.[].formatted.value | select(.tgid == $t) |
+				{qid, kfd_priority, eff_priority, prio_source, state, pending, ptr_path, rptr, wptr, preempts, resumes, errors}]')"
+		grep " pasid=$p " $DBG/queues | sed 's/^/#   kfdsim: /'
+	done
+	tap_diag "  all kfdsim queues:"
+	sed 's/^/#     /' $DBG/queues
+	tap_diag "  gp_stats: $(bpftool -j map dump name gp_stats 2>/dev/null | jq -c '.[0].formatted.value |
+		del(.detect_hist, .preempt_hist, .scan_ns_total, .scan_ns_last, .scan_ns_max)')"
+	tap_diag "  gp_config: $(bpftool -j map dump name gp_config 2>/dev/null | jq -c '.[0].formatted.value')"
+	tap_diag "  faults: $(tr '\n' ' ' <$FLT/counts 2>/dev/null)"
+	dmesg | tail -15 | sed 's/^/#   dmesg: /'
+}
+
 phase_kill() {
 	local i j b v vs missed=0 lingering=0 extra
 	load_start
@@ -362,6 +392,7 @@ phase_kill() {
 		done
 		kill_when_parked 120 "${vs[@]}"
 		missed=$((missed + ${#alive[@]}))
+		[ ${#alive[@]} = 0 ] || diag_unparked "${alive[@]}"
 		kill -9 "${alive[@]}" 2>/dev/null
 		wait "${vs[@]}" 2>/dev/null
 		wait_for 60 ks_none_at 1 || lingering=$((lingering + 1))
