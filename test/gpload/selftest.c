@@ -637,11 +637,59 @@ static bool sdma_listed(uint32_t qid)
 	return found;
 }
 
+/* Field @key of queue @qid's line in kfdsim's debugfs "queues" (0: none). */
+static uint64_t q_field(uint32_t qid, const char *key)
+{
+	char line[768], want[32], k[40];
+	unsigned long long v = 0;
+	const char *at;
+	FILE *f = fopen("/sys/kernel/debug/kfdsim/queues", "r");
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), " qid=%u ", qid);
+	snprintf(k, sizeof(k), " %s=", key);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, want))
+			continue;
+		at = strstr(line, k);
+		if (at)
+			v = strtoull(at + strlen(k), NULL, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/* kfdsim's counter @key in debugfs "stats" (0: none). */
+static uint64_t ks_stat(const char *key)
+{
+	unsigned long long v, r = 0;
+	char k[64];
+	FILE *f = fopen("/sys/kernel/debug/kfdsim/stats", "r");
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%63s %llu", k, &v) == 2)
+		if (!strcmp(k, key))
+			r = v;
+	fclose(f);
+	return r;
+}
+
+/*
+ * Order and overlap, from kfdsim's own clock (no wall time): the copies ran
+ * one after the other (from the first start to the last end at least the sum
+ * of their modelled times), each for its modelled time, on no CU (the
+ * workgroups that completed are the compute queue's), and next to the
+ * compute work (the two spans overlap).
+ */
 static void test_sdma(void)
 {
 	unsigned int cu = param("num_cu", 8);
-	double t0, t_c = 0, t_s = 0;
+	uint64_t wg0, s_busy, s_first, s_last, c_first, c_last;
 	struct gq c, d;
+	bool done;
 	int i, n = 4;
 
 	queue_type = KFDSIM_QUEUE_TYPE_SDMA;
@@ -650,23 +698,26 @@ static void test_sdma(void)
 	check(!i && sdma_listed(d.id), "sdma: queue created with type SDMA", NULL);
 	if (i || q_create(&c, 7, false))
 		return;
-	/* n copies of 2 ms next to n dispatches of num_cu x 2 ms: both ~2n ms. */
+	/* n copies of 2 ms next to n dispatches of num_cu x 2 ms. */
+	wg0 = ks_stat("workgroups_completed");
 	for (i = 0; i < n; i++) {
 		q_submit(&d, 1, 2000);
 		q_submit(&c, cu, 2000);
 	}
-	t0 = now_us();
-	while ((!t_c || !t_s) && now_us() < t0 + 30e6) {
-		if (!t_c && atomic_load(c.rptr) == (uint64_t)n)
-			t_c = now_us() - t0;
-		if (!t_s && atomic_load(d.rptr) == (uint64_t)n)
-			t_s = now_us() - t0;
-		sleep_us(100);
-	}
-	check(t_c && t_s && t_s >= n * 2000 && t_c < 1.6 * n * 2000,
+	done = wait_rptr(&d, n, 30e6) >= 0 && wait_rptr(&c, n, 30e6) >= 0;
+	s_busy = q_field(d.id, "busy_ns");
+	s_first = q_field(d.id, "first_start_ns");
+	s_last = q_field(d.id, "last_end_ns");
+	c_first = q_field(c.id, "first_start_ns");
+	c_last = q_field(c.id, "last_end_ns");
+	check(done && s_busy == n * 2000000ull && s_first && s_last - s_first >= s_busy &&
+	      ks_stat("workgroups_completed") - wg0 == (uint64_t)n * cu &&
+	      c_first < s_last && s_first < c_last,
 	      "sdma: copies run serially on their engine, not on the CUs",
-	      "copies %.1f ms, compute %.1f ms (each alone %.1f ms)", t_s / 1e3, t_c / 1e3,
-	      n * 2.0);
+	      "copies: %.1f ms modelled in a %.1f ms span; %llu workgroups (compute: %u); compute span %.1f..%.1f ms from the first copy",
+	      s_busy / 1e6, (double)(s_last - s_first) / 1e6,
+	      (unsigned long long)(ks_stat("workgroups_completed") - wg0), n * cu,
+	      ((double)c_first - (double)s_first) / 1e6, ((double)c_last - (double)s_first) / 1e6);
 	test_op(KFDSIM_TEST_EVICT, 0, NULL);
 	q_submit(&d, 1, 500);
 	check(wait_rptr(&d, n + 1, 100e3) < 0 && qstate(&d) == KFDSIM_Q_EVICTED,

@@ -103,6 +103,7 @@ static void ks_finish_cus_locked(u64 now)
 		r->wg_done++;
 		WARN_ON_ONCE(r->wg_done > r->wg_total);
 		ks->busy_ns += cu->end_ns - cu->start_ns;
+		ks->last_end_ns = max(ks->last_end_ns, cu->end_ns);
 		ks->running--;
 		atomic64_inc(&ks_stats.workgroups_completed);
 		cu->q = NULL;
@@ -124,6 +125,7 @@ static void ks_finish_sdma_locked(u64 now)
 		r = &ks->inflight[ks->retired % KS_MAX_INFLIGHT];
 		r->wg_done = r->wg_total;
 		ks->busy_ns += ks->sdma_end_ns - ks->sdma_start_ns;
+		ks->last_end_ns = max(ks->last_end_ns, ks->sdma_end_ns);
 		ks->sdma_busy = false;
 		ks_retire_locked(q);
 	}
@@ -309,6 +311,8 @@ static void ks_dispatch_sdma_locked(u64 now)
 		r = &ks->inflight[ks->retired % KS_MAX_INFLIGHT];
 		r->wg_launched = r->wg_total;
 		ks->sdma_start_ns = now;
+		if (!ks->first_start_ns)
+			ks->first_start_ns = now;
 		ks->sdma_end_ns = now + (ks->sdma_left_ns ?: (u64)r->wg_total * r->ns_per_wg);
 		if (ks->sdma_left_ns)
 			ks->restores++;
@@ -336,6 +340,8 @@ static void ks_dispatch_locked(u64 now)
 		cu->q = q;
 		cu->start_ns = now;
 		cu->end_ns = now + ns;
+		if (!q->ks.first_start_ns)
+			q->ks.first_start_ns = now;
 		q->ks.running++;
 		ks_gpu.rr_last = q;
 	}
@@ -554,14 +560,15 @@ void ks_gpu_show(struct seq_file *m)
 
 	spin_lock(&ks_gpu.lock);
 	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(q), q->ks.retired,
 			   READ_ONCE(*q->ks.wptr), q->ks.running, q->ks.nsaved,
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
-			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute");
+			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute", q->ks.busy_ns,
+			   q->ks.first_start_ns, q->ks.last_end_ns);
 	spin_unlock(&ks_gpu.lock);
 }
 

@@ -201,6 +201,8 @@ struct ks_queue {
 	u32 nsaved;
 	u32 running;		/* workgroups on CUs */
 	u64 busy_ns;
+	u64 first_start_ns;	/* model time the first workgroup or copy started, 0: none */
+	u64 last_end_ns;	/* model time the last finished one ended */
 	u64 packets_done;
 	u64 preemptions;	/* unmapped with workgroups running */
 	u64 saves, restores;
