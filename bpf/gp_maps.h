@@ -137,6 +137,7 @@ struct gp_stats {
 	__u64 rate_last_sec;	/* state changes on the busiest device in the last full second */
 	__u64 throttled;	/* actions held back by a device's max_rate bucket or back-off */
 	__u64 backoffs;		/* per-device back-offs started after a failed action */
+	__u64 queues_untracked;	/* compute queues left unmanaged: GP_MAX_QUEUES reached or no memory */
 };
 
 struct gp_comm {

@@ -38,6 +38,7 @@ struct gp_params {
 	unsigned int env_max_priority;
 	unsigned int test_action_delay_us;	/* test-only race windows */
 	unsigned int test_reap_delay_us;
+	unsigned int test_max_queues;
 };
 
 extern struct gp_params gp_param;
@@ -192,6 +193,7 @@ struct gp_registry {
 	unsigned int nqueues;
 	unsigned int nprocs;
 	unsigned long gen;	/* bumped on every change */
+	unsigned long untracked;	/* queues left unmanaged: GP_MAX_QUEUES, or no memory */
 };
 
 extern struct gp_registry gp_reg;

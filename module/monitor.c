@@ -520,6 +520,7 @@ static unsigned int gp_tick(void)
 	gp_stats.scan_ns_max = max(gp_stats.scan_ns_max, t1 - t0);
 	gp_stats.queues = n;
 	gp_stats.processes = READ_ONCE(gp_reg.nprocs);
+	gp_stats.queues_untracked = READ_ONCE(gp_reg.untracked);
 	gp_publish(n, t1, t1 - gp_last_publish_ns >= GP_PUBLISH_NS);
 	return fast ? tick_us : READ_ONCE(gp_param.idle_us);
 }

@@ -264,6 +264,16 @@ module_param_cb(test_reap_delay_us, &gp_uint_ops, &gp_range_test_reap_delay_us, 
 MODULE_PARM_DESC(test_reap_delay_us,
 		 "TESTING ONLY: sleep this long between the two phases of each registry reap [0..1000000] (default 0)");
 
+/* Test-only: a lower cap than GP_MAX_QUEUES, so a test can reach it. */
+static struct gp_uint_range gp_range_test_max_queues = {
+	.val = &gp_param.test_max_queues, .min = 0, .max = GP_MAX_QUEUES,
+	.name = "test_max_queues",
+};
+
+module_param_cb(test_max_queues, &gp_uint_ops, &gp_range_test_max_queues, 0444);
+MODULE_PARM_DESC(test_max_queues,
+		 "TESTING ONLY: manage at most this many queues, 0 = GP_MAX_QUEUES (4096) [0..4096] (default 0)");
+
 /**
  * gp_test_sleep() - the test-only race window of @us microseconds
  * @us: gp_param.test_*_delay_us, read once

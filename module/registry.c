@@ -91,6 +91,10 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	if (!e || !new_pr) {
 		kfree(e);
 		kfree(new_pr);
+		spin_lock_irqsave(&gp_reg.lock, flags);
+		gp_reg.untracked++;
+		spin_unlock_irqrestore(&gp_reg.lock, flags);
+		pr_warn_ratelimited("queue %u not managed: out of memory\n", qid);
 		return -ENOMEM;
 	}
 	e->q = q;
@@ -113,6 +117,18 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	if (old) {
 		/* KFD reused the qid: the old queue is gone (its destroy was missed). */
 		gp_mark_gone_locked(old);
+	}
+	if (gp_reg.nqueues >= (gp_param.test_max_queues ?: GP_MAX_QUEUES)) {
+		/* The monitor scans at most GP_MAX_QUEUES: say so, never drop silently. */
+		unsigned int n = gp_reg.nqueues;
+
+		gp_reg.untracked++;
+		spin_unlock_irqrestore(&gp_reg.lock, flags);
+		kfree(e);
+		kfree(new_pr);
+		pr_warn_ratelimited("queue %u not managed: %u queues tracked already (the limit)\n",
+				    qid, n);
+		return -ENOSPC;
 	}
 	pr = gp_proc_find_locked(p);
 	if (!pr) {
@@ -147,7 +163,8 @@ static int gp_add(struct queue *q, gfp_t gfp)
  * gp_registry_add_queue() - a queue was created (kprobe context)
  * @q: KFD's queue, complete, with its process's mutex held by the caller
  *
- * Return: 0, or -ENOMEM (the queue stays unmanaged).
+ * Return: 0, or -ENOMEM or -ENOSPC (GP_MAX_QUEUES): the queue stays
+ * unmanaged, counted in gp_stats.queues_untracked.
  */
 int gp_registry_add_queue(struct queue *q)
 {
