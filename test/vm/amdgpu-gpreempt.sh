@@ -36,9 +36,14 @@ t1=$(cut -d' ' -f1 /proc/uptime)
 tap_diag "modprobe amdgpu took $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s (kernel $(uname -r))"
 tap_check "/dev/kfd and amdgpu BTF present" test -c /dev/kfd -a -r /sys/kernel/btf/amdgpu
 
-# The layout built from amdgpu.ko's BTF equals the one from the live kernel.
-if $OBJ/build/btf-layout /sys/kernel/btf/vmlinux /sys/kernel/btf/amdgpu scripts/layout.spec >/tmp/live.h 2>/tmp/live.err &&
-	diff <(grep -v '^/\*' /tmp/live.h) <(grep -v '^/\*' "$LAYOUT") >/tmp/layout.diff; then
+# The layout built from amdgpu.ko's BTF equals the one from the live kernel,
+# and the live amdgpu's build id is the one make recorded from amdgpu.ko
+# (only GP_LAYOUT_FROM, the path, differs).
+live_id=$(od -An -v -tx1 -j16 /sys/module/amdgpu/notes/.note.gnu.build-id | tr -d ' \n')
+if $OBJ/build/btf-layout --build-id "$live_id" /sys/kernel/btf/vmlinux /sys/kernel/btf/amdgpu \
+	scripts/layout.spec >/tmp/live.h 2>/tmp/live.err &&
+	diff <(grep -v -e '^/\*' -e '^#define GP_LAYOUT_FROM ' /tmp/live.h) \
+	     <(grep -v -e '^/\*' -e '^#define GP_LAYOUT_FROM ' "$LAYOUT") >/tmp/layout.diff; then
 	tap_ok "layout from live /sys/kernel/btf/amdgpu matches the build's"
 else
 	tap_not_ok "layout from live /sys/kernel/btf/amdgpu matches the build's"
