@@ -126,12 +126,12 @@ static void report(double *lat, long nlat, long packets, long wgs, double elapse
 			errors++;
 			return;
 		}
-		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"workgroups\": %ld, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
+		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"workgroups\": %ld, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"destroy_retries\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
 			opt.mode, opt.prio, opt.queues, opt.secondary ? "secondary" : "primary",
 			be_packets, getpid(), elapsed_s, nlat,
 			pct(lat, nlat, 50), pct(lat, nlat, 90), pct(lat, nlat, 99),
 			nlat ? lat[nlat - 1] : 0, nlat ? sum / nlat : 0, packets, wgs,
-			wgs * opt.wg_us / elapsed_s, updates, errors, lost, doubles);
+			wgs * opt.wg_us / elapsed_s, updates, destroy_retries, errors, lost, doubles);
 		fclose(f);
 	}
 	if (opt.lat_out) {
@@ -271,7 +271,14 @@ static int run(void)
 				packets++;
 				wgs += opt.wg;
 			}
-			if (q_destroy(&q))
+			r = q_destroy(&q);
+			/* An injected destroy fault: the queue stays; retry, as ROCr would. */
+			while (r && r != -EINVAL && destroy_retries < 100000) {
+				destroy_retries++;
+				sleep_us(1000);
+				r = q_destroy_id(q.id);
+			}
+			if (r)
 				errors++;
 		} else {
 			sleep_us(10000);

@@ -31,13 +31,14 @@ struct gq {
 extern int fd;			/* /dev/kfdsim: the context new queues go in */
 extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
 extern uint32_t queue_type;	/* KFDSIM_QUEUE_TYPE_* of new queues */
-extern long errors, lost, doubles, updates;
+extern long errors, lost, doubles, updates, destroy_retries;
 
 double now_us(void);
 void sleep_us(double us);
 int q_create(struct gq *q, int prio, bool rocr);
 int q_update(struct gq *q, int percent, int prio);
 int q_destroy(struct gq *q);
+int q_destroy_id(uint32_t id);
 int q_outstanding(struct gq *q);
 int64_t q_submit(struct gq *q, int wg, double wg_us);
 int q_retire(struct gq *q);

@@ -18,7 +18,7 @@
 int fd = -1;
 bool use_pfnmap;
 uint32_t queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
-long errors, lost, doubles, updates;
+long errors, lost, doubles, updates, destroy_retries;
 
 double now_us(void)
 {
@@ -124,6 +124,14 @@ int q_destroy(struct gq *q)
 		munmap(q->ptrmem, 4096);
 	q->ptrmem = NULL;
 	return r;
+}
+
+/* Destroy queue @id again (after a failed q_destroy(): its memory is unmapped). */
+int q_destroy_id(uint32_t id)
+{
+	struct kfdsim_destroy_queue_args a = { .queue_id = id };
+
+	return ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0;
 }
 
 int q_outstanding(struct gq *q)
