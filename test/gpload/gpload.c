@@ -315,7 +315,8 @@ static void usage(void)
 		"              [--rename COMM] [--context primary|secondary]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
-		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma\n"
+		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma|\n"
+		"                   contexts\n"
 		"       gpload maps fuzz|flip|reset ... (gpreempt's control maps, see maps.c)\n"
 		"defaults: lc, --prio 7 --queues 1 --wg 8 --wg-us 200 --k 1 --period-us 5000\n"
 		"          --inflight 4 --duration 5\n");

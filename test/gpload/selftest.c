@@ -16,6 +16,9 @@
  *   timing      a modelled job alone: measured / modelled time
  *   pfnmap      queue pointers in a VM_PFNMAP driver buffer
  *   sdma        SDMA queues: serial copies, no CU, evicted like the rest
+ *   contexts    KFDSIM_IOC_CREATE_PROCESS (7.2+ layouts; -ENOTTY before):
+ *               own context id and PASID, one per file, torn down (queues
+ *               dequeued) at close while another reference holds it
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -735,6 +738,99 @@ static void test_sdma(void)
  *
  * Return: 0 if every check passed, 1 if not, 2 for an unknown name.
  */
+/* The file's context id and PASID (KFDSIM_TEST_CONTEXT / _PASID). */
+static void file_ids(int f, uint64_t *ctx, uint64_t *pasid)
+{
+	int saved = fd;
+
+	fd = f;
+	if (test_op(KFDSIM_TEST_CONTEXT, 0, ctx) || test_op(KFDSIM_TEST_PASID, 0, pasid))
+		*ctx = *pasid = UINT64_MAX;
+	fd = saved;
+}
+
+static void test_contexts(void)
+{
+	uint64_t c1, p1, c2, p2, c3, p3;
+	long queues, procs;
+	int f2, f3, r, saved = fd;
+	struct gq q;
+	double t;
+
+	f2 = open("/dev/kfdsim", O_RDWR | O_CLOEXEC);
+	f3 = open("/dev/kfdsim", O_RDWR | O_CLOEXEC);
+	if (f2 < 0 || f3 < 0) {
+		check(false, "contexts: open /dev/kfdsim three times", "%s", strerror(errno));
+		return;
+	}
+	r = ioctl(f2, KFDSIM_IOC_CREATE_PROCESS) ? errno : 0;
+	if (r == ENOTTY) {
+		check(true, "contexts: CREATE_PROCESS is -ENOTTY on a layout without contexts",
+		      NULL);
+		close(f3);
+		close(f2);
+		return;
+	}
+	check(!r, "contexts: CREATE_PROCESS on a second open", "%s", strerror(r));
+	r = ioctl(f3, KFDSIM_IOC_CREATE_PROCESS) ? errno : 0;
+	check(!r, "contexts: CREATE_PROCESS on a third open", "%s", strerror(r));
+	r = ioctl(f2, KFDSIM_IOC_CREATE_PROCESS) ? errno : 0;
+	check(r == EINVAL, "contexts: a second CREATE_PROCESS on one file is -EINVAL",
+	      "%s", strerror(r));
+	file_ids(fd, &c1, &p1);
+	file_ids(f2, &c2, &p2);
+	file_ids(f3, &c3, &p3);
+	check(c1 == KFDSIM_CONTEXT_ID_PRIMARY && c2 != c1 && c3 != c1 && c2 != c3,
+	      "contexts: the first open is the primary, each secondary has its own id",
+	      "ids %#llx %#llx %#llx", (unsigned long long)c1, (unsigned long long)c2,
+	      (unsigned long long)c3);
+	check(p1 != p2 && p1 != p3 && p2 != p3 && p2 != UINT64_MAX,
+	      "contexts: each context has its own PASID", "%llu %llu %llu",
+	      (unsigned long long)p1, (unsigned long long)p2, (unsigned long long)p3);
+
+	fd = f2;
+	r = q_create(&q, 5, false);
+	fd = saved;
+	check(!r, "contexts: a queue in a secondary context", "%s", strerror(-r));
+	if (r)
+		goto out;
+	q_submit(&q, 2, 100);
+	check(q_drain(&q, 10e6), "contexts: its packet completes exactly once", NULL);
+	fd = f2;
+	r = test_op(KFDSIM_TEST_HOLD_REF, 0, &(uint64_t){ 0 });
+	check(r == -EINVAL, "contexts: HOLD_REF of 0 ms is -EINVAL", "%s", strerror(-r));
+	{
+		struct kfdsim_test_args h = { .op = KFDSIM_TEST_HOLD_REF, .value = 3000 };
+
+		r = ioctl(f2, KFDSIM_IOC_TEST, &h) ? errno : 0;
+		check(!r, "contexts: another holder references the secondary for 3 s", "%s",
+		      strerror(r));
+		r = ioctl(f2, KFDSIM_IOC_TEST, &h) ? errno : 0;
+		check(r == EBUSY, "contexts: ... a second hold meanwhile is -EBUSY", "%s",
+		      strerror(r));
+	}
+	fd = saved;
+	queues = (long)ks_stat("queues");
+	procs = (long)ks_stat("processes");
+	close(f2);
+	f2 = -1;
+	check((long)ks_stat("queues") == queues - 1,
+	      "contexts: closing a secondary's file dequeues its queue at once", "%ld -> %ld",
+	      queues, (long)ks_stat("queues"));
+	check((long)ks_stat("processes") == procs,
+	      "contexts: ... while the held context itself lives on", "%ld -> %ld", procs,
+	      (long)ks_stat("processes"));
+	for (t = now_us(); (long)ks_stat("processes") != procs - 1 && now_us() < t + 30e6;)
+		sleep_us(50000);
+	check((long)ks_stat("processes") == procs - 1, "contexts: ... and is freed after the hold",
+	      "%ld", (long)ks_stat("processes"));
+	munmap(q.mem, q.len);
+out:
+	if (f2 >= 0)
+		close(f2);
+	close(f3);
+}
+
 int selftest(const char *name)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -756,6 +852,8 @@ int selftest(const char *name)
 		test_pfnmap();
 	else if (!strcmp(name, "sdma"))
 		test_sdma();
+	else if (!strcmp(name, "contexts"))
+		test_contexts();
 	else
 		return 2;
 	return failed ? 1 : 0;

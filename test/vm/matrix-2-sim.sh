@@ -120,6 +120,19 @@ tap_check "after rmmod under load: BE and LC complete exactly once" test $? -eq 
 unload
 
 # 4. 7.2+: one process owning two KFD contexts (AMDKFD_IOC_CREATE_PROCESS).
+#    kfdsim alone first: the ioctl (-ENOTTY without contexts), ids, teardown.
+if insmod $OBJ/test/kfdsim/kfdsim.ko; then
+	out=$($GPLOAD test contexts 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
+	n=$(printf '%s\n' "$out" | grep -c '^not ok')
+	TAP_FAILED=$((TAP_FAILED + n))
+	[ $rc -ne 0 ] && [ "$n" -eq 0 ] && tap_not_ok "gpload test contexts # exit status $rc"
+	wait_for 60 ks_idle
+	rmmod kfdsim
+else
+	tap_not_ok "kfdsim loads (gpload test contexts)"
+fi
 if have kfd_process__context_id; then
 	for backend in $backends; do
 		if ! load "sched=hws" "backend=$backend"; then
