@@ -163,12 +163,18 @@ unload
 
 # 6. A debugged process is left alone.
 load "" ""
-$GPLOAD $BE_ARGS --debug --duration 4 --quiet &
+$GPLOAD $BE_ARGS --debug --duration 60 --quiet &
 be=$!
+# Its queue is registered (and still there after LC) whatever the host's load.
+wait_for 30 state_is $be 0
 $GPLOAD $LC_ARGS --duration 3 --period-us 300 --quiet
 sleep 0.2
-tap_check "debugged BE is never parked" test "$(qfield $be preempts)" = 0
+dbg_preempts=$(qfield $be preempts)
+tap_check "debugged BE is never parked (preempts: ${dbg_preempts:-not in gp_queues})" \
+	test "$dbg_preempts" = 0
+kill $be
 wait $be
+tap_check "debugged BE: exactly once" test $? -eq 0
 unload
 
 # 7. Create/destroy churn while the monitor parks and unparks.
