@@ -12,7 +12,9 @@
  *   kfd_process_notifier_release_internal(p)  7.2+: any context's teardown;
  *                                          a secondary context's only one
  *   pqm_uninit(pqm)                        last chance before KFD frees queues
- *   kfd_dbg_trap_enable(target, ...)       debugger attach: hands off
+ *   kfd_dbg_trap_enable(target, ...)       debugger attach: hands off (on success)
+ *   kfd_dbg_trap_disable(target)           debugger detach: KFD resumed what the
+ *                                          debugger suspended; managed again
  *
  * Handlers run in atomic context: they only update the registry (spinlock,
  * GFP_ATOMIC) and wake the monitor; they never sleep or call into KFD.
@@ -84,7 +86,7 @@ static struct kretprobe gp_update_probe = {
 	.maxactive = 64,
 };
 
-/* Per-call data of the pqm_destroy_queue and kfd_dbg_trap_enable kretprobes. */
+/* Per-call data of the pqm_destroy_queue and kfd_dbg_trap_* kretprobes. */
 struct gp_proc_call {
 	struct kfd_process *p;
 	u32 qid;
@@ -175,7 +177,7 @@ static int gp_on_dbg_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 
 	if (regs_return_value(regs) == 0)
-		gp_registry_proc_debugged(c->p);
+		gp_registry_proc_debugged(c->p, true);
 	return 0;
 }
 
@@ -183,6 +185,36 @@ static struct kretprobe gp_dbg_probe = {
 	.kp.symbol_name = "kfd_dbg_trap_enable",
 	.entry_handler = gp_on_dbg_entry,
 	.handler = gp_on_dbg_return,
+	.data_size = sizeof(struct gp_proc_call),
+	.maxactive = 64,
+};
+
+static int gp_on_dbg_off_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
+
+	c->p = (void *)GP_ARG(regs, kfd_dbg_trap_disable, target);
+	return c->p ? 0 : 1;
+}
+
+/*
+ * Detach (M1): KFD cleared debug_trap_enabled and resumed every queue the
+ * debugger had suspended, still under p->mutex.  The return may have dropped
+ * the session's reference to @p: it is only compared.
+ */
+static int gp_on_dbg_off_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
+
+	if (regs_return_value(regs) == 0)
+		gp_registry_proc_debugged(c->p, false);
+	return 0;
+}
+
+static struct kretprobe gp_dbg_off_probe = {
+	.kp.symbol_name = "kfd_dbg_trap_disable",
+	.entry_handler = gp_on_dbg_off_entry,
+	.handler = gp_on_dbg_off_return,
 	.data_size = sizeof(struct gp_proc_call),
 	.maxactive = 64,
 };
@@ -198,10 +230,12 @@ static struct kprobe gp_probes[] = {
 
 #define GP_NPROBES (ARRAY_SIZE(gp_probes) - (kfd_have_release_internal() ? 0 : 1))
 
-static struct kretprobe *gp_rprobes[] = { &gp_update_probe, &gp_destroy_probe, &gp_dbg_probe };
+static struct kretprobe *gp_rprobes[] = {
+	&gp_update_probe, &gp_destroy_probe, &gp_dbg_probe, &gp_dbg_off_probe,
+};
 
-/* The debugger API (kfd_dbg_trap_enable) is the last, and optional. */
-#define GP_NRPROBES (ARRAY_SIZE(gp_rprobes) - (kfd_have_dbg_trap() ? 0 : 1))
+/* The debugger API (kfd_dbg_trap_enable/_disable) is last, and optional. */
+#define GP_NRPROBES (ARRAY_SIZE(gp_rprobes) - (kfd_have_dbg_trap() ? 0 : 2))
 
 static int gp_nregistered;
 static int gp_nrregistered;

@@ -122,9 +122,12 @@ struct gp_proc {
  * @queue_percent: as KFD has it
  * @rptr_uva: user address of the read dispatch id
  * @wptr_uva: user address of the write dispatch id
+ * @aql: AQL format (dispatch ids readable); PM4 queues are left alone (M6)
  * @gone: destroyed (or its process is); the monitor reaps it
  * @props_stale: KFD updated the properties: re-read them under p->mutex
  * @ptr_path: enum gp_ptr_path
+ * @ptr_retry_ns: unreadable: no read before this time (0: readable)
+ * @ptr_backoff_ms: the current back-off, doubled per failure up to 1 s
  * @last_rptr: last value read
  * @last_wptr: last value read
  * @pq: the policy's view
@@ -152,11 +155,14 @@ struct gp_queue {
 	u32 queue_percent;
 	u64 rptr_uva;
 	u64 wptr_uva;
+	bool aql;
 	bool gone;
 	bool props_stale;
 
 	/* monitor-owned below */
 	int ptr_path;
+	u64 ptr_retry_ns;
+	unsigned int ptr_backoff_ms;
 	u64 last_rptr;
 	u64 last_wptr;
 	struct gp_pq pq;
@@ -203,7 +209,7 @@ int gp_registry_add_queue(struct queue *q);
 void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent);
 void gp_registry_del_queue(struct kfd_process *p, u32 qid);
 void gp_registry_proc_dead(struct kfd_process *p);
-void gp_registry_proc_debugged(struct kfd_process *p);
+void gp_registry_proc_debugged(struct kfd_process *p, bool on);
 int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));

@@ -19,6 +19,7 @@
 #include <linux/log2.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/stringify.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include "backend.h"
@@ -75,15 +76,24 @@ static bool gp_config_valid(const struct gp_config *c)
 	       c->min_slice_us <= 60000000 && c->env <= 2 && c->env_max_priority <= GP_PRIO_MAX;
 }
 
-/* The starvation guard's cycle with @c over the module params, in ms, too short? */
-static bool gp_config_thrashes(const struct gp_config *c, unsigned int max_susp,
-			       unsigned int slice)
+/*
+ * Why @c, over the module params, cannot be used (NULL: it can): the
+ * starvation guard's cycle would be too short (M3), or the busy tick longer
+ * than the idle one (m6; gp_config has no idle period, idle_us holds).
+ */
+static const char *gp_config_conflict(const struct gp_config *c, unsigned int max_susp,
+				      unsigned int slice)
 {
 	if (c->max_suspend_us)
 		max_susp = c->max_suspend_us / 1000 ?: 1;
 	if (c->min_slice_us)
 		slice = c->min_slice_us / 1000;
-	return max_susp + slice < GP_MIN_GUARD_CYCLE_MS;
+	if (max_susp + slice < GP_MIN_GUARD_CYCLE_MS)
+		return "max_suspend + min_slice is below " __stringify(GP_MIN_GUARD_CYCLE_MS)
+		       " ms (the starvation guard would thrash the device)";
+	if (c->tick_us > READ_ONCE(gp_param.idle_us))
+		return "tick_us is above the idle_us module parameter";
+	return NULL;
 }
 
 /* Parameters for this tick: module params, overridden by valid gp_config fields. */
@@ -105,12 +115,16 @@ static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_
 		cfg_read_ns = now;
 	}
 	if (have_cfg) {
-		if (!gp_config_valid(&cfg) || gp_config_thrashes(&cfg, max_susp, slice)) {
+		const char *why = "a field is out of range";
+
+		if (gp_config_valid(&cfg))
+			why = gp_config_conflict(&cfg, max_susp, slice);
+
+		if (why) {
 			if (memcmp(&cfg, &last_bad, sizeof(cfg))) {
 				gp_stats.bad_control++;
 				last_bad = cfg;
-				pr_warn_ratelimited("gp_config rejected: a field is out of range, or max_suspend + min_slice is below %u ms (the starvation guard would thrash the device)\n",
-						    GP_MIN_GUARD_CYCLE_MS);
+				pr_warn_ratelimited("gp_config rejected: %s\n", why);
 			}
 		} else {
 			if (cfg.enable)
@@ -428,7 +442,7 @@ static unsigned int gp_tick(void)
 		struct gp_queue_info *in = &e->info;
 		u64 rptr = 0, wptr = 0;
 		bool pending;
-		int prio;
+		int prio, rd;
 		u32 src;
 
 		e->acted = false;
@@ -439,7 +453,9 @@ static unsigned int gp_tick(void)
 		}
 		if (!e->seen)
 			gp_first_sight(e, t0);
-		pending = gp_ptr_read(e, &rptr, &wptr) ? true : wptr != rptr;
+		/* M6: unknown is not pending, so it never triggers or holds a park. */
+		rd = gp_ptr_read(e, &rptr, &wptr);
+		pending = !rd && wptr != rptr;
 		if (READ_ONCE(e->props_stale))
 			gp_backend_read_props(e);
 		prio = READ_ONCE(e->kfd_priority);
@@ -451,8 +467,8 @@ static unsigned int gp_tick(void)
 		e->pq.pending = pending;
 		e->pq.prio = prio;
 		e->pq.dev = gp_dev_index(e->dev);
-		e->pq.parkable = !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->dead) &&
-				 gp_backend_dev_usable(e->dev);
+		e->pq.parkable = e->aql && !READ_ONCE(e->proc->debugged) &&
+				 !READ_ONCE(e->proc->dead) && gp_backend_dev_usable(e->dev);
 		/* Pointers alone are refreshed by the periodic publish, not per tick. */
 		if (pending != in->pending || prio != in->eff_priority || src != in->prio_source ||
 		    READ_ONCE(e->kfd_priority) != in->kfd_priority)
@@ -464,7 +480,7 @@ static unsigned int gp_tick(void)
 		in->prio_source = src;
 		in->kfd_priority = READ_ONCE(e->kfd_priority);
 		in->queue_percent = READ_ONCE(e->queue_percent);
-		in->ptr_path = e->ptr_path;
+		in->ptr_path = rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
 		gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
 	}
 	gp_ptr_read_end();

@@ -55,10 +55,28 @@ static bool gp_guard_thrashes(const struct gp_uint_range *r, unsigned int v)
 	return v + other < GP_MIN_GUARD_CYCLE_MS;
 }
 
+/*
+ * m6: the idle period is never shorter than the busy one.  @v is the new
+ * value of @r; *@other gets the value it would conflict with.
+ */
+static bool gp_tick_above_idle(const struct gp_uint_range *r, unsigned int v,
+			       unsigned int *other)
+{
+	if (r->val == &gp_param.tick_us) {
+		*other = READ_ONCE(gp_param.idle_us);
+		return v > *other;
+	}
+	if (r->val == &gp_param.idle_us) {
+		*other = READ_ONCE(gp_param.tick_us);
+		return v < *other;
+	}
+	return false;
+}
+
 static int gp_set_uint(const char *val, const struct kernel_param *kp)
 {
 	const struct gp_uint_range *r = kp->arg;
-	unsigned int v;
+	unsigned int v, other;
 	int ret;
 
 	ret = kstrtouint(val, 0, &v);
@@ -69,6 +87,12 @@ static int gp_set_uint(const char *val, const struct kernel_param *kp)
 	if (gp_guard_thrashes(r, v)) {
 		pr_err("%s=%u rejected: max_suspend_ms + min_slice_ms below %u ms makes the starvation guard thrash the device\n",
 		       r->name, v, GP_MIN_GUARD_CYCLE_MS);
+		return -EINVAL;
+	}
+	if (gp_tick_above_idle(r, v, &other)) {
+		pr_err("%s=%u rejected: idle_us must be >= tick_us (now %s=%u); %s\n",
+		       r->name, v, r->val == &gp_param.tick_us ? "idle_us" : "tick_us", other,
+		       r->val == &gp_param.tick_us ? "raise idle_us first" : "lower tick_us first");
 		return -EINVAL;
 	}
 	WRITE_ONCE(*r->val, v);
@@ -94,7 +118,7 @@ static struct gp_uint_range gp_range_tick_us = {
 
 module_param_cb(tick_us, &gp_uint_ops, &gp_range_tick_us, 0644);
 MODULE_PARM_DESC(tick_us,
-		 "Monitor scan period in microseconds while work is pending; bounds detection latency (default 100) [10..100000]");
+		 "Monitor scan period in microseconds while work is pending; bounds detection latency (default 100) [10..100000, <= idle_us]");
 
 static struct gp_uint_range gp_range_idle_us = {
 	.val = &gp_param.idle_us, .min = 100, .max = 1000000, .name = "idle_us",
@@ -102,7 +126,7 @@ static struct gp_uint_range gp_range_idle_us = {
 
 module_param_cb(idle_us, &gp_uint_ops, &gp_range_idle_us, 0644);
 MODULE_PARM_DESC(idle_us,
-		 "Monitor scan period in microseconds when nothing can be preempted (default 5000) [100..1000000]");
+		 "Monitor scan period in microseconds when nothing can be preempted (default 5000) [100..1000000, >= tick_us]");
 
 static struct gp_uint_range gp_range_hysteresis_us = {
 	.val = &gp_param.hysteresis_us, .min = 0, .max = 10000000, .name = "hysteresis_us",

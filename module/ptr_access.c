@@ -17,6 +17,14 @@
  *                     access_process_vm() goes through the fault path and
  *                     vm_ops->access.  The queue stays on this path.
  *
+ *   GP_PTR_NOT_AQL:   a PM4 queue: its read/write pointers are dword ring
+ *                     offsets, not 64-bit dispatch ids; never read.
+ *
+ * "Unknown is not pending" (M6): a read that fails (no live thread has the
+ * mm, the page is gone) makes the queue not pending for this scan, and the
+ * next read waits a back-off of 1 ms doubling to 1 s, so an unreadable
+ * queue neither triggers parks nor costs a lookup per tick.
+ *
  * The mm is found through the KFD process (a reference held while it is
  * taken): the lead thread's, or, when the leader has exited while other
  * threads run (its mm is NULL then), any live thread's whose mm is still
@@ -25,6 +33,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -112,10 +121,15 @@ void gp_ptr_read_end(void)
  * gp_ptr_setup() - choose the read path of a new queue
  * @e: queue (monitor-owned fields are written)
  *
- * On a bad pointer the path stays GP_PTR_NONE and the queue counts as pending.
+ * A PM4 queue gets GP_PTR_NOT_AQL; on a bad pointer the path stays
+ * GP_PTR_NONE.  Neither is ever read, nor counted as pending.
  */
 void gp_ptr_setup(struct gp_queue *e)
 {
+	if (!e->aql) {
+		e->ptr_path = GP_PTR_NOT_AQL;
+		return;
+	}
 	if ((e->rptr_uva | e->wptr_uva) & 7 || !e->rptr_uva || !e->wptr_uva) {
 		pr_warn_ratelimited("queue %u of %d: unaligned/NULL rptr/wptr\n", e->qid,
 				    e->proc->tgid);
@@ -136,24 +150,13 @@ void gp_ptr_release(struct gp_queue *e)
 	e->ptr_path = GP_PTR_NONE;
 }
 
-/**
- * gp_ptr_read() - read a queue's dispatch ids
- * @e: queue
- * @rptr: read index (packets)
- * @wptr: write index (packets)
- *
- * Monitor thread only; call gp_ptr_read_end() after the last read of a scan.
- *
- * Return: 0, or a negative errno when unknown (the caller assumes pending).
- */
-int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
+/* One read through the queue's path: 0, -ESRCH (no mm) or -EFAULT. */
+static int gp_ptr_read_once(struct gp_queue *e, u64 *rptr, u64 *wptr)
 {
 	u64 __user *ur = u64_to_user_ptr(e->rptr_uva);
 	u64 __user *uw = u64_to_user_ptr(e->wptr_uva);
 	int ret;
 
-	if (e->ptr_path != GP_PTR_USE_MM && e->ptr_path != GP_PTR_ACCESS_VM)
-		return -ENODATA;
 	ret = gp_ptr_use(e->proc);
 	if (ret)
 		return ret;
@@ -173,4 +176,37 @@ int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
 	    access_process_vm(gp_cur.task, e->rptr_uva, rptr, 8, 0) != 8)
 		return -EFAULT;
 	return 0;
+}
+
+/**
+ * gp_ptr_read() - read a queue's dispatch ids
+ * @e: queue
+ * @rptr: read index (packets)
+ * @wptr: write index (packets)
+ *
+ * Monitor thread only; call gp_ptr_read_end() after the last read of a scan.
+ *
+ * Return: 0, or a negative errno when unknown (the caller then counts the
+ * queue as not pending): -ENODATA (never readable), -EAGAIN (backing off
+ * after a failure), -ESRCH or -EFAULT (this read failed; back-off starts).
+ */
+int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
+{
+	int ret;
+
+	if (e->ptr_path != GP_PTR_USE_MM && e->ptr_path != GP_PTR_ACCESS_VM)
+		return -ENODATA;
+	if (e->ptr_retry_ns && ktime_get_ns() < e->ptr_retry_ns)
+		return -EAGAIN;
+	ret = gp_ptr_read_once(e, rptr, wptr);
+	if (!ret) {
+		e->ptr_retry_ns = 0;
+		e->ptr_backoff_ms = 0;
+		return 0;
+	}
+	e->ptr_backoff_ms = clamp(e->ptr_backoff_ms * 2, 1U, 1000U);
+	e->ptr_retry_ns = ktime_get_ns() + (u64)e->ptr_backoff_ms * NSEC_PER_MSEC;
+	pr_debug("queue %u of %d: dispatch ids unreadable (%d), retry in %u ms\n", e->qid,
+		 e->proc->tgid, ret, e->ptr_backoff_ms);
+	return ret;
 }

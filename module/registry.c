@@ -105,6 +105,7 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	e->rptr_uva = (u64)(uintptr_t)READ_ONCE(*KFD_QP(q, read_ptr, void *));
 	e->wptr_uva = (u64)(uintptr_t)READ_ONCE(*KFD_QP(q, write_ptr, void *));
 	e->ptr_path = GP_PTR_NONE;
+	e->aql = READ_ONCE(*KFD_QP(q, format, u32)) == GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	old = gp_find_locked(p, qid);
@@ -251,10 +252,13 @@ void gp_registry_proc_dead(struct kfd_process *p)
 }
 
 /**
- * gp_registry_proc_debugged() - a debugger attached to a KFD process
- * @p: process; its queues are unparked and left alone from now on
+ * gp_registry_proc_debugged() - a debugger attached to or detached from @p
+ * @p: KFD process (compared, never dereferenced)
+ * @on: attached: its queues are left alone (an unpark then only drops
+ *      gpreempt's ownership, the debugger may own is_suspended now);
+ *      detached: KFD resumed every suspended queue, gpreempt manages it again
  */
-void gp_registry_proc_debugged(struct kfd_process *p)
+void gp_registry_proc_debugged(struct kfd_process *p, bool on)
 {
 	struct gp_proc *pr;
 	unsigned long flags;
@@ -262,7 +266,7 @@ void gp_registry_proc_debugged(struct kfd_process *p)
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	list_for_each_entry(pr, &gp_reg.procs, node)
 		if (pr->p == p)
-			WRITE_ONCE(pr->debugged, true);
+			WRITE_ONCE(pr->debugged, on);
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	gp_monitor_kick();
 }

@@ -22,7 +22,8 @@
  * after the start (restored before the final drain).  --pfnmap puts the
  * read/write indices in a VM_PFNMAP driver buffer (mmap of /dev/kfdsim),
  * which cannot be pinned, like a TTM-mmapped BO.  --sdma creates SDMA queues
- * (their packets run one at a time on a copy engine, for --wg x --wg-us).
+ * (their packets run one at a time on a copy engine, for --wg x --wg-us);
+ * --pm4 creates compute queues of PM4 format (gpreempt leaves them alone).
  * --context secondary puts the queues in a secondary KFD context of the
  * process (AMDKFD_IOC_CREATE_PROCESS on a second open, 7.2+ layouts);
  * --be-prio P (lc mode) also keeps a best-effort queue (--be-wg x
@@ -311,7 +312,7 @@ static void usage(void)
 		"usage: gpload [lc|be|churn|idle|rocr]... [--mode lc|be|churn|idle]\n"
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
-		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma]\n"
+		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
@@ -333,7 +334,7 @@ int main(int argc, char **argv)
 		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "evict-ms", 1, 0, 'E' },
 		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
 		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
-		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' },
+		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -362,6 +363,7 @@ int main(int argc, char **argv)
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
 		case 'S': queue_type = KFDSIM_QUEUE_TYPE_SDMA; break;
+		case '4': queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_PM4; break;
 		case 'R': rename_to = optarg; break;
 		case 'C':
 			if (strcmp(optarg, "primary") && strcmp(optarg, "secondary")) {

@@ -68,7 +68,8 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 	if (ret)
 		return ret;
 	if (args.queue_type != KFDSIM_QUEUE_TYPE_COMPUTE_AQL &&
-	    args.queue_type != KFDSIM_QUEUE_TYPE_SDMA) {
+	    args.queue_type != KFDSIM_QUEUE_TYPE_SDMA &&
+	    args.queue_type != KFDSIM_QUEUE_TYPE_COMPUTE_PM4) {
 		pr_err_ratelimited("unsupported queue type %u\n", args.queue_type);
 		return -EINVAL;
 	}
@@ -106,7 +107,8 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 		q->properties.format = KS_QUEUE_FORMAT_PM4;
 	} else {
 		q->properties.type = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
-		q->properties.format = GP_ENUM_KFD_QUEUE_FORMAT_AQL;
+		q->properties.format = args.queue_type == KFDSIM_QUEUE_TYPE_COMPUTE_PM4 ?
+				       KS_QUEUE_FORMAT_PM4 : GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	}
 	q->properties.queue_address = args.ring_base_address;
 	q->properties.queue_size = args.ring_size;

@@ -291,12 +291,13 @@ static int ks_fault_counts_show(struct seq_file *m, void *unused)
 	for (i = 0; i < KS_F_NR; i++)
 		seq_printf(m, "%s %lld\n", ks_faults[i].name,
 			   atomic64_read(&ks_faults[i].injected));
-	seq_printf(m, "hws_hangs %lld\nslow_runlists %lld\nmutex_holds %lld\nlookup_delays %lld\nqueue_reuses %lld\n",
+	seq_printf(m, "hws_hangs %lld\nslow_runlists %lld\nmutex_holds %lld\nlookup_delays %lld\nqueue_reuses %lld\nlookup_fails %lld\n",
 		   atomic64_read(&ks_fault_counts.hws_hangs),
 		   atomic64_read(&ks_fault_counts.slow_runlists),
 		   atomic64_read(&ks_fault_counts.mutex_holds),
 		   atomic64_read(&ks_fault_counts.lookup_delays),
-		   atomic64_read(&ks_fault_counts.queue_reuses));
+		   atomic64_read(&ks_fault_counts.queue_reuses),
+		   atomic64_read(&ks_fault_counts.lookup_fails));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_fault_counts);
@@ -345,9 +346,14 @@ void ks_fault_debugfs(struct dentry *parent)
 	debugfs_create_bool("hws_hang", 0600, ks_fault_dir, &ks_dqm.is_hws_hang);
 	debugfs_create_u32("lookup_delay_us", 0600, ks_fault_dir,
 			   &ks_fault_knobs.lookup_delay_us);
+	debugfs_create_u32("lookup_fail_pasid", 0600, ks_fault_dir,
+			   &ks_fault_knobs.lookup_fail_pasid);
 	debugfs_create_bool("reuse_queue_mem", 0600, ks_fault_dir,
 			    &ks_fault_knobs.reuse_queue_mem);
 	debugfs_create_file("hold_mutex", 0200, ks_fault_dir, NULL, &ks_hold_fops);
+#if GP_HAVE_kfd_dbg_trap_disable && GP_HAVE_queue_properties__is_suspended
+	debugfs_create_file("debugger", 0200, ks_fault_dir, NULL, &ks_dbg_fops);
+#endif
 	debugfs_create_file("counts", 0444, ks_fault_dir, NULL, &ks_fault_counts_fops);
 }
 

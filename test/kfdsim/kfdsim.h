@@ -347,6 +347,11 @@ void kfd_process_notifier_release_internal(struct kfd_process *p);
 #endif
 
 #define KS_CONTEXT_ID_PRIMARY 0xffff	/* KFD_CONTEXT_ID_PRIMARY (7.2+) */
+#if GP_HAVE_kfd_dbg_trap_disable && GP_HAVE_queue_properties__is_suspended
+gp_fn_kfd_dbg_trap_disable_t kfd_dbg_trap_disable;
+/* fault/debugger: "attach|suspend|detach PASID" (process.c) */
+extern const struct file_operations ks_dbg_fops;
+#endif
 
 /* ---- module parameters and global state (main.c) ---- */
 struct ks_params {
@@ -400,6 +405,7 @@ struct ks_fault_knobs {
 	unsigned int slow_runlist_us;
 	unsigned int hws_hang_after;
 	unsigned int lookup_delay_us;
+	unsigned int lookup_fail_pasid;
 	bool reuse_queue_mem;
 };
 
@@ -409,6 +415,7 @@ struct ks_fault_counts {
 	atomic64_t mutex_holds;
 	atomic64_t lookup_delays;
 	atomic64_t queue_reuses;
+	atomic64_t lookup_fails;
 };
 
 extern struct ks_fault_knobs ks_fault_knobs;

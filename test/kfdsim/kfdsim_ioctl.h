@@ -65,6 +65,8 @@ struct kfdsim_create_queue_args {
  */
 #define KFDSIM_QUEUE_TYPE_COMPUTE_AQL 0	/* KFD_IOC_QUEUE_TYPE_COMPUTE_AQL */
 #define KFDSIM_QUEUE_TYPE_SDMA 1	/* KFD_IOC_QUEUE_TYPE_SDMA */
+/* Compute, PM4 format: runs like an AQL queue here, only its format differs. */
+#define KFDSIM_QUEUE_TYPE_COMPUTE_PM4 2
 
 struct kfdsim_destroy_queue_args {
 	__u32 queue_id;

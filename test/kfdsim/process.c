@@ -17,12 +17,15 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <uapi/linux/kfd_ioctl.h>
 #include "kfdsim.h"
 
@@ -86,8 +89,14 @@ noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
 #endif
 {
 	struct kfd_process *p, *ret = NULL;
-	int idx = srcu_read_lock(&ks_processes_srcu);
+	int idx;
 
+	/* Injected: not found, as for a process past its notifier release. */
+	if (pasid && pasid == READ_ONCE(ks_fault_knobs.lookup_fail_pasid)) {
+		atomic64_inc(&ks_fault_counts.lookup_fails);
+		return NULL;
+	}
+	idx = srcu_read_lock(&ks_processes_srcu);
 	list_for_each_entry_srcu(p, &ks_processes, table_node,
 				 srcu_read_lock_held(&ks_processes_srcu)) {
 		if (p->pasid == pasid) {
@@ -471,6 +480,101 @@ noinline int kfd_dbg_trap_enable(struct kfd_process *target, uint32_t fd,
 	WRITE_ONCE(target->debug_trap_enabled, true);
 	return 0;
 }
+#endif
+
+#if GP_HAVE_kfd_dbg_trap_disable && GP_HAVE_queue_properties__is_suspended
+/*
+ * The debugger's queue suspend and resume (6.12 kfd_device_queue_manager.c
+ * suspend_queues()/resume_queues()), all queues of @p, p->mutex held.  A
+ * queue already suspended (by gpreempt, say) is counted as suspended and
+ * left as it is, as suspend_single_queue() does.  Return: queues suspended
+ * (or resumed).
+ */
+static int ks_dbg_suspend_all(struct kfd_process *p, bool suspend)
+{
+	struct process_queue_node *pqn;
+	int n = 0;
+
+	list_for_each_entry(pqn, &p->pqm.queues, process_queue_list) {
+		struct queue *q = pqn->q;
+
+		if (!q)
+			continue;
+		n++;
+		if (q->properties.is_suspended == suspend)
+			continue;
+		q->properties.is_suspended = suspend;
+		if (ks_dqm.ops.update_queue(&ks_dqm, q, NULL))
+			pr_warn_ratelimited("debugger %s of queue %u failed\n",
+					    suspend ? "suspend" : "resume", q->properties.queue_id);
+	}
+	return n;
+}
+
+/**
+ * kfd_dbg_trap_disable() - the debugger detaches (6.6+)
+ * @target: process, p->mutex held
+ *
+ * As KFD: the deactivation resumes every suspended queue, then
+ * debug_trap_enabled is cleared.
+ *
+ * Return: 0.
+ */
+noinline int kfd_dbg_trap_disable(struct kfd_process *target)
+{
+	if (!READ_ONCE(target->debug_trap_enabled))
+		return 0;
+	ks_dbg_suspend_all(target, false);
+	WRITE_ONCE(target->debug_trap_enabled, false);
+	return 0;
+}
+
+/* "attach|suspend|detach PASID": what rocgdb's ioctls do to that process. */
+static ssize_t ks_dbg_write(struct file *file, const char __user *ubuf, size_t len,
+			    loff_t *ppos)
+{
+	struct kfd_process *p;
+	unsigned int pasid;
+	char buf[32], op[8];
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sscanf(buf, "%7s %u", op, &pasid) != 2)
+		return -EINVAL;
+#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
+	p = kfd_lookup_process_by_pasid(pasid, NULL);
+#else
+	p = kfd_lookup_process_by_pasid(pasid);
+#endif
+	if (!p)
+		return -ESRCH;
+	mutex_lock(&p->mutex);
+	if (!strcmp(op, "attach")) {
+		ret = kfd_dbg_trap_enable(p, 0, NULL, NULL);
+	} else if (!strcmp(op, "detach")) {
+		ret = kfd_dbg_trap_disable(p);
+	} else if (!strcmp(op, "suspend")) {
+		/* KFD refuses every op but enable on a process not debugged. */
+		ret = READ_ONCE(p->debug_trap_enabled) ? 0 : -EINVAL;
+		if (!ret)
+			ks_dbg_suspend_all(p, true);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&p->mutex);
+	kfd_unref_process(p);
+	return ret ? ret : len;
+}
+
+const struct file_operations ks_dbg_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = ks_dbg_write,
+};
 #endif
 
 /**

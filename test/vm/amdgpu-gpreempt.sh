@@ -13,6 +13,7 @@ LAYOUT=$OBJ/build/gp_layout.h
 have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
 PROBES="kfd_procfs_add_queue pqm_update_queue_properties pqm_destroy_queue kfd_process_notifier_release pqm_uninit"
 have kfd_dbg_trap_enable && PROBES="$PROBES kfd_dbg_trap_enable"
+have kfd_dbg_trap_disable && PROBES="$PROBES kfd_dbg_trap_disable"
 tap_diag "kernel $(uname -r): probes: $PROBES; queue suspend: $(have queue_properties__is_suspended && echo yes || echo no)"
 
 dmesg_has() { dmesg | grep -q -- "$1"; }

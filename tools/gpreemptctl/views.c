@@ -12,12 +12,12 @@
 #include <bpf/bpf.h>
 #include "gpreemptctl.h"
 
-static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm" };
+static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm", "not_aql" };
 static const char * const backend_names[] = { "-", "evict", "suspend" };
 
 static const char *ptr_name(unsigned int p)
 {
-	return p < 4 ? ptr_names[p] : "?";
+	return p < sizeof(ptr_names) / sizeof(ptr_names[0]) ? ptr_names[p] : "?";
 }
 
 static const char *backend_name(unsigned int b)

@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What gpreempt leaves alone or refuses (review findings M1, M6, m6): a queue
+# a debugger suspended, a process after its debugger detached, PM4 queues,
+# queues whose dispatch ids cannot be read, and tick_us above idle_us.  Every
+# wait polls for a state; no wall-clock time is asserted.  Runs inside the
+# test guest (test/run-vm sim).
+. test/lib/tap.sh
+GPLOAD=build/gpload
+F=/sys/kernel/debug/kfdsim/fault
+P=/sys/module/gpreempt/parameters
+LAYOUT=${GP_OBJ:-.}/build/gp_layout.h
+LC_ARGS="--mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 300"
+BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
+
+qfield() {
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
+}
+gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
+fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
+ksq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
+state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
+path_is() { [ "$(qfield "$1" ptr_path)" = "$2" ]; }
+stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
+fc_ge() { [ "$(fcount "$1")" -ge "$2" ] 2>/dev/null; }
+ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
+no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
+be_suspended() { case "$(ksq 3)" in *" suspended=1 "*) return 0 ;; esac; return 1; }
+be_running() { case "$(ksq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }
+load() { insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko $2; }
+unload() {
+	rmmod gpreempt 2>/dev/null
+	wait_for 30 ks_idle
+	rmmod kfdsim
+}
+# Let the monitor run N more scans.
+ticks_pass() { local t0; t0=$(gstat ticks); wait_for 120 stat_ge ticks $((t0 + $1)); }
+dmesg -C
+
+# 1. m6: idle_us >= tick_us, for the parameters and for gp_config.
+load "" ""
+tap_check_fails "m6: tick_us above idle_us refused" sh -c "echo 6000 >$P/tick_us"
+tap_check "m6: tick_us unchanged after the refusal" test "$(cat $P/tick_us)" = 100
+tap_check "m6: the refusal says what to do" sh -c "dmesg | grep -q 'tick_us=6000 rejected: idle_us must be >= tick_us.*raise idle_us first'"
+echo 1000 >$P/tick_us
+tap_check_fails "m6: idle_us below tick_us refused" sh -c "echo 500 >$P/idle_us"
+tap_check "m6: idle_us unchanged after the refusal" test "$(cat $P/idle_us)" = 5000
+echo 100 >$P/tick_us
+bad=$(gstat bad_control)
+# gp_config { enable 0, tick_us 6000 (0x1770), the rest 0 }: above idle_us 5000.
+bpftool map update name gp_config key 0 0 0 0 value 0 0 0 0 112 23 0 0 \
+	0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+tap_check "m6: gp_config tick_us above idle_us rejected and counted" wait_for 20 stat_ge bad_control $((bad + 1))
+tap_check "m6: gp_config rejection names the reason" sh -c "dmesg | grep -q 'gp_config rejected: tick_us is above the idle_us'"
+bpftool map update name gp_config key 0 0 0 0 value 0 0 0 0 0 0 0 0 \
+	0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+rmmod gpreempt
+tap_check_fails "m6: insmod tick_us=6000 (idle_us 5000) refused" insmod module/gpreempt.ko tick_us=6000
+tap_check "m6: insmod idle_us=8000 tick_us=6000 (in order) accepted" insmod module/gpreempt.ko idle_us=8000 tick_us=6000
+unload
+
+# 2. M6: a PM4 queue is not monitored: its work never parks anything.
+load "" "backend=suspend"
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+$GPLOAD $LC_ARGS --pm4 --duration 60 --quiet &
+lc=$!
+tap_check "M6: a PM4 queue is listed as not_aql in gp_queues" wait_for 30 path_is $lc 4
+ticks_pass 200
+tap_check "M6: PM4 queue never pending" test "$(qfield $lc pending)" = 0
+tap_check "M6: a busy higher-priority PM4 queue parks nothing" test "$(qfield $be preempts)" = 0
+kill -TERM $lc $be
+wait $lc
+wait $be
+tap_check "M6: PM4 run: every packet exactly once" test $? -eq 0
+unload
+
+# 3. M6: unknown is not pending, and the read is retried with back-off.  The
+# LC process submits nothing; its pointers become unreadable (the PASID lookup
+# fails, as for a process past its notifier release).
+load "" "backend=suspend"
+$GPLOAD $BE_ARGS --duration 120 --quiet &
+be=$!
+$GPLOAD --mode lc --prio 12 --wg 1 --wg-us 100 --period-us 1000000000 --duration 120 --quiet &
+lc=$!
+wait_for 30 path_is $lc 2
+wait_for 30 path_is $be 2
+pasid=$(qfield $lc pasid)
+echo "$pasid" >$F/lookup_fail_pasid
+tap_check "M6: unreadable queue shown with ptr_path none" wait_for 30 path_is $lc 0
+pre=$(qfield $be preempts) t0=$(gstat ticks) f0=$(fcount lookup_fails)
+ticks_pass 300
+t1=$(gstat ticks) f1=$(fcount lookup_fails)
+tap_check "M6: unreadable queue never pending" test "$(qfield $lc pending)" = 0
+tap_check "M6: an unreadable higher-priority queue parks nothing" test "$(qfield $be preempts)" = "$pre"
+tap_diag "unreadable: $((f1 - f0)) lookups in $((t1 - t0)) scans"
+tap_check "M6: unreadable queue retried with back-off (fewer lookups than scans/4)" \
+	test $(((f1 - f0) * 4)) -lt $((t1 - t0))
+echo 0 >$F/lookup_fail_pasid
+tap_check "M6: readable again after the fault: retried and back on use_mm" wait_for 30 path_is $lc 2
+kill -TERM $lc $be
+wait $lc
+wait $be
+unload
+
+# 4. M1: a debugger suspend vs gpreempt's unpark, and the detach.
+if ! have kfd_dbg_trap_disable || ! have queue_properties__is_suspended; then
+	tap_ok "M1: debugger suspend/detach # SKIP no debugger API or queue suspend in this KFD"
+else
+	load "" "backend=suspend"
+	$GPLOAD $BE_ARGS --duration 120 --quiet &
+	be=$!
+	sleep 0.5
+	$GPLOAD $LC_ARGS --duration 120 --quiet &
+	lc=$!
+	wait_for 30 state_is $be 2
+	tap_check "M1: BE parked by gpreempt" be_suspended
+	pasid=$(qfield $be pasid)
+	echo "attach $pasid" >$F/debugger
+	echo "suspend $pasid" >$F/debugger
+	kill -TERM $lc
+	wait $lc
+	# LC is gone: gpreempt would resume BE, but the debugger holds it now.
+	tap_check "M1: gpreempt drops its park of a debugged queue" wait_for 30 state_is $be 0
+	ticks_pass 100
+	tap_check "M1: an unpark never resumes a queue the debugger suspended" be_suspended
+	echo "detach $pasid" >$F/debugger
+	tap_check "M1: the detach resumes BE (KFD's resume_queues)" wait_for 30 be_running
+	$GPLOAD $LC_ARGS --duration 120 --quiet &
+	lc=$!
+	tap_check "M1: after the detach gpreempt parks BE again" wait_for 30 state_is $be 2
+	kill -TERM $lc
+	wait $lc
+	tap_check "M1: and resumes it when LC is gone" wait_for 30 state_is $be 0
+	kill -TERM $be
+	wait $be
+	tap_check "M1: BE: every packet exactly once" test $? -eq 0
+	unload
+	tap_check "M1: nothing left suspended" no_suspended
+fi
+
+tap_check "kernel log clean" sh -c "! dmesg | grep -E '$TAP_DMESG_BAD'"
+exit $((TAP_FAILED > 0))
