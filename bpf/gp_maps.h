@@ -139,6 +139,8 @@ struct gp_stats {
 	__u64 throttled;	/* actions held back by a device's max_rate bucket or back-off */
 	__u64 backoffs;		/* per-device back-offs started after a failed action */
 	__u64 queues_untracked;	/* compute queues left unmanaged: GP_MAX_QUEUES reached or no memory */
+	__u64 rule_first_resolves;	/* of rule_resolves: a new process's first resolve */
+	__u64 rule_first_resolve_ns;	/* total time spent on those */
 };
 
 struct gp_comm {

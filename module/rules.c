@@ -129,6 +129,7 @@ static void gp_rules_resolve_proc(struct gp_proc *pr)
 	struct task_struct *task = NULL;
 	struct pid *pid;
 	u64 t0 = ktime_get_ns(), dt;
+	bool first = !pr->rules_gen;
 	int prio;
 
 	pr->rules_gen = gp_rules_gen;
@@ -178,6 +179,10 @@ out:
 	gp_stats.rule_resolves++;
 	gp_stats.rule_resolve_ns += dt;
 	gp_stats.rule_resolve_ns_max = max(gp_stats.rule_resolve_ns_max, dt);
+	if (first) {
+		gp_stats.rule_first_resolves++;
+		gp_stats.rule_first_resolve_ns += dt;
+	}
 }
 
 /**

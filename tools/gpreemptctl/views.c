@@ -34,6 +34,9 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	printf("preempts %llu  resumes %llu  inversions %llu  starvation %llu  errors %llu  bad_control %llu\n",
 	       st->preempts, st->resumes, st->inversions, st->starvation_slices, st->errors,
 	       st->bad_control);
+	printf("pressure: max_rate %llu/s per device, busiest device last second %llu, throttled %llu  back-offs %llu  untracked %llu\n",
+	       st->rate_limit, st->rate_last_sec, st->throttled, st->backoffs,
+	       st->queues_untracked);
 	printf("%-7s %-4s %-15s %4s %4s %-6s %-10s %-4s %-9s %7s %7s %9s\n", "TGID", "QID", "COMM",
 	       "KPRI", "PRIO", "SOURCE", "STATE", "PEND", "PTR", "PREEMPT", "RESUME", "PARKED_MS");
 	for (i = 0; i < n; i++) {
@@ -71,13 +74,17 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"errors\":%llu,\"busy_retries\":%llu,\"skipped_debugged\":%llu,"
 	       "\"skipped_reset\":%llu,\"bad_control\":%llu,\"probe_missed\":%llu,"
 	       "\"evicts_outstanding\":%llu,\"rule_resolves\":%llu,\"rule_resolve_ns\":%llu,"
-	       "\"rule_resolve_ns_max\":%llu,\"env_reads\":%llu",
+	       "\"rule_resolve_ns_max\":%llu,\"env_reads\":%llu,\"rule_first_resolves\":%llu,"
+	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
+	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
 	       st->skipped_debugged, st->skipped_reset, st->bad_control, st->probe_missed,
 	       st->evicts_outstanding, st->rule_resolves, st->rule_resolve_ns,
-	       st->rule_resolve_ns_max, st->env_reads);
+	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
+	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
+	       st->backoffs, st->queues_untracked);
 }
 
 static int frame(struct ctl *c)
@@ -248,6 +255,14 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	printf("rule resolves    %llu, mean %llu ns, max %llu ns; %llu environments read\n",
 	       st.rule_resolves, st.rule_resolves ? st.rule_resolve_ns / st.rule_resolves : 0,
 	       st.rule_resolve_ns_max, st.env_reads);
+	printf("max rate         %llu state changes/s per device; busiest device last second %llu\n",
+	       st.rate_limit, st.rate_last_sec);
+	printf("throttled        %llu actions (max_rate bucket or device back-off)\n", st.throttled);
+	printf("back-offs        %llu (a device after a failed action)\n", st.backoffs);
+	printf("untracked        %llu queues (GP_MAX_QUEUES reached or no memory)\n",
+	       st.queues_untracked);
+	printf("first resolves   %llu (new processes), mean %llu ns\n", st.rule_first_resolves,
+	       st.rule_first_resolves ? st.rule_first_resolve_ns / st.rule_first_resolves : 0);
 	printf("state entries   ");
 	for (i = 0; i < GP_Q_NR_STATES; i++)
 		printf(" %s %llu", state_name(i), st.state_transitions[i]);
