@@ -30,6 +30,8 @@
  * --be-wg-us, --inflight deep) busy in the other context of the same
  * process; --hold-ms N makes kfdsim keep a reference on the secondary context
  * for N ms (another holder: its teardown comes long before its last put).
+ * --gpu D[,D...] puts queue i on device D[i % n] (kfdsim ndev=); the other
+ * queues (churn, --be-prio) go on the first one.
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
@@ -68,6 +70,28 @@ static int fd_primary = -1, fd_secondary = -1;
 
 /* --be-prio: the best-effort queue in the other context. */
 static struct gq beq;
+
+/* --gpu: queue i goes on device gpus[i % ngpus]. */
+#define MAX_GPUS 8
+static uint32_t gpus[MAX_GPUS];
+static int ngpus = 1;
+
+static int parse_gpus(const char *s)
+{
+	char *end;
+
+	ngpus = 0;
+	do {
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < 0 || v >= MAX_GPUS || ngpus == MAX_GPUS ||
+		    (*end && *end != ','))
+			return -1;
+		gpus[ngpus++] = v;
+		s = end + 1;
+	} while (*end);
+	return 0;
+}
 static bool be_on;
 static long be_packets;
 
@@ -164,13 +188,17 @@ static int run(void)
 	if (!qs || !lat)
 		return 1;
 	for (i = 0; i < opt.queues && strcmp(opt.mode, "churn"); i++) {
-		int r = q_create(&qs[i], opt.prio, opt.rocr);
+		int r;
 
+		gpu_id = gpus[i % ngpus];
+		r = q_create(&qs[i], opt.prio, opt.rocr);
 		if (r) {
-			fprintf(stderr, "gpload: create queue %d: %s\n", i, strerror(-r));
+			fprintf(stderr, "gpload: create queue %d on device %u: %s%s\n", i, gpu_id,
+				strerror(-r), r == -EINVAL ? " (is kfdsim loaded with ndev= that many?)" : "");
 			return 1;
 		}
 	}
+	gpu_id = gpus[0];
 	if (opt.be_prio >= 0) {
 		int r;
 
@@ -315,6 +343,7 @@ static void usage(void)
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
+		"              [--gpu D[,D...]]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
 		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma|\n"
 		"                   contexts\n"
@@ -335,6 +364,7 @@ int main(int argc, char **argv)
 		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
 		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
+		{ "gpu", 1, 0, 'G' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -377,6 +407,13 @@ int main(int argc, char **argv)
 		case 'W': opt.be_wg = atoi(optarg); break;
 		case 'V': opt.be_wg_us = atof(optarg); break;
 		case 'H': opt.hold_ms = atoi(optarg); break;
+		case 'G':
+			if (parse_gpus(optarg)) {
+				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",
+					MAX_GPUS - 1, optarg);
+				return 2;
+			}
+			break;
 		default: usage(); return 2;
 		}
 	}
@@ -415,6 +452,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpload: --be-prio needs --mode lc\n");
 		return 2;
 	}
+	gpu_id = gpus[0];
 	fd_primary = open("/dev/kfdsim", O_RDWR | O_CLOEXEC);
 	if (fd_primary < 0) {
 		perror("gpload: /dev/kfdsim");

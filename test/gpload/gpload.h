@@ -31,6 +31,7 @@ struct gq {
 extern int fd;			/* /dev/kfdsim: the context new queues go in */
 extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
 extern uint32_t queue_type;	/* KFDSIM_QUEUE_TYPE_* of new queues */
+extern uint32_t gpu_id;		/* device of new queues */
 extern long errors, lost, doubles, updates, destroy_retries;
 
 double now_us(void);

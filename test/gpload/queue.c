@@ -51,6 +51,8 @@ int q_update(struct gq *q, int percent, int prio)
 	return ioctl(q->fd, KFDSIM_IOC_UPDATE_QUEUE, &a) ? -errno : 0;
 }
 
+uint32_t gpu_id;
+
 /* @rocr: create at priority 7 like ROCr, then SetPriority (percent 100). */
 int q_create(struct gq *q, int prio, bool rocr)
 {
@@ -97,6 +99,7 @@ int q_create(struct gq *q, int prio, bool rocr)
 	a.queue_percentage = 100;
 	a.queue_priority = rocr ? 7 : prio;
 	a.queue_type = queue_type;
+	a.gpu_id = gpu_id;
 	if (ioctl(q->fd, KFDSIM_IOC_CREATE_QUEUE, &a)) {
 		int e = -errno;
 

@@ -92,6 +92,10 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 		return -EFAULT;
 	}
 
+	if (args.gpu_id >= ks_param.ndev || args.pad) {
+		pr_err_ratelimited("no device with gpu_id %u\n", args.gpu_id);
+		return -EINVAL;
+	}
 	q = ks_queue_alloc();
 	if (!q)
 		return -ENOMEM;
@@ -118,7 +122,8 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 	q->properties.write_ptr = (void __user *)args.write_pointer_address;
 
 	mutex_lock(&p->mutex);
-	ret = ks_pqm_create_queue(&p->pqm, &ks_node, filp, &q->properties, &qid);
+	ret = ks_pqm_create_queue(&p->pqm, &ks_devs[args.gpu_id].node, filp, &q->properties,
+				  &qid);
 	mutex_unlock(&p->mutex);
 	if (ret) {
 		ks_queue_unpin(q);
@@ -174,12 +179,17 @@ static int ks_update_queue(struct kfd_process *p, void __user *arg)
 
 static int ks_test(struct kfd_process *p, void __user *arg)
 {
+	struct device_queue_manager *dqm;
 	struct kfdsim_test_args args;
 	struct queue *q;
 	int ret = 0;
 
 	if (copy_from_user(&args, arg, sizeof(args)))
 		return -EFAULT;
+	/* The device-wide ops name their device in queue_id. */
+	if ((args.op == KFDSIM_TEST_SET_RESET || args.op == KFDSIM_TEST_HWS_HANG) &&
+	    args.queue_id >= ks_param.ndev)
+		return -EINVAL;
 	switch (args.op) {
 	case KFDSIM_TEST_EVICT:
 		ret = ks_test_evict(p);
@@ -193,7 +203,7 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		mutex_unlock(&p->mutex);
 		break;
 	case KFDSIM_TEST_SET_RESET:
-		WRITE_ONCE(ks_pdd(p)->has_reset_queue, true);
+		WRITE_ONCE(p->pdds[args.queue_id]->has_reset_queue, true);
 		break;
 	case KFDSIM_TEST_QUERY:
 		mutex_lock(&p->mutex);
@@ -210,9 +220,10 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		args.value = p->pasid;
 		break;
 	case KFDSIM_TEST_HWS_HANG:
-		mutex_lock(&ks_dqm.lock);
-		WRITE_ONCE(ks_dqm.is_hws_hang, !!args.value);
-		mutex_unlock(&ks_dqm.lock);
+		dqm = &ks_devs[args.queue_id].dqm;
+		mutex_lock(&dqm->lock);
+		WRITE_ONCE(dqm->is_hws_hang, !!args.value);
+		mutex_unlock(&dqm->lock);
 		break;
 	case KFDSIM_TEST_HOLD_REF:
 		ret = ks_test_hold(p, args.value);

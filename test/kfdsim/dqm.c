@@ -52,7 +52,7 @@ static void ks_wait_fw(unsigned int us)
  */
 static int ks_execute_queues(struct device_queue_manager *dqm)
 {
-	if (ks_gpu_hws_execute())
+	if (ks_gpu_hws_execute(ks_dev_of_dqm(dqm)))
 		ks_wait_fw(ks_param.runlist_us);
 	return READ_ONCE(dqm->is_hws_hang) ? -EIO : 0;
 }
@@ -81,7 +81,7 @@ static void ks_remove_queue_mes(struct queue *q)
 static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
 {
-	struct kfd_process_device *pdd = ks_pdd(q->process);
+	struct kfd_process_device *pdd = ks_pdd(q->process, q->device);
 	bool prev_active;
 	int ret = 0;
 
@@ -103,7 +103,7 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 		 * "queue is reset so inaccessable": HWS has unmapped the whole
 		 * runlist and maps nothing again until the next runlist change.
 		 */
-		if (!ks_param.mes && ks_gpu_hws_unmap_all())
+		if (!ks_param.mes && ks_gpu_hws_unmap_all(ks_dev_of_dqm(dqm)))
 			ks_wait_us(ks_param.runlist_us);
 		ret = -EACCES;
 		goto out;
@@ -221,7 +221,9 @@ out:
  */
 int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 {
-	mutex_lock(&ks_dqm.lock);
+	struct device_queue_manager *dqm = qpd->dqm;
+
+	mutex_lock(&dqm->lock);
 	list_add(&q->list, &qpd->queues_list);
 	if (qpd->evicted)
 		q->properties.is_evicted = true;
@@ -233,10 +235,10 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 			ks_add_queue_mes(q);
 		} else {
 			ks_gpu_hws_mark(q, true);
-			ks_execute_queues(&ks_dqm);
+			ks_execute_queues(dqm);
 		}
 	}
-	mutex_unlock(&ks_dqm.lock);
+	mutex_unlock(&dqm->lock);
 	return 0;
 }
 
@@ -252,20 +254,22 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
  */
 int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
 {
-	mutex_lock(&ks_dqm.lock);
+	struct device_queue_manager *dqm = qpd->dqm;
+
+	mutex_lock(&dqm->lock);
 	if (q->properties.is_active) {
 		q->properties.is_active = false;
 		if (ks_param.mes) {
 			ks_remove_queue_mes(q);
 		} else {
 			ks_gpu_hws_mark(q, false);
-			ks_execute_queues(&ks_dqm);
+			ks_execute_queues(dqm);
 		}
 	}
 	ks_gpu_remove_queue(q);
 	list_del(&q->list);
 	atomic_dec(&ks_stats.queues);
-	mutex_unlock(&ks_dqm.lock);
+	mutex_unlock(&dqm->lock);
 	return 0;
 }
 
@@ -276,10 +280,11 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
  */
 void ks_dqm_process_termination(struct qcm_process_device *qpd)
 {
+	struct device_queue_manager *dqm = qpd->dqm;
 	struct queue *q, *tmp;
 	bool hws = false;
 
-	mutex_lock(&ks_dqm.lock);
+	mutex_lock(&dqm->lock);
 	list_for_each_entry_safe(q, tmp, &qpd->queues_list, list) {
 		if (q->properties.is_active) {
 			q->properties.is_active = false;
@@ -295,10 +300,10 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd)
 		atomic_dec(&ks_stats.queues);
 	}
 	if (hws)
-		ks_execute_queues(&ks_dqm);
+		ks_execute_queues(dqm);
 	atomic_sub(qpd->evicted, &ks_stats.evicted_refs);
 	qpd->evicted = 0;
-	mutex_unlock(&ks_dqm.lock);
+	mutex_unlock(&dqm->lock);
 }
 
 /*
@@ -325,28 +330,31 @@ asm(".pushsection .text\n\t"
 	".popsection\n\t");
 
 /**
- * ks_dqm_init() - the device's dqm with its live ops table
+ * ks_dqm_init() - a device's dqm with its live ops table
+ * @d: device
  */
-void ks_dqm_init(void)
+void ks_dqm_init(struct ks_device *d)
 {
-	mutex_init(&ks_dqm.lock);
-	ks_dqm.ops.update_queue = ks_update_queue;
+	struct device_queue_manager *dqm = &d->dqm;
+
+	mutex_init(&dqm->lock);
+	dqm->ops.update_queue = ks_update_queue;
 	if (ks_ops_noendbr)
-		ks_dqm.ops.update_queue = ks_update_queue_noendbr;
-	ks_dqm.ops.evict_process_queues = ks_evict_process_queues;
-	ks_dqm.ops.restore_process_queues = ks_restore_process_queues;
-	ks_dqm.dev = &ks_node;
+		dqm->ops.update_queue = ks_update_queue_noendbr;
+	dqm->ops.evict_process_queues = ks_evict_process_queues;
+	dqm->ops.restore_process_queues = ks_restore_process_queues;
+	dqm->dev = &d->node;
 	/* MES is the HWS op-set with enable_mes set, as in KFD. */
-	ks_dqm.sched_policy = ks_param.nohws ? GP_ENUM_KFD_SCHED_POLICY_NO_HWS :
-			      GP_ENUM_KFD_SCHED_POLICY_HWS;
-	ks_dqm.sched_running = true;
-	ks_kfd_dev.shared_resources.enable_mes = ks_param.mes && !ks_param.nohws;
-	ks_kfd_dev.cwsr_enabled = ks_param.cwsr;
-	ks_node.dqm = &ks_dqm;
-	ks_node.kfd = &ks_kfd_dev;
+	dqm->sched_policy = ks_param.nohws ? GP_ENUM_KFD_SCHED_POLICY_NO_HWS :
+			    GP_ENUM_KFD_SCHED_POLICY_HWS;
+	dqm->sched_running = true;
+	d->kfd.shared_resources.enable_mes = ks_param.mes && !ks_param.nohws;
+	d->kfd.cwsr_enabled = ks_param.cwsr;
+	d->node.dqm = dqm;
+	d->node.kfd = &d->kfd;
 #if !GP_HAVE_kfd_node
 	/* 6.1: the device is its own node; KFD reads its flags there. */
-	ks_node.shared_resources.enable_mes = ks_param.mes;
-	ks_node.cwsr_enabled = true;
+	d->node.shared_resources.enable_mes = ks_param.mes;
+	d->node.cwsr_enabled = true;
 #endif
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gpu.c - the simulated GPU: one command-processor kthread and num_cu
- * compute units.
+ * gpu.c - the simulated GPU: per device (ndev=), one command-processor
+ * kthread and num_cu compute units.
  *
  * The CP polls the write index of every runnable queue every poll_us (there
  * is no doorbell call: gpreempt, like on real hardware, can only learn of
@@ -47,7 +47,8 @@ struct ks_cu {
 	u64 free_at;		/* busy saving a context until then */
 };
 
-static struct {
+struct ks_gpu {
+	struct ks_device *dev;
 	spinlock_t lock;	/* everything below, and every ks_queue's CP state */
 	struct list_head queues;
 	struct ks_cu *cu;
@@ -55,16 +56,21 @@ static struct {
 	bool runlist_active;	/* HWS: a runlist is mapped */
 	struct queue *rr_last;
 	struct task_struct *cp;
-} ks_gpu;
+};
+
+static struct ks_gpu *ks_gpu_of(struct queue *q)
+{
+	return ks_dev_of(q->device)->gpu;
+}
 
 static u64 ks_now(void)
 {
 	return ktime_get_ns();
 }
 
-static bool ks_runnable(struct queue *q)
+static bool ks_runnable(struct ks_gpu *g, struct queue *q)
 {
-	return q->ks.mapped && (ks_param.mes || ks_gpu.runlist_active);
+	return q->ks.mapped && (ks_param.mes || g->runlist_active);
 }
 
 static void ks_retire_locked(struct queue *q)
@@ -87,12 +93,12 @@ static void ks_retire_locked(struct queue *q)
 	}
 }
 
-static void ks_finish_cus_locked(u64 now)
+static void ks_finish_cus_locked(struct ks_gpu *g, u64 now)
 {
 	u32 i;
 
 	for (i = 0; i < ks_param.num_cu; i++) {
-		struct ks_cu *cu = &ks_gpu.cu[i];
+		struct ks_cu *cu = &g->cu[i];
 		struct ks_packet_run *r;
 		struct ks_queue *ks;
 
@@ -112,11 +118,11 @@ static void ks_finish_cus_locked(u64 now)
 }
 
 /* SDMA packets whose copy is done. */
-static void ks_finish_sdma_locked(u64 now)
+static void ks_finish_sdma_locked(struct ks_gpu *g, u64 now)
 {
 	struct queue *q;
 
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
 		struct ks_queue *ks = &q->ks;
 		struct ks_packet_run *r;
 
@@ -131,10 +137,10 @@ static void ks_finish_sdma_locked(u64 now)
 	}
 }
 
-static void ks_finish_locked(u64 now)
+static void ks_finish_locked(struct ks_gpu *g, u64 now)
 {
-	ks_finish_cus_locked(now);
-	ks_finish_sdma_locked(now);
+	ks_finish_cus_locked(g, now);
+	ks_finish_sdma_locked(g, now);
 }
 
 /*
@@ -143,14 +149,14 @@ static void ks_finish_locked(u64 now)
  * Invariant: nsaved + running <= num_cu per queue (a queue with saved
  * workgroups launches nothing new), so ks->saved never overflows.
  */
-static void ks_save_locked(struct queue *only, u64 now)
+static void ks_save_locked(struct ks_gpu *g, struct queue *only, u64 now)
 {
 	u64 save_ns = (u64)ks_param.cwsr_save_us * NSEC_PER_USEC;
 	struct queue *q;
 	u32 i;
 
-	ks_finish_locked(now);	/* what is done is not saved */
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+	ks_finish_locked(g, now);	/* what is done is not saved */
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
 		struct ks_queue *ks = &q->ks;
 
 		if (only && q != only)
@@ -167,7 +173,7 @@ static void ks_save_locked(struct queue *only, u64 now)
 		}
 	}
 	for (i = 0; i < ks_param.num_cu; i++) {
-		struct ks_cu *cu = &ks_gpu.cu[i];
+		struct ks_cu *cu = &g->cu[i];
 		struct ks_queue *ks;
 
 		if (!cu->q || (only && cu->q != only))
@@ -271,42 +277,42 @@ static bool ks_has_work_locked(struct queue *q)
 }
 
 /* Highest-priority runnable queue with work; round robin within the level. */
-static struct queue *ks_pick_locked(void)
+static struct queue *ks_pick_locked(struct ks_gpu *g)
 {
 	struct queue *q, *first = NULL, *after = NULL;
-	bool seen_last = !ks_gpu.rr_last;
+	bool seen_last = !g->rr_last;
 	int best = -1;
 
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		if (!q->ks.sdma && ks_runnable(q) && (int)q->ks.hw_prio > best &&
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		if (!q->ks.sdma && ks_runnable(g, q) && (int)q->ks.hw_prio > best &&
 		    ks_has_work_locked(q))
 			best = q->ks.hw_prio;
 	if (best < 0)
 		return NULL;
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
-		if (!q->ks.sdma && ks_runnable(q) && q->ks.hw_prio == best &&
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
+		if (!q->ks.sdma && ks_runnable(g, q) && q->ks.hw_prio == best &&
 		    ks_has_work_locked(q)) {
 			if (!first)
 				first = q;
 			if (seen_last && !after)
 				after = q;
 		}
-		if (q == ks_gpu.rr_last)
+		if (q == g->rr_last)
 			seen_last = true;
 	}
 	return after ?: first;
 }
 
 /* Each SDMA queue copies its oldest packet on its own engine. */
-static void ks_dispatch_sdma_locked(u64 now)
+static void ks_dispatch_sdma_locked(struct ks_gpu *g, u64 now)
 {
 	struct queue *q;
 
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
 		struct ks_queue *ks = &q->ks;
 		struct ks_packet_run *r;
 
-		if (!ks->sdma || ks->sdma_busy || !ks_runnable(q) || ks->retired == ks->fetched)
+		if (!ks->sdma || ks->sdma_busy || !ks_runnable(g, q) || ks->retired == ks->fetched)
 			continue;
 		r = &ks->inflight[ks->retired % KS_MAX_INFLIGHT];
 		r->wg_launched = r->wg_total;
@@ -321,20 +327,20 @@ static void ks_dispatch_sdma_locked(u64 now)
 	}
 }
 
-static void ks_dispatch_locked(u64 now)
+static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
 {
 	u32 i;
 
-	ks_dispatch_sdma_locked(now);
+	ks_dispatch_sdma_locked(g, now);
 
 	for (i = 0; i < ks_param.num_cu; i++) {
-		struct ks_cu *cu = &ks_gpu.cu[i];
+		struct ks_cu *cu = &g->cu[i];
 		struct queue *q;
 		u64 ns;
 
 		if (cu->q || cu->free_at > now)
 			continue;
-		q = ks_pick_locked();
+		q = ks_pick_locked(g);
 		if (!q || !ks_next_wg_locked(q, &cu->slot, &ns))
 			return;
 		cu->q = q;
@@ -343,7 +349,7 @@ static void ks_dispatch_locked(u64 now)
 		if (!q->ks.first_start_ns)
 			q->ks.first_start_ns = now;
 		q->ks.running++;
-		ks_gpu.rr_last = q;
+		g->rr_last = q;
 	}
 }
 
@@ -351,43 +357,45 @@ static void ks_dispatch_locked(u64 now)
  * One CP step.  Returns the time of the next timed event (U64_MAX: none)
  * and whether some queue must be polled for new work.
  */
-static u64 ks_cp_step(bool *poll)
+static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 {
 	u64 now = ks_now(), next = U64_MAX;
 	struct queue *q;
 	u32 i;
 
 	*poll = false;
-	spin_lock(&ks_gpu.lock);
-	ks_finish_locked(now);
-	if (now >= ks_gpu.stall_until) {
-		list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
-			if (ks_runnable(q)) {
+	spin_lock(&g->lock);
+	ks_finish_locked(g, now);
+	if (now >= g->stall_until) {
+		list_for_each_entry(q, &g->queues, ks.gpu_node) {
+			if (ks_runnable(g, q)) {
 				ks_fetch_locked(q);
 				*poll = true;
 			}
 		}
-		ks_dispatch_locked(now);
+		ks_dispatch_locked(g, now);
 	} else {
-		next = ks_gpu.stall_until;
+		next = g->stall_until;
 	}
 	for (i = 0; i < ks_param.num_cu; i++) {
-		struct ks_cu *cu = &ks_gpu.cu[i];
+		struct ks_cu *cu = &g->cu[i];
 
 		if (cu->q)
 			next = min(next, cu->end_ns);
 		else if (cu->free_at > now)
 			next = min(next, cu->free_at);
 	}
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
 		if (q->ks.sdma_busy)
 			next = min(next, q->ks.sdma_end_ns);
-	spin_unlock(&ks_gpu.lock);
+	spin_unlock(&g->lock);
 	return next;
 }
 
-static int ks_cp_fn(void *unused)
+static int ks_cp_fn(void *data)
 {
+	struct ks_gpu *g = data;
+
 	for (;;) {
 		u64 poll_ns = (u64)ks_param.poll_us * NSEC_PER_USEC;
 		u64 next, now, wait;
@@ -398,7 +406,7 @@ static int ks_cp_fn(void *unused)
 		set_current_state(TASK_IDLE);
 		if (kthread_should_stop())
 			break;
-		next = ks_cp_step(&poll);
+		next = ks_cp_step(g, &poll);
 		now = ks_now();
 		if (next <= now) {
 			__set_current_state(TASK_RUNNING);
@@ -420,9 +428,9 @@ static int ks_cp_fn(void *unused)
 	return 0;
 }
 
-static void ks_kick(void)
+static void ks_kick(struct ks_gpu *g)
 {
-	wake_up_process(ks_gpu.cp);
+	wake_up_process(g->cp);
 }
 
 /**
@@ -431,12 +439,14 @@ static void ks_kick(void)
  */
 void ks_gpu_add_queue(struct queue *q)
 {
+	struct ks_gpu *g = ks_gpu_of(q);
+
 	q->ks.fetched = READ_ONCE(*q->ks.rptr);
 	q->ks.retired = q->ks.fetched;
 	q->ks.sdma = q->properties.type == KS_QUEUE_TYPE_SDMA;
-	spin_lock(&ks_gpu.lock);
-	list_add_tail(&q->ks.gpu_node, &ks_gpu.queues);
-	spin_unlock(&ks_gpu.lock);
+	spin_lock(&g->lock);
+	list_add_tail(&q->ks.gpu_node, &g->queues);
+	spin_unlock(&g->lock);
 }
 
 /**
@@ -445,21 +455,22 @@ void ks_gpu_add_queue(struct queue *q)
  */
 void ks_gpu_remove_queue(struct queue *q)
 {
+	struct ks_gpu *g = ks_gpu_of(q);
 	u32 i;
 
-	spin_lock(&ks_gpu.lock);
+	spin_lock(&g->lock);
 	for (i = 0; i < ks_param.num_cu; i++) {
-		if (ks_gpu.cu[i].q == q) {
-			ks_gpu.cu[i].q = NULL;
+		if (g->cu[i].q == q) {
+			g->cu[i].q = NULL;
 			atomic64_inc(&ks_stats.workgroups_dropped);
 		}
 	}
 	atomic64_add(q->ks.nsaved, &ks_stats.cwsr_dropped);
-	if (ks_gpu.rr_last == q)
-		ks_gpu.rr_last = NULL;
+	if (g->rr_last == q)
+		g->rr_last = NULL;
 	q->ks.mapped = false;
 	list_del(&q->ks.gpu_node);
-	spin_unlock(&ks_gpu.lock);
+	spin_unlock(&g->lock);
 }
 
 /**
@@ -469,15 +480,17 @@ void ks_gpu_remove_queue(struct queue *q)
  */
 void ks_gpu_mes_set(struct queue *q, bool mapped)
 {
-	spin_lock(&ks_gpu.lock);
+	struct ks_gpu *g = ks_gpu_of(q);
+
+	spin_lock(&g->lock);
 	if (q->ks.mapped && !mapped)
-		ks_save_locked(q, ks_now());
+		ks_save_locked(g, q, ks_now());
 	q->ks.mapped = mapped;
 	if (mapped)
 		q->ks.hw_prio = READ_ONCE(q->properties.priority);
-	spin_unlock(&ks_gpu.lock);
+	spin_unlock(&g->lock);
 	atomic64_inc(&ks_stats.mes_calls);
-	ks_kick();
+	ks_kick(g);
 }
 
 /**
@@ -489,114 +502,147 @@ void ks_gpu_mes_set(struct queue *q, bool mapped)
  */
 void ks_gpu_hws_mark(struct queue *q, bool mapped)
 {
-	spin_lock(&ks_gpu.lock);
+	struct ks_gpu *g = ks_gpu_of(q);
+
+	spin_lock(&g->lock);
 	q->ks.mapped = mapped;
-	spin_unlock(&ks_gpu.lock);
+	spin_unlock(&g->lock);
 }
 
 /**
  * ks_gpu_hws_unmap_all() - unmap_queues_cpsch(): preempt the whole runlist
+ * @d: device
  *
  * Every running workgroup is CWSR-saved; nothing runs until the next
  * ks_gpu_hws_execute().
  *
  * Return: true if a runlist was mapped (the caller waits for the fence).
  */
-bool ks_gpu_hws_unmap_all(void)
+bool ks_gpu_hws_unmap_all(struct ks_device *d)
 {
+	struct ks_gpu *g = d->gpu;
 	bool was;
 
-	spin_lock(&ks_gpu.lock);
-	was = ks_gpu.runlist_active;
+	spin_lock(&g->lock);
+	was = g->runlist_active;
 	if (was)
-		ks_save_locked(NULL, ks_now());
-	ks_gpu.runlist_active = false;
-	spin_unlock(&ks_gpu.lock);
+		ks_save_locked(g, NULL, ks_now());
+	g->runlist_active = false;
+	spin_unlock(&g->lock);
 	return was;
 }
 
 /**
  * ks_gpu_hws_execute() - execute_queues_cpsch(): unmap all, map the runlist
+ * @d: device
  *
  * If a runlist was mapped or is to be mapped, every running workgroup of
  * every queue is CWSR-saved and the device runs nothing for runlist_us.
  *
  * Return: true if that happened (the caller waits runlist_us).
  */
-bool ks_gpu_hws_execute(void)
+bool ks_gpu_hws_execute(struct ks_device *d)
 {
+	struct ks_gpu *g = d->gpu;
 	bool was, any = false;
 	struct queue *q;
 	u64 now;
 
-	spin_lock(&ks_gpu.lock);
+	spin_lock(&g->lock);
 	now = ks_now();
-	was = ks_gpu.runlist_active;
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node) {
+	was = g->runlist_active;
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
 		if (q->ks.mapped)
 			q->ks.hw_prio = READ_ONCE(q->properties.priority);
 		any |= q->ks.mapped;
 	}
 	if (was)
-		ks_save_locked(NULL, now);
-	ks_gpu.runlist_active = any;
+		ks_save_locked(g, NULL, now);
+	g->runlist_active = any;
 	if (was || any)
-		ks_gpu.stall_until = now + (u64)ks_param.runlist_us * NSEC_PER_USEC;
-	spin_unlock(&ks_gpu.lock);
+		g->stall_until = now + (u64)ks_param.runlist_us * NSEC_PER_USEC;
+	spin_unlock(&g->lock);
 	if (!was && !any)
 		return false;
 	atomic64_inc(&ks_stats.runlist_updates);
-	ks_kick();
+	ks_kick(g);
 	return true;
 }
 
 /**
- * ks_gpu_show() - per-queue debugfs lines
+ * ks_gpu_show() - per-queue debugfs lines of one device
+ * @d: device
  * @m: seq file
  */
-void ks_gpu_show(struct seq_file *m)
+void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 {
+	struct ks_gpu *g = d->gpu;
 	struct queue *q;
 
-	spin_lock(&ks_gpu.lock);
-	list_for_each_entry(q, &ks_gpu.queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu\n",
+	spin_lock(&g->lock);
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
-			   KS_SUSPENDED(q->properties), ks_runnable(q), q->ks.retired,
+			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
 			   READ_ONCE(*q->ks.wptr), q->ks.running, q->ks.nsaved,
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
 			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute", q->ks.busy_ns,
-			   q->ks.first_start_ns, q->ks.last_end_ns);
-	spin_unlock(&ks_gpu.lock);
+			   q->ks.first_start_ns, q->ks.last_end_ns, d->id);
+	spin_unlock(&g->lock);
 }
 
 /**
  * ks_gpu_start() - allocate the CUs and start the command processor
+ * @d: device
  *
  * Return: 0 or a negative errno.
  */
-int ks_gpu_start(void)
+int ks_gpu_start(struct ks_device *d)
 {
-	spin_lock_init(&ks_gpu.lock);
-	INIT_LIST_HEAD(&ks_gpu.queues);
-	ks_gpu.cu = kcalloc(ks_param.num_cu, sizeof(*ks_gpu.cu), GFP_KERNEL);
-	if (!ks_gpu.cu)
+	struct ks_gpu *g = kzalloc(sizeof(*g), GFP_KERNEL);
+	int ret;
+
+	if (!g)
 		return -ENOMEM;
-	ks_gpu.cp = kthread_run(ks_cp_fn, NULL, "kfdsim_cp");
-	if (IS_ERR(ks_gpu.cp)) {
-		kfree(ks_gpu.cu);
-		return PTR_ERR(ks_gpu.cp);
+	g->dev = d;
+	spin_lock_init(&g->lock);
+	INIT_LIST_HEAD(&g->queues);
+	g->cu = kcalloc(ks_param.num_cu, sizeof(*g->cu), GFP_KERNEL);
+	if (!g->cu) {
+		ret = -ENOMEM;
+		goto err_free;
 	}
+	/* Device 0's CP keeps its old name (tests and tools look for it). */
+	if (d->id)
+		g->cp = kthread_run(ks_cp_fn, g, "kfdsim_cp%u", d->id);
+	else
+		g->cp = kthread_run(ks_cp_fn, g, "kfdsim_cp");
+	if (IS_ERR(g->cp)) {
+		ret = PTR_ERR(g->cp);
+		goto err_free_cu;
+	}
+	d->gpu = g;
 	return 0;
+
+err_free_cu:
+	kfree(g->cu);
+err_free:
+	kfree(g);
+	return ret;
 }
 
 /**
  * ks_gpu_stop() - stop the command processor (no queue is left)
+ * @d: device
  */
-void ks_gpu_stop(void)
+void ks_gpu_stop(struct ks_device *d)
 {
-	kthread_stop(ks_gpu.cp);
-	kfree(ks_gpu.cu);
+	struct ks_gpu *g = d->gpu;
+
+	kthread_stop(g->cp);
+	kfree(g->cu);
+	kfree(g);
+	d->gpu = NULL;
 }

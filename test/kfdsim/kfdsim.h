@@ -36,6 +36,7 @@
 #endif
 
 #define KS_MAX_PDDS (GP_SZ_kfd_process__pdds / sizeof(void *))
+#define KS_MAX_DEVS 8		/* ndev= limit; <= KS_MAX_PDDS (layout.c) */
 
 #if !GP_HAVE_kfd_node
 /*
@@ -255,7 +256,7 @@ struct kfd_process {
 	atomic_t test_evictions;	/* KFDSIM_TEST_EVICT not yet restored */
 	atomic_t holding;		/* KFDSIM_TEST_HOLD_REF running */
 	struct delayed_work hold_work;	/* ... drops its reference */
-	struct kfd_process_device pdd;
+	struct kfd_process_device pdd[KS_MAX_DEVS];	/* pdds[i] = &pdd[i] */
 	unsigned long qid_bitmap[BITS_TO_LONGS(1024)];
 };
 
@@ -355,6 +356,7 @@ extern const struct file_operations ks_dbg_fops;
 
 /* ---- module parameters and global state (main.c) ---- */
 struct ks_params {
+	unsigned int ndev;	/* simulated devices, each with its dqm and CP */
 	unsigned int num_cu;
 	bool mes;		/* sched=mes (or nohws): per-queue remove/add */
 	bool nohws;		/* sched=nohws: KFD_SCHED_POLICY_NO_HWS */
@@ -367,9 +369,36 @@ struct ks_params {
 };
 
 extern struct ks_params ks_param;
-extern struct kfd_node ks_node;
-extern struct device_queue_manager ks_dqm;
-extern struct kfd_dev ks_kfd_dev;
+
+struct ks_gpu;
+
+/*
+ * One simulated device (a kfd_node with its dqm, as in KFD): its own
+ * command processor, CUs, runlist and HWS state.  Processes have one pdd
+ * per device, in device order.
+ */
+struct ks_device {
+	struct kfd_node node;
+	struct device_queue_manager dqm;
+	struct kfd_dev kfd;
+	struct ks_gpu *gpu;	/* gpu.c */
+	unsigned int id;	/* index in ks_devs[], the ioctls' gpu_id */
+};
+
+extern struct ks_device ks_devs[KS_MAX_DEVS];
+/* Device 0, where single-device code and the fault knobs act. */
+#define ks_node (ks_devs[0].node)
+#define ks_dqm (ks_devs[0].dqm)
+
+static inline struct ks_device *ks_dev_of(struct kfd_node *node)
+{
+	return container_of(node, struct ks_device, node);
+}
+
+static inline struct ks_device *ks_dev_of_dqm(struct device_queue_manager *dqm)
+{
+	return container_of(dqm, struct ks_device, dqm);
+}
 
 struct ks_stats {
 	atomic64_t packets_completed;
@@ -442,24 +471,24 @@ int ks_processes_init(void);
 void ks_processes_exit(void);
 
 /* ---- gpu.c: the simulated command processor ---- */
-int ks_gpu_start(void);
-void ks_gpu_stop(void);
+int ks_gpu_start(struct ks_device *d);
+void ks_gpu_stop(struct ks_device *d);
 void ks_gpu_add_queue(struct queue *q);
 void ks_gpu_remove_queue(struct queue *q);
 void ks_gpu_mes_set(struct queue *q, bool mapped);
 void ks_gpu_hws_mark(struct queue *q, bool mapped);
-bool ks_gpu_hws_execute(void);
-bool ks_gpu_hws_unmap_all(void);
-void ks_gpu_show(struct seq_file *m);
+bool ks_gpu_hws_execute(struct ks_device *d);
+bool ks_gpu_hws_unmap_all(struct ks_device *d);
+void ks_gpu_show(struct ks_device *d, struct seq_file *m);
 
 /* ---- dqm.c ---- */
-void ks_dqm_init(void);
+void ks_dqm_init(struct ks_device *d);
 int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd);
 int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd);
 void ks_dqm_process_termination(struct qcm_process_device *qpd);
 
 /* ---- pqm.c ---- */
-struct kfd_process_device *ks_pdd(struct kfd_process *p);
+struct kfd_process_device *ks_pdd(struct kfd_process *p, struct kfd_node *dev);
 int ks_pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
 			struct file *f, struct queue_properties *properties, unsigned int *qid);
 

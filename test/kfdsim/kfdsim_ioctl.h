@@ -56,6 +56,8 @@ struct kfdsim_create_queue_args {
 	__u32 queue_priority;		/* to KFD: 0..15 */
 	__u32 queue_id;			/* from KFD */
 	__u32 queue_type;		/* to KFD: KFDSIM_QUEUE_TYPE_* */
+	__u32 gpu_id;			/* to KFD: device index, 0..ndev-1 */
+	__u32 pad;
 };
 
 /*
@@ -85,10 +87,10 @@ enum kfdsim_test_op {
 	KFDSIM_TEST_EVICT = 1,		/* kfd_process_evict_queues(own process) */
 	KFDSIM_TEST_RESTORE = 2,	/* kfd_process_restore_queues(own process) */
 	KFDSIM_TEST_DBG_ENABLE = 3,	/* kfd_dbg_trap_enable(own process) */
-	KFDSIM_TEST_SET_RESET = 4,	/* mark the device pdd has_reset_queue */
+	KFDSIM_TEST_SET_RESET = 4,	/* mark the pdd of device queue_id has_reset_queue */
 	KFDSIM_TEST_QUERY = 5,		/* queue state -> value */
 	KFDSIM_TEST_PASID = 6,		/* own pasid -> value */
-	KFDSIM_TEST_HWS_HANG = 7,	/* dqm->is_hws_hang = value (device-wide) */
+	KFDSIM_TEST_HWS_HANG = 7,	/* dqm->is_hws_hang = value, device queue_id */
 	KFDSIM_TEST_HOLD_REF = 8,	/* another holder keeps a reference for value ms */
 	KFDSIM_TEST_CONTEXT = 9,	/* own context_id -> value (0xffff: primary) */
 };

@@ -16,6 +16,7 @@
 	static_assert(sizeof_field(struct s, __size) == GP_SIZEOF_##s, "sizeof " #s)
 
 KS_CHECK_SIZE(kfd_process);
+static_assert(KS_MAX_DEVS <= KS_MAX_PDDS, "a pdd per device fits kfd_process.pdds");
 KS_CHECK(kfd_process, mm);
 KS_CHECK(kfd_process, ref);
 KS_CHECK(kfd_process, release_work);

@@ -16,6 +16,7 @@
 #include "kfdsim.h"
 
 struct ks_params ks_param = {
+	.ndev = 1,
 	.cwsr = true,
 	.num_cu = 8,
 	.runlist_us = 100,
@@ -25,12 +26,13 @@ struct ks_params ks_param = {
 	.poll_us = 50,
 };
 
-struct kfd_node ks_node;
-struct device_queue_manager ks_dqm;
-struct kfd_dev ks_kfd_dev;
+struct ks_device ks_devs[KS_MAX_DEVS];
 struct ks_stats ks_stats;
 static struct dentry *ks_debugfs;
 static char *sched = "hws";
+
+module_param_named(ndev, ks_param.ndev, uint, 0444);
+MODULE_PARM_DESC(ndev, "Simulated devices (kfd_nodes), each with its own dqm, CP, CUs and CWSR [1..8] (default 1)");
 
 module_param_named(num_cu, ks_param.num_cu, uint, 0444);
 MODULE_PARM_DESC(num_cu, "Simulated compute units [1..256] (default 8)");
@@ -74,13 +76,17 @@ DEFINE_SHOW_ATTRIBUTE(ks_stats);
 
 static int ks_queues_show(struct seq_file *m, void *unused)
 {
-	ks_gpu_show(m);
+	unsigned int i;
+
+	for (i = 0; i < ks_param.ndev; i++)
+		ks_gpu_show(&ks_devs[i], m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_queues);
 
 static int ks_params_show(struct seq_file *m, void *unused)
 {
+	seq_printf(m, "ndev %u\n", ks_param.ndev);
 	seq_printf(m, "num_cu %u\nsched %s\nrunlist_us %u\nmes_us %u\ncwsr_save_us %u\ncwsr_restore_us %u\npoll_us %u\n",
 		   ks_param.num_cu, ks_param.nohws ? "nohws" : ks_param.mes ? "mes" : "hws",
 		   ks_param.runlist_us, ks_param.mes_us, ks_param.cwsr_save_us,
@@ -92,6 +98,7 @@ DEFINE_SHOW_ATTRIBUTE(ks_params);
 static int ks_check_params(void)
 {
 	const struct { const char *name; unsigned int v, lo, hi; } r[] = {
+		{ "ndev", ks_param.ndev, 1, KS_MAX_DEVS },
 		{ "num_cu", ks_param.num_cu, 1, 256 },
 		{ "runlist_us", ks_param.runlist_us, 0, 100000 },
 		{ "mes_us", ks_param.mes_us, 0, 100000 },
@@ -120,21 +127,44 @@ static int ks_check_params(void)
 	return 0;
 }
 
+/* kfdsim/devN/: the device's HWS-hang flag (dqm->is_hws_hang), for tests. */
+static void ks_dev_debugfs(struct ks_device *d)
+{
+	char name[8];
+	struct dentry *dir;
+
+	snprintf(name, sizeof(name), "dev%u", d->id);
+	dir = debugfs_create_dir(name, ks_debugfs);
+	debugfs_create_bool("hws_hang", 0600, dir, &d->dqm.is_hws_hang);
+}
+
+static void ks_gpus_stop(unsigned int n)
+{
+	while (n--)
+		ks_gpu_stop(&ks_devs[n]);
+}
+
 static int __init ks_init(void)
 {
+	unsigned int i, started = 0;
 	int ret = ks_check_params();
 
 	if (!ret)
 		ret = ks_fault_init();
 	if (ret)
 		return ret;
-	ks_dqm_init();
+	for (i = 0; i < ks_param.ndev; i++) {
+		ks_devs[i].id = i;
+		ks_dqm_init(&ks_devs[i]);
+	}
 	ret = ks_processes_init();
 	if (ret)
 		return ret;
-	ret = ks_gpu_start();
-	if (ret)
-		goto err_processes;
+	for (; started < ks_param.ndev; started++) {
+		ret = ks_gpu_start(&ks_devs[started]);
+		if (ret)
+			goto err_gpu;
+	}
 	ret = ks_chardev_init();
 	if (ret)
 		goto err_gpu;
@@ -142,15 +172,16 @@ static int __init ks_init(void)
 	debugfs_create_file("stats", 0444, ks_debugfs, NULL, &ks_stats_fops);
 	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
 	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
+	for (i = 0; i < ks_param.ndev; i++)
+		ks_dev_debugfs(&ks_devs[i]);
 	ks_fault_debugfs(ks_debugfs);
-	pr_info("simulated GPU: %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
-		ks_param.num_cu, ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
+	pr_info("simulated GPU: %u device(s) of %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
+		ks_param.ndev, ks_param.num_cu, ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
 		ks_param.cwsr_save_us, ks_param.cwsr_restore_us);
 	return 0;
 
 err_gpu:
-	ks_gpu_stop();
-err_processes:
+	ks_gpus_stop(started);
 	ks_processes_exit();
 	return ret;
 }
@@ -160,7 +191,7 @@ static void __exit ks_exit(void)
 	debugfs_remove_recursive(ks_debugfs);
 	ks_chardev_exit();
 	ks_processes_exit();
-	ks_gpu_stop();
+	ks_gpus_stop(ks_param.ndev);
 	ks_fault_exit();
 }
 

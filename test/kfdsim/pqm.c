@@ -13,14 +13,17 @@
 #define KS_MAX_QUEUES_PER_PROCESS 1024
 
 /**
- * ks_pdd() - the process's (single) simulated device data
+ * ks_pdd() - the process's device data for @dev (kfd_get_process_device_data)
  * @p: process
+ * @dev: device
+ *
+ * Every process has a pdd on every simulated device, in device order.
  *
  * Return: the pdd.
  */
-struct kfd_process_device *ks_pdd(struct kfd_process *p)
+struct kfd_process_device *ks_pdd(struct kfd_process *p, struct kfd_node *dev)
 {
-	return &p->pdd;
+	return p->pdds[ks_dev_of(dev)->id];
 }
 
 static struct process_queue_node *ks_find(struct process_queue_manager *pqm, unsigned int qid)
@@ -94,7 +97,7 @@ noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node
 	q->process = pqm->process;
 	q->device = dev;
 	pqn->q = q;
-	ret = ks_dqm_create_queue(q, &ks_pdd(pqm->process)->qpd);
+	ret = ks_dqm_create_queue(q, &ks_pdd(pqm->process, dev)->qpd);
 	if (ret) {
 		clear_bit(id, pqm->queue_slot_bitmap);
 		kfree(pqn);
@@ -154,7 +157,7 @@ noinline int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int q
 		pr_err_ratelimited("destroy queue failed: %d\n", ret);
 		return ret;
 	}
-	ks_dqm_destroy_queue(q, &ks_pdd(pqm->process)->qpd);
+	ks_dqm_destroy_queue(q, &ks_pdd(pqm->process, q->device)->qpd);
 	list_del(&pqn->process_queue_list);
 	clear_bit(qid, pqm->queue_slot_bitmap);
 	ks_queue_unpin(q);

@@ -38,12 +38,21 @@ static DEFINE_IDA(ks_context_ida);	/* secondary context ids */
 #endif
 static struct workqueue_struct *ks_process_wq;
 
+/* kfd_process_dequeue_from_all_devices() */
+static void ks_process_dequeue_all(struct kfd_process *p)
+{
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++)
+		ks_dqm_process_termination(&p->pdds[i]->qpd);
+}
+
 /* kfd_process_wq_release(): the last reference is gone. */
 static void ks_process_wq_release(struct work_struct *work)
 {
 	struct kfd_process *p = container_of(work, struct kfd_process, release_work);
 
-	ks_dqm_process_termination(&p->pdd.qpd);
+	ks_process_dequeue_all(p);
 	pqm_uninit(&p->pqm);
 	put_task_struct(p->lead_thread);
 	ida_free(&ks_pasid_ida, p->pasid);
@@ -104,7 +113,7 @@ noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
 			ret = p;
 #if GP_HAVE_kfd_lookup_process_by_pasid__pdd
 			if (pdd)
-				*pdd = &p->pdd;
+				*pdd = p->pdds[0];
 #endif
 			break;
 		}
@@ -154,7 +163,7 @@ noinline void kfd_process_notifier_release_internal(struct kfd_process *p)
 	WRITE_ONCE(p->mm, NULL);
 #if GP_HAVE_kfd_process__context_id
 	mutex_lock(&p->mutex);
-	ks_dqm_process_termination(&p->pdd.qpd);
+	ks_process_dequeue_all(p);
 	mutex_unlock(&p->mutex);
 #endif
 	if (ks_process_is_primary(p))
@@ -185,6 +194,7 @@ static const struct mmu_notifier_ops ks_mn_ops = {
 static struct kfd_process *ks_create_process(bool primary)
 {
 	struct kfd_process *p;
+	unsigned int i;
 	int ret;
 
 	if (!try_module_get(THIS_MODULE))
@@ -207,16 +217,20 @@ static struct kfd_process *ks_create_process(bool primary)
 	p->pqm.process = p;
 	INIT_LIST_HEAD(&p->pqm.queues);
 	p->pqm.queue_slot_bitmap = p->qid_bitmap;
-	p->pdd.dev = &ks_node;
-	p->pdd.process = p;
-	p->pdd.qpd.dqm = &ks_dqm;
-	p->pdd.qpd.pqm = &p->pqm;
-	INIT_LIST_HEAD(&p->pdd.qpd.queues_list);
-	p->pdds[0] = &p->pdd;
-	p->n_pdds = 1;
+	for (i = 0; i < ks_param.ndev; i++) {
+		struct kfd_process_device *pdd = &p->pdd[i];
+
+		pdd->dev = &ks_devs[i].node;
+		pdd->process = p;
+		pdd->qpd.dqm = &ks_devs[i].dqm;
+		pdd->qpd.pqm = &p->pqm;
+		INIT_LIST_HEAD(&pdd->qpd.queues_list);
 #if GP_HAVE_kfd_process_device__pasid
-	p->pdd.pasid = p->pasid;	/* 6.17+: per device, one device here */
+		pdd->pasid = p->pasid;	/* 6.17+: per device; kfdsim uses one */
 #endif
+		p->pdds[i] = pdd;
+	}
+	p->n_pdds = ks_param.ndev;
 #if GP_HAVE_kfd_process__context_id
 	p->context_id = KS_CONTEXT_ID_PRIMARY;
 	if (!primary) {
@@ -591,8 +605,11 @@ int ks_dbg_enable(struct kfd_process *p)
 #if GP_HAVE_kfd_dbg_trap_enable
 	return kfd_dbg_trap_enable(p, 0, NULL, NULL);
 #else
+	u32 i;
+
 	WRITE_ONCE(p->debug_trap_enabled, true);
-	WRITE_ONCE(p->pdd.qpd.is_debug, true);
+	for (i = 0; i < p->n_pdds; i++)
+		WRITE_ONCE(p->pdds[i]->qpd.is_debug, true);
 	return 0;
 #endif
 }

@@ -1,0 +1,168 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpreempt on a two-device kfdsim (ndev=2: two kfd_nodes, each with its own
+# dqm, command processor, CUs and CWSR; one pdd per device per process).
+# The hardware arbitrates per device, and so must gpreempt (issue 8,
+# target 0):
+#   1. LC on device 0 never parks BE on device 1 (and LC on device 1 does);
+#   2. a BE process with a queue on each device is parked only where LC
+#      runs: its queue on the other device keeps running and progressing
+#      (both backends: suspend, and evict through that pdd's qpd);
+#   3. an HWS hang on device 0 leaves device 1 managed (parks go on there).
+# Every packet must complete exactly once (gpload's exit status).  Runs
+# inside the test guest (test/run-vm sim).
+. test/lib/tap.sh
+GPLOAD=build/gpload
+LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200 --period-us 1000"
+BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
+KSQ=/sys/kernel/debug/kfdsim/queues
+
+qfield() {	# tgid qid field -> value from gp_queues
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" --argjson q "$2" \
+			"[.[].formatted.value | select(.tgid == \$t and .qid == \$q)][0].$3 // empty"
+}
+ksline() {	# tgid qid -> kfdsim's line of that queue
+	local pasid
+	pasid=$(qfield "$1" "$2" pasid)
+	[ -n "$pasid" ] && grep "^queue pasid=$pasid qid=$2 " $KSQ | head -n 1
+}
+ksfield() {	# tgid qid field -> value from kfdsim's line
+	ksline "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p"
+}
+wait_for() {	# seconds cmd...
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+state_is() { [ "$(qfield "$1" "$2" state)" = "$3" ]; }
+on_dev() { [ "$(ksfield "$1" "$2" dev)" = "$3" ]; }
+ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
+load() {	# kfdsim args | gpreempt args
+	insmod test/kfdsim/kfdsim.ko "ndev=2 $1" && insmod module/gpreempt.ko $2
+}
+unload() {
+	rmmod gpreempt 2>/dev/null
+	wait_for 30 ks_idle
+	rmmod kfdsim
+}
+stop() {	# pids: SIGTERM (drain + verify); 0 if all completed exactly once
+	local p rc=0
+
+	kill -TERM "$@" 2>/dev/null
+	for p in "$@"; do wait "$p" || rc=1; done
+	return $rc
+}
+dmesg -C
+
+# 0. kfdsim: a queue goes on the device it asks for; an unknown one is refused.
+load "" ""
+$GPLOAD $BE_ARGS --gpu 9 --duration 1 --quiet 2>/dev/null
+tap_check "kfdsim ndev=2: --gpu 9 is refused (usage)" test $? -eq 2
+$GPLOAD $BE_ARGS --gpu 2 --duration 1 --quiet 2>/dev/null
+tap_check "kfdsim ndev=2: a queue on device 2 is refused" test $? -eq 1
+unload
+
+for backend in suspend evict; do
+	# 1. LC on device 0 never parks BE on device 1.
+	load "" "backend=$backend max_suspend_ms=60000"
+	$GPLOAD $BE_ARGS --gpu 1 --duration 120 --quiet &
+	be=$!
+	wait_for 30 state_is $be 0 0
+	tap_check "$backend: BE's queue is on device 1" on_dev $be 0 1
+	$GPLOAD $LC_ARGS --gpu 0 --duration 3 --json /tmp/lc.json --quiet
+	lc_rc=$?
+	pre=$(qfield $be 0 preempts)
+	tap_check "$backend: LC on device 0 never parks BE on device 1 (preempts ${pre:-none})" \
+		test "$pre" = 0
+	# The same BE is parked by LC on its own device: the check above can fail.
+	$GPLOAD $LC_ARGS --gpu 1 --duration 120 --quiet &
+	lc=$!
+	tap_check "$backend: LC on device 1 parks it" wait_for 60 state_is $be 0 2
+	stop $lc
+	lc1_rc=$?
+	tap_check "$backend: BE on device 1 resumes after LC" wait_for 30 state_is $be 0 0
+	stop $be
+	tap_check "$backend: one-device LC/BE: exactly once" \
+		test $? -eq 0 -a $lc_rc -eq 0 -a $lc1_rc -eq 0
+	unload
+
+	# 2. A BE process on both devices is parked only where LC runs.
+	load "" "backend=$backend max_suspend_ms=60000"
+	$GPLOAD $BE_ARGS --queues 2 --gpu 0,1 --duration 120 --json /tmp/be.json --quiet &
+	be=$!
+	wait_for 30 state_is $be 1 0
+	tap_check "$backend: BE's queues are on devices 0 and 1" \
+		eval "on_dev $be 0 0 && on_dev $be 1 1"
+	$GPLOAD $LC_ARGS --gpu 0 --duration 120 --quiet &
+	lc=$!
+	if wait_for 60 state_is $be 0 2; then
+		tap_ok "$backend: BE's queue on LC's device 0 is parked"
+	else
+		tap_not_ok "$backend: BE's queue on LC's device 0 is parked (state $(qfield $be 0 state))"
+	fi
+	# While LC runs: device 1's queue is never parked and keeps completing.
+	p0=$(ksfield $be 1 packets)
+	run=0 parked0=0 samples=0
+	for i in $(seq 20); do
+		samples=$((samples + 1))
+		case "$(ksline $be 1)" in *"active=1 evicted=0 suspended=0"*) run=$((run + 1)) ;; esac
+		state_is $be 0 2 && parked0=$((parked0 + 1))
+		sleep 0.1
+	done
+	p1=$(ksfield $be 1 packets)
+	pre1=$(qfield $be 1 preempts)
+	if [ "$run" -eq "$samples" ] && [ "$pre1" = 0 ]; then
+		tap_ok "$backend: BE's queue on device 1 keeps running ($run/$samples samples active)"
+	else
+		tap_not_ok "$backend: BE's queue on device 1 keeps running ($run/$samples samples active, preempts ${pre1:-none}: $(ksline $be 1))"
+	fi
+	if [ -n "$p0" ] && [ "${p1:-0}" -gt "$p0" ]; then
+		tap_ok "$backend: BE's queue on device 1 progresses while device 0's is parked ($p0 -> $p1 packets; parked in $parked0/$samples samples)"
+	else
+		tap_not_ok "$backend: BE's queue on device 1 progresses while device 0's is parked (${p0:-?} -> ${p1:-?} packets)"
+	fi
+	stop $lc
+	lc_rc=$?
+	tap_check "$backend: both BE queues run after LC" \
+		wait_for 30 eval "state_is $be 0 0 && state_is $be 1 0"
+	stop $be
+	tap_check "$backend: two-device BE and LC: exactly once" test $? -eq 0 -a $lc_rc -eq 0
+	unload
+done
+
+# 3. An HWS hang on device 0 leaves device 1 managed.
+load "" "max_suspend_ms=60000"
+echo Y > /sys/kernel/debug/kfdsim/dev0/hws_hang
+$GPLOAD $BE_ARGS --gpu 0 --duration 120 --quiet &
+be0=$!
+$GPLOAD $BE_ARGS --gpu 1 --duration 120 --quiet &
+be1=$!
+wait_for 30 eval "state_is $be0 0 0 && state_is $be1 0 0"
+$GPLOAD $LC_ARGS --gpu 0 --duration 120 --quiet &
+lc0=$!
+$GPLOAD $LC_ARGS --gpu 1 --duration 120 --quiet &
+lc1=$!
+if wait_for 60 state_is $be1 0 2; then
+	tap_ok "HWS hang on device 0: BE on device 1 is still parked by LC there"
+else
+	tap_not_ok "HWS hang on device 0: BE on device 1 is still parked by LC there (state $(qfield $be1 0 state))"
+fi
+sleep 1
+pre0=$(qfield $be0 0 preempts)
+tap_check "HWS hang on device 0: BE there is left alone (preempts ${pre0:-none})" test "$pre0" = 0
+echo N > /sys/kernel/debug/kfdsim/dev0/hws_hang
+stop $lc0 $lc1
+lc_rc=$?
+tap_check "HWS hang: BE on device 1 resumes after LC" wait_for 30 state_is $be1 0 0
+stop $be0 $be1
+tap_check "HWS hang on one device: exactly once on both" test $? -eq 0 -a $lc_rc -eq 0
+unload
+
+tap_dmesg_clean "multi-device"
+tap_done
