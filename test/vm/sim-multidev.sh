@@ -23,6 +23,11 @@ qfield() {	# tgid qid field -> value from gp_queues
 		jq -r --argjson t "$1" --argjson q "$2" \
 			"[.[].formatted.value | select(.tgid == \$t and .qid == \$q)][0].$3 // empty"
 }
+qfields() {	# tgid -> "qid state preempts pasid" lines, one map dump
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" '.[].formatted.value | select(.tgid == $t) |
+			"\(.qid) \(.state) \(.preempts) \(.pasid)"'
+}
 ksline() {	# tgid qid -> kfdsim's line of that queue
 	local pasid
 	pasid=$(qfield "$1" "$2" pasid)
@@ -71,7 +76,7 @@ unload
 for backend in suspend evict; do
 	# 1. LC on device 0 never parks BE on device 1.
 	load "" "backend=$backend max_suspend_ms=60000"
-	$GPLOAD $BE_ARGS --gpu 1 --duration 120 --quiet &
+	$GPLOAD $BE_ARGS --gpu 1 --duration 600 --quiet &
 	be=$!
 	wait_for 30 state_is $be 0 0
 	tap_check "$backend: BE's queue is on device 1" on_dev $be 0 1
@@ -81,7 +86,7 @@ for backend in suspend evict; do
 	tap_check "$backend: LC on device 0 never parks BE on device 1 (preempts ${pre:-none})" \
 		test "$pre" = 0
 	# The same BE is parked by LC on its own device: the check above can fail.
-	$GPLOAD $LC_ARGS --gpu 1 --duration 120 --quiet &
+	$GPLOAD $LC_ARGS --gpu 1 --duration 600 --quiet &
 	lc=$!
 	tap_check "$backend: LC on device 1 parks it" wait_for 60 state_is $be 0 2
 	stop $lc
@@ -94,12 +99,12 @@ for backend in suspend evict; do
 
 	# 2. A BE process on both devices is parked only where LC runs.
 	load "" "backend=$backend max_suspend_ms=60000"
-	$GPLOAD $BE_ARGS --queues 2 --gpu 0,1 --duration 120 --json /tmp/be.json --quiet &
+	$GPLOAD $BE_ARGS --queues 2 --gpu 0,1 --duration 600 --json /tmp/be.json --quiet &
 	be=$!
 	wait_for 30 state_is $be 1 0
 	tap_check "$backend: BE's queues are on devices 0 and 1" \
 		eval "on_dev $be 0 0 && on_dev $be 1 1"
-	$GPLOAD $LC_ARGS --gpu 0 --duration 120 --quiet &
+	$GPLOAD $LC_ARGS --gpu 0 --duration 600 --quiet &
 	lc=$!
 	if wait_for 60 state_is $be 0 2; then
 		tap_ok "$backend: BE's queue on LC's device 0 is parked"
@@ -107,16 +112,19 @@ for backend in suspend evict; do
 		tap_not_ok "$backend: BE's queue on LC's device 0 is parked (state $(qfield $be 0 state))"
 	fi
 	# While LC runs: device 1's queue is never parked and keeps completing.
+	pasid=$(qfield $be 1 pasid)
 	p0=$(ksfield $be 1 packets)
-	run=0 parked0=0 samples=0
-	for i in $(seq 20); do
+	run=0 parked0=0 samples=0 pre1=
+	for i in $(seq 10); do
 		samples=$((samples + 1))
-		case "$(ksline $be 1)" in *"active=1 evicted=0 suspended=0"*) run=$((run + 1)) ;; esac
-		state_is $be 0 2 && parked0=$((parked0 + 1))
-		sleep 0.1
+		grep -q "^queue pasid=$pasid qid=1 .*active=1 evicted=0 suspended=0" $KSQ &&
+			run=$((run + 1))
+		f=$(qfields $be)
+		echo "$f" | grep -q '^0 2 ' && parked0=$((parked0 + 1))
+		pre1=$(echo "$f" | awk '$1 == 1 { print $3 }')
+		sleep 0.2
 	done
 	p1=$(ksfield $be 1 packets)
-	pre1=$(qfield $be 1 preempts)
 	if [ "$run" -eq "$samples" ] && [ "$pre1" = 0 ]; then
 		tap_ok "$backend: BE's queue on device 1 keeps running ($run/$samples samples active)"
 	else
@@ -139,14 +147,14 @@ done
 # 3. An HWS hang on device 0 leaves device 1 managed.
 load "" "max_suspend_ms=60000"
 echo Y > /sys/kernel/debug/kfdsim/dev0/hws_hang
-$GPLOAD $BE_ARGS --gpu 0 --duration 120 --quiet &
+$GPLOAD $BE_ARGS --gpu 0 --duration 600 --quiet &
 be0=$!
-$GPLOAD $BE_ARGS --gpu 1 --duration 120 --quiet &
+$GPLOAD $BE_ARGS --gpu 1 --duration 600 --quiet &
 be1=$!
 wait_for 30 eval "state_is $be0 0 0 && state_is $be1 0 0"
-$GPLOAD $LC_ARGS --gpu 0 --duration 120 --quiet &
+$GPLOAD $LC_ARGS --gpu 0 --duration 600 --quiet &
 lc0=$!
-$GPLOAD $LC_ARGS --gpu 1 --duration 120 --quiet &
+$GPLOAD $LC_ARGS --gpu 1 --duration 600 --quiet &
 lc1=$!
 if wait_for 60 state_is $be1 0 2; then
 	tap_ok "HWS hang on device 0: BE on device 1 is still parked by LC there"
