@@ -13,6 +13,9 @@
  *                                          a secondary context's only one
  *   pqm_uninit(pqm)                        last chance before KFD frees queues
  *   kfd_dbg_trap_enable(target, ...)       debugger attach: hands off (on success)
+ *   suspend_queues(p, ...)                 the debugger suspends queues (under
+ *                                          p->mutex): a queue gpreempt parked is
+ *                                          the debugger's from now on
  *   kfd_dbg_trap_disable(target)           debugger detach: KFD resumed what the
  *                                          debugger suspended; managed again
  *
@@ -211,6 +214,32 @@ static int gp_on_dbg_off_return(struct kretprobe_instance *ri, struct pt_regs *r
 	return 0;
 }
 
+/*
+ * SUSPEND_QUEUES (M1), at entry, under p->mutex: suspend_single_queue() counts
+ * a queue gpreempt parked as suspended by the debugger, so gpreempt may not
+ * unpark it any more.  Entry only: returning 1 skips the return handler.
+ */
+static int gp_on_dbg_suspend(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kfd_process *p = (void *)GP_ARG(regs, suspend_queues, p);
+
+	if (p)
+		gp_registry_proc_dbg_suspend(p);
+	return 1;
+}
+
+static int gp_on_dbg_suspend_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	return 0;
+}
+
+static struct kretprobe gp_dbg_suspend_probe = {
+	.kp.symbol_name = "suspend_queues",
+	.entry_handler = gp_on_dbg_suspend,
+	.handler = gp_on_dbg_suspend_return,
+	.maxactive = 8,
+};
+
 static struct kretprobe gp_dbg_off_probe = {
 	.kp.symbol_name = "kfd_dbg_trap_disable",
 	.entry_handler = gp_on_dbg_off_entry,
@@ -231,11 +260,12 @@ static struct kprobe gp_probes[] = {
 #define GP_NPROBES (ARRAY_SIZE(gp_probes) - (kfd_have_release_internal() ? 0 : 1))
 
 static struct kretprobe *gp_rprobes[] = {
-	&gp_update_probe, &gp_destroy_probe, &gp_dbg_probe, &gp_dbg_off_probe,
+	&gp_update_probe, &gp_destroy_probe, &gp_dbg_probe, &gp_dbg_suspend_probe,
+	&gp_dbg_off_probe,
 };
 
-/* The debugger API (kfd_dbg_trap_enable/_disable) is last, and optional. */
-#define GP_NRPROBES (ARRAY_SIZE(gp_rprobes) - (kfd_have_dbg_trap() ? 0 : 2))
+/* The debugger API (kfd_dbg_trap_enable, suspend_queues, _disable): last, optional. */
+#define GP_NRPROBES (ARRAY_SIZE(gp_rprobes) - (kfd_have_dbg_trap() ? 0 : 3))
 
 static int gp_nregistered;
 static int gp_nrregistered;

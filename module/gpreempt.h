@@ -71,6 +71,8 @@ int gp_layout_check(struct module *owner);
  * @dead: process teardown seen (notifier release, release_internal (7.2+),
  *	  pqm_uninit)
  * @debugged: a debugger attached: hands off
+ * @dbg_suspended: the debugger suspended queues since it attached: a queue
+ *                 gpreempt parked is the debugger's (never unparked)
  * @evicted: devices on which gpreempt holds an eviction not yet restored
  * @nqueues: live queues on this process
  * @rule_prio: monitor-owned: priority from the process rules, or -1
@@ -94,6 +96,7 @@ struct gp_proc {
 	char comm[TASK_COMM_LEN];
 	bool dead;
 	bool debugged;
+	bool dbg_suspended;
 	int evicted;
 	int nqueues;
 	int rule_prio;
@@ -210,6 +213,7 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 void gp_registry_del_queue(struct kfd_process *p, u32 qid);
 void gp_registry_proc_dead(struct kfd_process *p);
 void gp_registry_proc_debugged(struct kfd_process *p, bool on);
+void gp_registry_proc_dbg_suspend(struct kfd_process *p);
 int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));

@@ -268,6 +268,9 @@ static inline bool kfd_have_dbg_trap(void)
 #if !GP_HAVE_kfd_dbg_trap_disable
 #define GP_ARG_kfd_dbg_trap_disable__target 0
 #endif
+#if !GP_HAVE_suspend_queues
+#define GP_ARG_suspend_queues__p 0
+#endif
 
 /**
  * kfd_have_release_internal() - probe kfd_process_notifier_release_internal()?

@@ -43,7 +43,8 @@ static bool gp_already_there(struct queue *q, bool park)
  * destroyed one is never acted on by the old entry's decision.
  *
  * Return: 0, -EBUSY (retry next tick), -ESRCH/-ENOENT (gone), -EPERM
- * (debugged: for an unpark, the debugger owns the flag now), -EOPNOTSUPP
+ * (debugged; for an unpark: the debugger suspended queues, the flag is its
+ * own now), -EOPNOTSUPP
  * (NO_HWS or CWSR off: use evict or leave alone), -EIO (device fenced) or
  * KFD's error.  On any error the flag is as it was.
  */
@@ -74,8 +75,13 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		ret = -ESRCH;
 		goto out_unlock;
 	}
-	if (kfd_p_debugged(p)) {
-		/* The debugger may own the flag now: never touch it. */
+	/*
+	 * M1: a debugged process is never parked.  A queue gpreempt parked is
+	 * unparked only until the debugger suspends queues: suspend_queues()
+	 * runs under this mutex and counts an already suspended queue as its
+	 * own, so from then on the flag is the debugger's.
+	 */
+	if (kfd_p_debugged(p) && (park || READ_ONCE(e->proc->dbg_suspended))) {
 		gp_stats.skipped_debugged++;
 		ret = -EPERM;
 		goto out_unlock;

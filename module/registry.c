@@ -264,11 +264,34 @@ void gp_registry_proc_debugged(struct kfd_process *p, bool on)
 	unsigned long flags;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node)
-		if (pr->p == p)
-			WRITE_ONCE(pr->debugged, on);
+	list_for_each_entry(pr, &gp_reg.procs, node) {
+		if (pr->p != p)
+			continue;
+		WRITE_ONCE(pr->debugged, on);
+		if (!on)
+			WRITE_ONCE(pr->dbg_suspended, false);
+	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	gp_monitor_kick();
+}
+
+/**
+ * gp_registry_proc_dbg_suspend() - the debugger of @p suspends queues
+ * @p: KFD process (compared, never dereferenced); p->mutex is held
+ *
+ * From now until the detach a queue gpreempt parked counts as the
+ * debugger's: gp_suspend_queue() no longer unparks it.
+ */
+void gp_registry_proc_dbg_suspend(struct kfd_process *p)
+{
+	struct gp_proc *pr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(pr, &gp_reg.procs, node)
+		if (pr->p == p)
+			WRITE_ONCE(pr->dbg_suspended, true);
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
 }
 
 /**

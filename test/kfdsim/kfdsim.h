@@ -350,6 +350,7 @@ void kfd_process_notifier_release_internal(struct kfd_process *p);
 #define KS_CONTEXT_ID_PRIMARY 0xffff	/* KFD_CONTEXT_ID_PRIMARY (7.2+) */
 #if GP_HAVE_kfd_dbg_trap_disable && GP_HAVE_queue_properties__is_suspended
 gp_fn_kfd_dbg_trap_disable_t kfd_dbg_trap_disable;
+gp_fn_suspend_queues_t suspend_queues;
 /* fault/debugger: "attach|suspend|detach PASID" (process.c) */
 extern const struct file_operations ks_dbg_fops;
 #endif

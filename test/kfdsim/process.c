@@ -526,6 +526,22 @@ static int ks_dbg_suspend_all(struct kfd_process *p, bool suspend)
 }
 
 /**
+ * suspend_queues() - the debugger's SUSPEND_QUEUES (6.6+)
+ * @p: process, p->mutex held
+ * @num_queues: unused (every queue of @p is suspended)
+ * @grace_period: unused
+ * @exception_clear_mask: unused
+ * @usr_queue_id_array: unused
+ *
+ * Return: the number of queues counted as suspended.
+ */
+noinline int suspend_queues(struct kfd_process *p, u32 num_queues, u32 grace_period,
+			    u64 exception_clear_mask, u32 *usr_queue_id_array)
+{
+	return ks_dbg_suspend_all(p, true);
+}
+
+/**
  * kfd_dbg_trap_disable() - the debugger detaches (6.6+)
  * @target: process, p->mutex held
  *
@@ -543,7 +559,11 @@ noinline int kfd_dbg_trap_disable(struct kfd_process *target)
 	return 0;
 }
 
-/* "attach|suspend|detach PASID": what rocgdb's ioctls do to that process. */
+/*
+ * "attach|suspend|stop|detach PASID": what rocgdb's ioctls do to that
+ * process; stop is attach then suspend in one p->mutex hold (gpreempt cannot
+ * act in between).
+ */
 static ssize_t ks_dbg_write(struct file *file, const char __user *ubuf, size_t len,
 			    loff_t *ppos)
 {
@@ -571,11 +591,13 @@ static ssize_t ks_dbg_write(struct file *file, const char __user *ubuf, size_t l
 		ret = kfd_dbg_trap_enable(p, 0, NULL, NULL);
 	} else if (!strcmp(op, "detach")) {
 		ret = kfd_dbg_trap_disable(p);
-	} else if (!strcmp(op, "suspend")) {
+	} else if (!strcmp(op, "suspend") || !strcmp(op, "stop")) {
+		ret = !strcmp(op, "stop") ? kfd_dbg_trap_enable(p, 0, NULL, NULL) : 0;
 		/* KFD refuses every op but enable on a process not debugged. */
-		ret = READ_ONCE(p->debug_trap_enabled) ? 0 : -EINVAL;
+		if (!ret && !READ_ONCE(p->debug_trap_enabled))
+			ret = -EINVAL;
 		if (!ret)
-			ks_dbg_suspend_all(p, true);
+			suspend_queues(p, 0, 0, 0, NULL);
 	} else {
 		ret = -EINVAL;
 	}

@@ -14,6 +14,7 @@ have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
 PROBES="kfd_procfs_add_queue pqm_update_queue_properties pqm_destroy_queue kfd_process_notifier_release pqm_uninit"
 have kfd_dbg_trap_enable && PROBES="$PROBES kfd_dbg_trap_enable"
 have kfd_dbg_trap_disable && PROBES="$PROBES kfd_dbg_trap_disable"
+have suspend_queues && PROBES="$PROBES suspend_queues"
 tap_diag "kernel $(uname -r): probes: $PROBES; queue suspend: $(have queue_properties__is_suspended && echo yes || echo no)"
 
 dmesg_has() { dmesg | grep -q -- "$1"; }

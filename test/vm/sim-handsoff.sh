@@ -116,32 +116,39 @@ wait $lc
 wait $be
 unload
 
-# 4. M1: a debugger suspend vs gpreempt's unpark, and the detach.
-if ! have kfd_dbg_trap_disable || ! have queue_properties__is_suspended; then
-	tap_ok "M1: debugger suspend/detach # SKIP no debugger API or queue suspend in this KFD"
+# 4. M1: a debugger vs gpreempt's parks: at attach gpreempt gives back what it
+# parked, unless the debugger already suspended the queue (then the suspend
+# is the debugger's and only its detach resumes it); after the detach the
+# process is managed again.
+if ! have kfd_dbg_trap_disable || ! have suspend_queues || ! have queue_properties__is_suspended; then
+	tap_ok "M1: debugger attach/suspend/detach # SKIP no debugger API or queue suspend in this KFD"
 else
+	parked() { state_is $be 2 && be_suspended; }
 	load "" "backend=suspend"
-	$GPLOAD $BE_ARGS --duration 120 --quiet &
+	$GPLOAD $BE_ARGS --duration 300 --quiet &
 	be=$!
 	sleep 0.5
-	$GPLOAD $LC_ARGS --duration 120 --quiet &
+	$GPLOAD $LC_ARGS --duration 300 --quiet &
 	lc=$!
-	wait_for 30 state_is $be 2
-	tap_check "M1: BE parked by gpreempt" be_suspended
+	tap_check "M1: BE parked by gpreempt" wait_for 30 parked
 	pasid=$(qfield $be pasid)
 	echo "attach $pasid" >$F/debugger
-	echo "suspend $pasid" >$F/debugger
-	kill -TERM $lc
-	wait $lc
-	# LC is gone: gpreempt would resume BE, but the debugger holds it now.
-	tap_check "M1: gpreempt drops its park of a debugged queue" wait_for 30 state_is $be 0
-	ticks_pass 100
-	tap_check "M1: an unpark never resumes a queue the debugger suspended" be_suspended
+	tap_check "M1: at attach gpreempt resumes the queue it parked" wait_for 30 be_running
+	pre=$(qfield $be preempts)
+	ticks_pass 200
+	kept() { [ "$(qfield $be preempts)" = "$pre" ] && be_running; }
+	tap_check "M1: a debugged queue is not parked (LC still busy)" kept
+	echo "detach $pasid" >$F/debugger
+	tap_check "M1: after the detach gpreempt parks BE again" wait_for 30 parked
+	# The debugger attaches and suspends in one p->mutex hold while BE is parked.
+	echo "stop $pasid" >$F/debugger
+	tap_check "M1: gpreempt drops its park of a queue the debugger suspended" \
+		wait_for 30 state_is $be 0
+	ticks_pass 200
+	tap_check "M1: gpreempt never resumes a queue the debugger suspended" be_suspended
 	echo "detach $pasid" >$F/debugger
 	tap_check "M1: the detach resumes BE (KFD's resume_queues)" wait_for 30 be_running
-	$GPLOAD $LC_ARGS --duration 120 --quiet &
-	lc=$!
-	tap_check "M1: after the detach gpreempt parks BE again" wait_for 30 state_is $be 2
+	tap_check "M1: after the second detach gpreempt parks BE again" wait_for 30 parked
 	kill -TERM $lc
 	wait $lc
 	tap_check "M1: and resumes it when LC is gone" wait_for 30 state_is $be 0
