@@ -32,6 +32,7 @@ struct gp_params {
 	unsigned int max_rate;	/* state changes per device per second (M3) */
 	int backend;		/* enum gp_backend_kind */
 	bool enable;
+	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
 	bool adopt_existing;
 	bool sched_fifo;	/* monitor kthread SCHED_FIFO (M7), load time only */
 	bool env_priority;

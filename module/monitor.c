@@ -144,6 +144,7 @@ static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_
 	pp->min_slice_ns = (u64)slice * NSEC_PER_MSEC;
 	pp->max_actions = READ_ONCE(gp_param.max_actions);
 	pp->enabled = enable;
+	pp->tiers = READ_ONCE(gp_param.tiers);
 }
 
 /* Called for each reaped queue. */

@@ -226,6 +226,10 @@ static const struct kernel_param_ops gp_enable_ops = {
 module_param_cb(enable, &gp_enable_ops, &gp_param.enable, 0644);
 MODULE_PARM_DESC(enable, "Preempt (1) or only observe (0); 0 resumes everything parked (default 1)");
 
+module_param_named(tiers, gp_param.tiers, bool, 0644);
+MODULE_PARM_DESC(tiers,
+		 "Tier-aware parking: the hysteresis holds only the lowest busy level; LC tiers below the top are parked only while a higher level has work (default 0: not shown to help yet)");
+
 module_param_named(sched_fifo, gp_param.sched_fifo, bool, 0444);
 MODULE_PARM_DESC(sched_fifo,
 		 "Run the monitor thread as SCHED_FIFO (lowest RT priority) so CPU load does not stretch its tick (default off)");

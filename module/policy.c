@@ -10,6 +10,11 @@
  *   - The highest busy level runs.  A queue below it that has work (or is
  *     already parked) is parked; a parked queue is unparked once no level
  *     above it is busy any more.  Queues at or above the top are never parked.
+ *   - Tiers (params->tiers): the hysteresis keeps a queue parked only while
+ *     it is at its device's lowest busy level (best-effort).  A queue between
+ *     that and the top (a lower LC tier) is parked only while a level above
+ *     it has pending work now, so it runs between the top tier's bursts
+ *     instead of waiting out every hysteresis interval.
  *   - A held queue (parked by hand) is parked whatever the levels say, and
  *     stays parked until the hold is released; only "disabled" and "not
  *     parkable" take it back.
@@ -65,6 +70,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 	u32 i, d, budget = pp->max_actions;
 
 	for (i = 0; i < n; i++) {
+		u64 bit;
+
 		q[i].action = GP_ACT_NONE;
 		q[i].wanted = GP_ACT_NONE;
 		q[i].reason = GP_WHY_NONE;
@@ -72,11 +79,18 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		if (q[i].pending)
 			q[i].last_pending_ns = now;
 		d = gp_pq_dev(&q[i]);
-		if (level_busy(&q[i], pp, now) &&
-		    (!(r.top_valid & (1ULL << d)) || q[i].prio > r.top_prio[d])) {
-			r.top_valid |= (1ULL << d);
-			r.top_prio[d] = q[i].prio;
+		bit = 1ULL << d;
+		if (q[i].pending && (!(r.pend_valid & bit) || q[i].prio > r.pend_top[d])) {
+			r.pend_valid |= bit;
+			r.pend_top[d] = q[i].prio;
 		}
+		if (!level_busy(&q[i], pp, now))
+			continue;
+		if (!(r.top_valid & bit) || q[i].prio > r.top_prio[d])
+			r.top_prio[d] = q[i].prio;
+		if (!(r.top_valid & bit) || q[i].prio < r.low_prio[d])
+			r.low_prio[d] = q[i].prio;
+		r.top_valid |= bit;
 	}
 
 	/* Desired actions, without the budget. */
@@ -89,6 +103,9 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			r.inversion_devs |= (1ULL << xd);
 			r.inversion = true;
 		}
+		/* Tiers: above the lowest busy level, only pending work above holds. */
+		if (below && pp->tiers && x->prio > r.low_prio[xd])
+			below = (r.pend_valid & (1ULL << xd)) && x->prio < r.pend_top[xd];
 
 		if (x->state == GP_PS_PARKED) {
 			if (!pp->enabled)

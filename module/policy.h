@@ -51,6 +51,9 @@ enum gp_reason {
  * @min_slice_ns: run time granted to a starving queue before it may be parked again
  * @max_actions: state changes allowed per tick (each one may remap the device)
  * @enabled: false: unpark everything, park nothing
+ * @tiers: tier-aware: a level busy only through the hysteresis (no pending
+ *	   work now) holds parked only its device's lowest busy level, so LC
+ *	   tiers between the top and best-effort run between the top's bursts
  * @dev_budget: NULL, or per device slot the actions still allowed (from its
  *		gp_bucket); decremented as actions are granted
  */
@@ -60,6 +63,7 @@ struct gp_policy_params {
 	u64 min_slice_ns;
 	u32 max_actions;
 	bool enabled;
+	bool tiers;
 	u32 *dev_budget;
 };
 
@@ -102,6 +106,9 @@ struct gp_pq {
  * struct gp_policy_result - summary of one decision round
  * @top_valid: bit d set: some level of device d is busy
  * @top_prio: per device, the highest busy level (valid where @top_valid)
+ * @pend_valid: bit d set: some queue of device d has pending work now
+ * @pend_top: per device, the highest level with pending work (where @pend_valid)
+ * @low_prio: per device, the lowest busy level (valid where @top_valid)
  * @inversion_devs: bit d set: on device d a queue below its top runs with work
  * @inversion: some device has an inversion
  * @parks: park actions emitted
@@ -112,6 +119,9 @@ struct gp_pq {
 struct gp_policy_result {
 	u64 top_valid;
 	int top_prio[GP_POLICY_MAX_DEVS];
+	u64 pend_valid;
+	int pend_top[GP_POLICY_MAX_DEVS];
+	int low_prio[GP_POLICY_MAX_DEVS];
 	u64 inversion_devs;
 	bool inversion;
 	u32 parks;

@@ -151,6 +151,7 @@ static void rand_params(struct gp_policy_params *pp)
 	pp->min_slice_ns = rnd(5) ? rnd(30) * MS : 0;
 	pp->max_actions = acts[rnd(6)];
 	pp->enabled = rnd(8) != 0;
+	pp->tiers = rnd(2);
 }
 
 static void new_scenario(struct sim *s)
@@ -302,7 +303,9 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 		struct gp_policy_result r = { 0 };
 		struct gp_pq before[MAXQ];
 		bool ok[MAXQ], top_valid[GP_POLICY_MAX_DEVS] = { false }, inversion = false;
-		int top[GP_POLICY_MAX_DEVS] = { 0 };
+		int top[GP_POLICY_MAX_DEVS] = { 0 }, low[GP_POLICY_MAX_DEVS] = { 0 };
+		int ptop[GP_POLICY_MAX_DEVS] = { 0 };
+		bool ptop_valid[GP_POLICY_MAX_DEVS] = { false };
 		u64 inv_devs = 0, valid_mask = 0;
 		u32 i, i_ = 0, wanted = 0, granted = 0, gparks = 0, gunparks = 0, owed_granted = 0;
 		u64 dt;
@@ -345,6 +348,12 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			}
 			u32 d = mdev(&s->q[i]);
 
+			if (s->q[i].pending && (!ptop_valid[d] || s->q[i].prio > ptop[d])) {
+				ptop_valid[d] = true;
+				ptop[d] = s->q[i].prio;
+			}
+			if (busy(s, i) && (!top_valid[d] || s->q[i].prio < low[d]))
+				low[d] = s->q[i].prio;
 			if (busy(s, i) && (!top_valid[d] || s->q[i].prio > top[d])) {
 				top_valid[d] = true;
 				top[d] = s->q[i].prio;
@@ -362,6 +371,9 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				inversion = true;
 				inv_devs |= 1ULL << d;
 			}
+			/* Tiers: the hysteresis holds only the lowest busy level. */
+			if (below && s->pp.tiers && x->prio > low[d])
+				below = ptop_valid[d] && x->prio < ptop[d];
 			if (x->state == GP_PS_PARKED) {
 				if (!s->pp.enabled) {
 					m->want = W_OWED;
@@ -398,6 +410,9 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			if (top_valid[i])
 				valid_mask |= 1ULL << i;
 			CHECK(F_TOP, !top_valid[i] || r.top_prio[i] == top[i], "top level of a device");
+			CHECK(F_TOP, !top_valid[i] || r.low_prio[i] == low[i], "lowest busy level");
+			CHECK(F_TOP, !ptop_valid[i] || r.pend_top[i] == ptop[i], "top pending level");
+			CHECK(F_TOP, !!(r.pend_valid & (1ULL << i)) == ptop_valid[i], "pending devices");
 		}
 		CHECK(F_TOP, r.top_valid == valid_mask, "busy devices");
 		CHECK(F_TOP, r.inversion == inversion && r.inversion_devs == inv_devs,

@@ -743,6 +743,75 @@ struct test {
 	void (*fn)(void);
 };
 
+
+/*
+ * Three LC tiers (14/10/6) and BE (3): the top tier's hysteresis keeps only
+ * the lowest busy level (BE) parked; the middle tiers run between the top
+ * tier's bursts, and are parked while a level above them has work now.
+ */
+static void t_tiers(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_policy_result r;
+	struct gp_pq q[4];
+	const u64 idle = T0 + MS;	/* tier 14 last seen pending */
+
+	pp.tiers = true;
+	qinit(&q[0], 14, true);
+	qinit(&q[1], 10, true);
+	qinit(&q[2], 6, true);
+	qinit(&q[3], 3, true);
+	r = tick(&pp, q, 4, T0);
+	EXPECT(q[0].state == GP_PS_RUNNING && nparked(q, 4) == 3);
+	EXPECT(r.top_prio[0] == 14 && r.pend_top[0] == 14 && r.low_prio[0] == 3);
+	tick(&pp, q, 4, idle);
+	/* 14 goes idle: within its hysteresis 10 runs, 6 and BE stay parked. */
+	q[0].pending = false;
+	gp_policy_decide(&pp, q, 4, idle + MS, &r);
+	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_HIGHER_IDLE);
+	EXPECT(q[2].action == GP_ACT_NONE && q[3].action == GP_ACT_NONE);
+	EXPECT(r.top_prio[0] == 14 && r.pend_top[0] == 10 && r.low_prio[0] == 3);
+	gp_policy_commit(&pp, &q[1], true, idle + MS);
+	/* 10 done too: 6 runs, BE is still held by the hysteresis. */
+	q[1].pending = false;
+	tick(&pp, q, 4, idle + MS + 100 * US);
+	EXPECT(q[2].state == GP_PS_RUNNING && q[3].state == GP_PS_PARKED);
+	/* 14 has work again: 6 is parked at once (it delays the top tier). */
+	q[0].pending = true;
+	r = tick(&pp, q, 4, idle + MS + 200 * US);
+	EXPECT(q[2].state == GP_PS_PARKED && q[2].reason == GP_WHY_HIGHER_PENDING);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[3].state == GP_PS_PARKED);
+	/* Without tiers the same sequence holds 10 parked across the hysteresis. */
+	pp.tiers = false;
+	qinit(&q[0], 14, true);
+	qinit(&q[1], 10, true);
+	qinit(&q[2], 6, true);
+	qinit(&q[3], 3, true);
+	tick(&pp, q, 4, T0);
+	tick(&pp, q, 4, idle);
+	q[0].pending = false;
+	tick(&pp, q, 4, idle + MS);
+	EXPECT(nparked(q, 4) == 3 && q[1].state == GP_PS_PARKED);
+}
+
+/* Tiers change nothing for two levels: BE is the lowest busy level, held. */
+static void t_tiers_two_levels(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_pq q[2];
+	const u64 idle = T0 + 10 * MS;
+
+	pp.tiers = true;
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	tick(&pp, q, 2, T0);
+	tick(&pp, q, 2, idle);
+	q[0].pending = false;
+	tick(&pp, q, 2, idle + pp.hysteresis_ns - 1);
+	EXPECT(q[1].state == GP_PS_PARKED);
+	tick(&pp, q, 2, idle + pp.hysteresis_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+}
 static const struct test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
@@ -771,6 +840,8 @@ static const struct test tests[] = {
 	{ "token bucket: burst, refill, cap, back-off doubles to its cap and ends on success", t_bucket },
 	{ "device budgets: spent per device, the rest throttled; max_actions on top", t_dev_budget },
 	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
+	{ "tiers: the top's hysteresis holds only BE; middle tiers run between its bursts", t_tiers },
+	{ "tiers: with two levels BE is held across the hysteresis as before", t_tiers_two_levels },
 };
 
 int main(void)
