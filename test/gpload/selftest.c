@@ -161,9 +161,17 @@ static void test_bad_ioctls(void)
 	r = create_errno(&a);
 	check(r == EINVAL, "create: percent 101 with xcc bits -> EINVAL", "errno %d", r);
 	a = good;
-	a.queue_type = 2;
+	a.queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_PM4 + 1;	/* 0 AQL, 1 SDMA, 2 PM4 */
 	r = create_errno(&a);
 	check(r == EINVAL, "create: unknown queue type -> EINVAL", "errno %d", r);
+	a = good;
+	a.gpu_id = 8;	/* past kfdsim's ndev limit */
+	r = create_errno(&a);
+	check(r == EINVAL, "create: unknown gpu_id -> EINVAL", "errno %d", r);
+	a = good;
+	a.pad = 1;
+	r = create_errno(&a);
+	check(r == EINVAL, "create: nonzero pad -> EINVAL", "errno %d", r);
 	r = ioctl(fd, KFDSIM_IOC_CREATE_QUEUE, (void *)8) ? errno : 0;
 	check(r == EFAULT, "create: bad argument pointer -> EFAULT", "errno %d", r);
 	r = ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &d) ? errno : 0;
