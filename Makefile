@@ -14,7 +14,8 @@
 # Kernel: with KDIR unset, the Debian 6.12 kernel that scripts/setup cached
 # (.cache/kernel.env) if present, else the running kernel.  The KFD layout
 # comes from BTF: /sys/kernel/btf/{vmlinux,amdgpu} of the running kernel, or
-# the cached vmlinux + amdgpu.ko (override with BTF_BASE=/BTF_KFD=).
+# the cached vmlinux + amdgpu.ko (override with BTF_BASE=/BTF_KFD=); without
+# it, from KFD source (KFD_SRC=, KFD_KO=; see "KFD layout" below).
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD := build
@@ -102,11 +103,46 @@ else
 KFD_BUILD_ID = $(shell readelf -n $(BTF_KFD) 2>/dev/null | awk '/Build ID:/ { print $$3; exit }')
 endif
 
+# The layout comes from BTF when the KFD's BTF file exists; else from a KFD
+# source tree (scripts/kfd-src-layout): KFD_SRC=<drivers/gpu/drm/amd of a
+# kernel source, or a ROCm DKMS /usr/src/amdgpu-<version>/>, by default the
+# newest /usr/src/amdgpu-*/; KFD_KO=<the amdgpu.ko built from it> records its
+# build id, the only amdgpu insmod then accepts.  KFD_SRC= on the command line
+# wins over BTF.
+KFD_SRC_AUTO = $(shell ls -d /usr/src/amdgpu-*/ 2>/dev/null | sort -V | tail -n 1)
+ifneq ($(filter command environment,$(origin KFD_SRC)),)
+LAYOUT_FROM := src
+else ifneq ($(wildcard $(BTF_KFD)),)
+LAYOUT_FROM := btf
+else
+KFD_SRC := $(patsubst %/,%,$(KFD_SRC_AUTO))
+LAYOUT_FROM := $(if $(KFD_SRC),src,none)
+endif
+ifeq ($(LAYOUT_FROM),src)
+KFD_KO ?= $(firstword $(wildcard /lib/modules/$(GP_KVER_INSTALL)/updates/dkms/amdgpu.ko*))
+endif
+
+ifeq ($(LAYOUT_FROM),btf)
 $(BUILD)/gp_layout.h: $(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec
 	@echo "  GEN     $@"
 	@$(BUILD)/btf-layout --from "$(BTF_KFD)" --build-id "$(KFD_BUILD_ID)" \
 		$(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec > $@.tmp || { rm -f $@.tmp; exit 1; }
 	@mv $@.tmp $@
+else ifeq ($(LAYOUT_FROM),src)
+$(BUILD)/gp_layout.h: $(TOP)/scripts/kfd-src-layout $(TOP)/scripts/layout.spec | $(BUILD)
+	@test -d "$(KFD_SRC)" || { echo "error: KFD_SRC=$(KFD_SRC): no such directory"; exit 1; }
+	@echo "  GEN     $@ (from KFD source $(KFD_SRC)$(if $(KFD_KO), for $(KFD_KO), no KFD_KO: insmod will need the KFD's BTF))"
+	@$(TOP)/scripts/kfd-src-layout --from "$(KFD_SRC)" $(if $(KFD_KO),--ko "$(KFD_KO)") \
+		$(if $(KBUILD_RUN),--kbuild-run "$(KBUILD_RUN) --ro-bind $(realpath $(KFD_SRC)) $(realpath $(KFD_SRC))") \
+		$(KDIR) $(KFD_SRC) $(TOP)/scripts/layout.spec $(BUILD)/kfd-src-probe > $@.tmp || { rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+else
+$(BUILD)/gp_layout.h:
+	@echo "error: no KFD layout source: no amdgpu BTF at '$(BTF_KFD)' and no KFD source tree."
+	@echo "  Load amdgpu (its BTF is /sys/kernel/btf/amdgpu), or run scripts/setup, or set BTF_KFD=<amdgpu.ko with .BTF>;"
+	@echo "  on a ROCm DKMS machine install amdgpu-dkms (its source is /usr/src/amdgpu-<version>/) or set KFD_SRC=<tree>."
+	@exit 1
+endif
 
 # --- BPF maps (light skeleton compiled into the module) ----------------------
 $(BUILD)/gp_maps.bpf.o: $(TOP)/bpf/gp_maps.bpf.c $(TOP)/bpf/gp_maps.h | $(BUILD)
@@ -195,6 +231,7 @@ check: setup
 	@start=$$(date +%s); { \
 		$(TOP)/test/run-unit || echo "not ok - test/run-unit exit status"; \
 		$(TOP)/scripts/lint || echo "not ok - scripts/lint exit status"; \
+		$(TOP)/test/run-src-layout || echo "not ok - test/run-src-layout exit status"; \
 		$(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; \
 		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
 		echo "# make check: $$(( $$(date +%s) - start )) s"; \
