@@ -23,6 +23,14 @@
 #include "gp_layout.h"
 #include "kfdsim_ioctl.h"
 
+/*
+ * What gpreempt probes or calls must be the symbol of that name: noinline is
+ * not enough, GCC also clones a function whose callers pass constants
+ * (kfd_dbg_trap_enable.constprop.0), and the callers then skip the probe.
+ * test/unit/layout-check.sh fails on any such clone.
+ */
+#define KS_KFD_ENTRY __attribute__((__noipa__))	/* implies noinline */
+
 /* A member of struct @s placed at its real offset. */
 #define KS_AT(s, f, decl) struct { u8 __pad_##f[GP_OFF_##s##__##f]; decl; }
 

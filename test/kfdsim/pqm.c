@@ -44,7 +44,7 @@ static struct process_queue_node *ks_find(struct process_queue_manager *pqm, uns
  *
  * Return: 0.
  */
-noinline int kfd_procfs_add_queue(struct queue *q)
+KS_KFD_ENTRY int kfd_procfs_add_queue(struct queue *q)
 {
 	barrier();
 	return 0;
@@ -60,24 +60,24 @@ noinline int kfd_procfs_add_queue(struct queue *q)
  * chardev.c) and holds p->mutex.  Returns 0 or a negative errno.
  */
 #if GP_NARGS_pqm_create_queue == 10
-noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
-			      struct file *f, struct queue_properties *properties,
-			      unsigned int *qid, struct amdgpu_bo *wptr_bo,
-			      const struct kfd_criu_queue_priv_data *q_data,
-			      const void *restore_mqd, const void *restore_ctl_stack,
-			      uint32_t *p_doorbell_offset_in_process)
+KS_KFD_ENTRY int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+				  struct file *f, struct queue_properties *properties,
+				  unsigned int *qid, struct amdgpu_bo *wptr_bo,
+				  const struct kfd_criu_queue_priv_data *q_data,
+				  const void *restore_mqd, const void *restore_ctl_stack,
+				  uint32_t *p_doorbell_offset_in_process)
 #elif GP_ARG_pqm_create_queue__properties == 2
-noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
-			      struct queue_properties *properties, unsigned int *qid,
-			      const struct kfd_criu_queue_priv_data *q_data,
-			      const void *restore_mqd, const void *restore_ctl_stack,
-			      uint32_t *p_doorbell_offset_in_process)
+KS_KFD_ENTRY int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+				  struct queue_properties *properties, unsigned int *qid,
+				  const struct kfd_criu_queue_priv_data *q_data,
+				  const void *restore_mqd, const void *restore_ctl_stack,
+				  uint32_t *p_doorbell_offset_in_process)
 #else
-noinline int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
-			      struct file *f, struct queue_properties *properties,
-			      unsigned int *qid, const struct kfd_criu_queue_priv_data *q_data,
-			      const void *restore_mqd, const void *restore_ctl_stack,
-			      uint32_t *p_doorbell_offset_in_process)
+KS_KFD_ENTRY int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
+				  struct file *f, struct queue_properties *properties,
+				  unsigned int *qid, const struct kfd_criu_queue_priv_data *q_data,
+				  const void *restore_mqd, const void *restore_ctl_stack,
+				  uint32_t *p_doorbell_offset_in_process)
 #endif
 {
 	struct queue *q = container_of(properties, struct queue, properties);
@@ -140,7 +140,7 @@ int ks_pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
  *
  * Return: 0, -EINVAL, or an injected error (the queue then stays).
  */
-noinline int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid)
+KS_KFD_ENTRY int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid)
 {
 	struct process_queue_node *pqn = ks_find(pqm, qid);
 	struct queue *q;
@@ -174,8 +174,8 @@ noinline int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int q
  *
  * Return: 0, -EFAULT (ring does not match the pinned one) or the dqm's error.
  */
-noinline int pqm_update_queue_properties(struct process_queue_manager *pqm, unsigned int qid,
-					 struct queue_properties *p)
+KS_KFD_ENTRY int pqm_update_queue_properties(struct process_queue_manager *pqm, unsigned int qid,
+					     struct queue_properties *p)
 {
 	struct process_queue_node *pqn = ks_find(pqm, qid);
 	struct device_queue_manager *dqm;
@@ -204,7 +204,7 @@ noinline int pqm_update_queue_properties(struct process_queue_manager *pqm, unsi
  *
  * Return: the queue or NULL.
  */
-noinline struct queue *pqm_get_user_queue(struct process_queue_manager *pqm, unsigned int qid)
+KS_KFD_ENTRY struct queue *pqm_get_user_queue(struct process_queue_manager *pqm, unsigned int qid)
 {
 	struct process_queue_node *pqn = ks_find(pqm, qid);
 
@@ -215,7 +215,7 @@ noinline struct queue *pqm_get_user_queue(struct process_queue_manager *pqm, uns
  * pqm_uninit() - free every queue of a dead process (after termination)
  * @pqm: queue manager
  */
-noinline void pqm_uninit(struct process_queue_manager *pqm)
+KS_KFD_ENTRY void pqm_uninit(struct process_queue_manager *pqm)
 {
 	struct process_queue_node *pqn, *tmp;
 

@@ -78,7 +78,7 @@ static void ks_process_ref_release(struct kref *ref)
  * kfd_unref_process() - drop a process reference
  * @p: process
  */
-noinline void kfd_unref_process(struct kfd_process *p)
+KS_KFD_ENTRY void kfd_unref_process(struct kfd_process *p)
 {
 	kref_put(&p->ref, ks_process_ref_release);
 }
@@ -91,10 +91,10 @@ noinline void kfd_unref_process(struct kfd_process *p)
  * Return: the process with a reference, or NULL.
  */
 #if GP_HAVE_kfd_lookup_process_by_pasid__pdd
-noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid,
-							 struct kfd_process_device **pdd)
+KS_KFD_ENTRY struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid,
+							     struct kfd_process_device **pdd)
 #else
-noinline struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
+KS_KFD_ENTRY struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
 #endif
 {
 	struct kfd_process *p, *ret = NULL;
@@ -154,7 +154,7 @@ bool ks_process_is_primary(struct kfd_process *p)
  * primary has a notifier to drop.  Before 7.x the queues stay until the
  * last reference.
  */
-noinline void kfd_process_notifier_release_internal(struct kfd_process *p)
+KS_KFD_ENTRY void kfd_process_notifier_release_internal(struct kfd_process *p)
 {
 	mutex_lock(&ks_table_lock);
 	list_del_rcu(&p->table_node);
@@ -175,7 +175,7 @@ noinline void kfd_process_notifier_release_internal(struct kfd_process *p)
  * @mn: the primary's notifier (secondaries have none)
  * @mm: its mm
  */
-noinline void kfd_process_notifier_release(struct mmu_notifier *mn, struct mm_struct *mm)
+KS_KFD_ENTRY void kfd_process_notifier_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	kfd_process_notifier_release_internal(container_of(mn, struct kfd_process,
 							   mmu_notifier));
@@ -387,7 +387,7 @@ int ks_test_hold(struct kfd_process *p, u64 ms)
  *
  * Return: 0 or the dqm's error.
  */
-noinline int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger)
+KS_KFD_ENTRY int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigger)
 {
 	unsigned int n_evicted = 0;
 	int r = 0;
@@ -425,7 +425,7 @@ fail:
  *
  * Return: 0 or the dqm's error.
  */
-noinline int kfd_process_restore_queues(struct kfd_process *p)
+KS_KFD_ENTRY int kfd_process_restore_queues(struct kfd_process *p)
 {
 	int r, ret = 0;
 	u32 i;
@@ -488,8 +488,8 @@ int ks_test_restore(struct kfd_process *p)
  *
  * Return: 0.
  */
-noinline int kfd_dbg_trap_enable(struct kfd_process *target, uint32_t fd,
-				 void *runtime_info, uint32_t *runtime_size)
+KS_KFD_ENTRY int kfd_dbg_trap_enable(struct kfd_process *target, uint32_t fd,
+				     void *runtime_info, uint32_t *runtime_size)
 {
 	WRITE_ONCE(target->debug_trap_enabled, true);
 	return 0;
@@ -535,8 +535,8 @@ static int ks_dbg_suspend_all(struct kfd_process *p, bool suspend)
  *
  * Return: the number of queues counted as suspended.
  */
-noinline int suspend_queues(struct kfd_process *p, u32 num_queues, u32 grace_period,
-			    u64 exception_clear_mask, u32 *usr_queue_id_array)
+KS_KFD_ENTRY int suspend_queues(struct kfd_process *p, u32 num_queues, u32 grace_period,
+				u64 exception_clear_mask, u32 *usr_queue_id_array)
 {
 	return ks_dbg_suspend_all(p, true);
 }
@@ -550,7 +550,7 @@ noinline int suspend_queues(struct kfd_process *p, u32 num_queues, u32 grace_per
  *
  * Return: 0.
  */
-noinline int kfd_dbg_trap_disable(struct kfd_process *target)
+KS_KFD_ENTRY int kfd_dbg_trap_disable(struct kfd_process *target)
 {
 	if (!READ_ONCE(target->debug_trap_enabled))
 		return 0;

@@ -157,6 +157,28 @@ else
 	tap_check "M1: BE: every packet exactly once" test $? -eq 0
 	unload
 	tap_check "M1: nothing left suspended" no_suspended
+
+	# The same attach without a race against the monitor's own unparks: BE is
+	# held parked by hand (no LC), so only the attach can give it back.  This
+	# failed while kfdsim's callers used kfd_dbg_trap_enable.constprop.0,
+	# which gpreempt's probe never saw.
+	load "" "backend=suspend"
+	$GPLOAD $BE_ARGS --duration 300 --quiet &
+	be=$!
+	wait_for 30 state_is $be 0
+	qb=$(qfield $be qid)
+	build/gpreemptctl park queue "$be:$qb" >/dev/null
+	tap_check "M1 (held): BE held parked by hand" wait_for 30 parked
+	pasid=$(qfield $be pasid)
+	echo "attach $pasid" >$F/debugger
+	tap_check "M1 (held): the debugger's attach gives the held queue back" wait_for 30 be_running
+	echo "detach $pasid" >$F/debugger
+	build/gpreemptctl unpark queue "$be:$qb" >/dev/null
+	kill -TERM $be
+	wait $be
+	tap_check "M1 (held): BE: every packet exactly once" test $? -eq 0
+	unload
+	tap_check "M1 (held): nothing left suspended" no_suspended
 fi
 
 tap_check "kernel log clean" sh -c "! dmesg | grep -E '$TAP_DMESG_BAD'"
