@@ -4,7 +4,9 @@
 # gpreemptctl and the priority rules on kfdsim: cgroup rules (and their
 # subtree), the launch environment, precedence between the sources, apply of
 # a rules file, park/unpark by hand, every verb's --json, bad input refused
-# with nothing changed, a non-root user refused, read-only state maps.  Runs
+# with nothing changed, a non-root user refused, read-only state maps, the
+# README's quick start step by step (set cgroup, then /etc/gpreempt.conf +
+# apply; LC parking BE in one `top -n 1` frame; rmmod).  Runs
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 GPLOAD=build/gpload
@@ -254,5 +256,56 @@ tap_check "after rmmod: the held BE completes every packet" test $? -eq 0
 wait_for 20 ks_idle
 rmmod kfdsim
 rmdir $CG/infer.slice/child $CG/infer.slice
+# 12. The README's quick start, literally (issue 10, "Done when"): insmod;
+#     gpreemptctl set cgroup /sys/fs/cgroup/infer.slice high; LC parking BE
+#     in one frame of gpreemptctl top; rmmod.  Then the same from
+#     /etc/gpreempt.conf with gpreemptctl apply.  kfdsim stands in for
+#     amdgpu; both loads keep the default ROCr queue priority (7), so only
+#     the rule makes one of them LC.  Default module parameters.
+# top_shows LC BE: one `top -n 1` frame has LC at 12 from cgroup and BE parked.
+top_shows() {
+	$CTL top -n 1 | awk -v lc="$1" -v be="$2" '
+		$1 == lc && $5 == 12 && $6 == "cgroup" { l = 1 }
+		$1 == be && $7 == "parked" { b = 1 }
+		END { exit !(l && b) }'
+}
+# quick_start NAME SETUP...: insmod, SETUP (the rule), LC in infer.slice and
+# BE outside, wait for a top frame showing LC parking BE, rmmod.
+quick_start() {
+	local name=$1 lc be
+	shift
+	insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko || { tap_not_ok "$name: insmod"; return; }
+	mkdir -p $CG/infer.slice
+	tap_check "$name: $*" "$@"
+	$GPLOAD $LOAD_ARGS --prio 7 &
+	be=$!
+	start_in $CG/infer.slice 7
+	lc=$started
+	if wait_for 60 top_shows $lc $be; then
+		tap_ok "$name: gpreemptctl top -n 1 shows LC ($lc) at 12 from cgroup and BE ($be) parked"
+	else
+		tap_not_ok "$name: top shows LC parking BE # $($CTL top -n 1 | grep -E "^($lc|$be) ")"
+	fi
+	tap_check "$name: the same frame as --json" sh -c "$CTL --json top -n 1 | jq -e \
+		'any(.queues[]; .tgid == $lc and .priority == 12 and .source == \"cgroup\")'"
+	tap_check "$name: rmmod gpreempt" rmmod gpreempt
+	stop_load $lc $be
+	tap_check "$name: after rmmod both loads completed every packet exactly once" test $? -eq 0
+	wait_for 20 ks_idle
+	rmmod kfdsim
+	rmdir $CG/infer.slice
+}
+quick_start "README quick start" $CTL set cgroup $CG/infer.slice high
+# /etc comes read-only from the host: an overlay (or a copy) makes it writable here only.
+mkdir -p /tmp/etc-up /tmp/etc-work
+if mount -t overlay overlay -o lowerdir=/etc,upperdir=/tmp/etc-up,workdir=/tmp/etc-work /etc 2>/dev/null ||
+   { cp -a /etc /tmp/etc-copy && mount --bind /tmp/etc-copy /etc; }; then
+	printf '# quick start\ncgroup %s/infer.slice high\n' $CG >/etc/gpreempt.conf
+	quick_start "README quick start with /etc/gpreempt.conf" $CTL apply
+	umount /etc
+else
+	tap_not_ok "README quick start with /etc/gpreempt.conf # cannot make /etc writable in the guest"
+fi
+
 tap_dmesg_clean "gpreemptctl on kfdsim: dmesg has no BUG/WARNING/Oops"
 exit $((TAP_FAILED > 0))
