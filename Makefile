@@ -122,14 +122,19 @@ ifeq ($(LAYOUT_FROM),src)
 KFD_KO ?= $(firstword $(wildcard /lib/modules/$(GP_KVER_INSTALL)/updates/dkms/amdgpu.ko*))
 endif
 
+# What the layout came from: a change (BTF <-> source, another tree or .ko)
+# regenerates it.
+LAYOUT_KEY := $(LAYOUT_FROM) $(KFD_SRC) $(KFD_KO) $(BTF_KFD) $(BTF_BASE)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(BUILD)/layout.from 2>/dev/null)" = "$(LAYOUT_KEY)" ] || echo "$(LAYOUT_KEY)" > $(BUILD)/layout.from; })
+
 ifeq ($(LAYOUT_FROM),btf)
-$(BUILD)/gp_layout.h: $(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec
+$(BUILD)/gp_layout.h: $(BUILD)/btf-layout $(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec $(BUILD)/layout.from
 	@echo "  GEN     $@"
 	@$(BUILD)/btf-layout --from "$(BTF_KFD)" --build-id "$(KFD_BUILD_ID)" \
 		$(BUILD)/base.btf $(BUILD)/kfd.btf $(TOP)/scripts/layout.spec > $@.tmp || { rm -f $@.tmp; exit 1; }
 	@mv $@.tmp $@
 else ifeq ($(LAYOUT_FROM),src)
-$(BUILD)/gp_layout.h: $(TOP)/scripts/kfd-src-layout $(TOP)/scripts/layout.spec | $(BUILD)
+$(BUILD)/gp_layout.h: $(TOP)/scripts/kfd-src-layout $(TOP)/scripts/layout.spec $(BUILD)/layout.from
 	@test -d "$(KFD_SRC)" || { echo "error: KFD_SRC=$(KFD_SRC): no such directory"; exit 1; }
 	@echo "  GEN     $@ (from KFD source $(KFD_SRC)$(if $(KFD_KO), for $(KFD_KO), no KFD_KO: insmod will need the KFD's BTF))"
 	@$(TOP)/scripts/kfd-src-layout --from "$(KFD_SRC)" $(if $(KFD_KO),--ko "$(KFD_KO)") \
