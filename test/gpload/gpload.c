@@ -32,6 +32,15 @@
  * for N ms (another holder: its teardown comes long before its last put).
  * --gpu D[,D...] puts queue i on device D[i % n] (kfdsim ndev=); the other
  * queues (churn, --be-prio) go on the first one.
+ * Realistic workloads: --barrier sets the AQL barrier bit on every dispatch
+ * (each waits for the previous one: a chain of dependent kernels, as a HIP
+ * stream); --copy-us U (lc) makes each request first copy its input on the
+ * process's own SDMA queue (U us; created at the start, same priority), wait
+ * for the copy, then submit its --k dispatches: the latency covers the copy;
+ * --wg-us-max V draws each dispatch's workgroup time uniformly in
+ * [--wg-us, V] (seeded: a training loop's kernels of varying length).
+ * --json reports gpu_busy_us: workgroups x workgroup time of the completed
+ * dispatches (copies excluded; their time is copy_us x copies).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
@@ -55,7 +64,7 @@
 static struct {
 	const char *mode;
 	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms;
-	double duration, wg_us, period_us, be_wg_us;
+	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us;
 	bool poisson, rocr, quiet, debug, secondary;
 	const char *json, *lat_out;
 	unsigned int seed;
@@ -92,6 +101,18 @@ static int parse_gpus(const char *s)
 	} while (*end);
 	return 0;
 }
+/* --copy-us: the process's SDMA queue for its requests' input copies. */
+static struct gq copyq;
+static long copies;
+
+/* Workgroup time of the next dispatch: --wg-us, or uniform up to --wg-us-max. */
+static double wg_time(void)
+{
+	if (opt.wg_us_max <= opt.wg_us)
+		return opt.wg_us;
+	return opt.wg_us + drand48() * (opt.wg_us_max - opt.wg_us);
+}
+
 static bool be_on;
 static long be_packets;
 
@@ -130,7 +151,7 @@ static double pct(double *v, long n, double p)
 	return v[i < 0 ? 0 : i];
 }
 
-static void report(double *lat, long nlat, long packets, long wgs, double elapsed_s)
+static void report(double *lat, long nlat, long packets, double busy_us, double elapsed_s)
 {
 	double sum = 0;
 	FILE *f;
@@ -142,7 +163,7 @@ static void report(double *lat, long nlat, long packets, long wgs, double elapse
 	if (!opt.quiet)
 		printf("gpload %s prio %d: %ld requests p50 %.0f us p99 %.0f us max %.0f us, %ld packets, %.0f wg-us/s, errors %ld lost %ld double %ld\n",
 		       opt.mode, opt.prio, nlat, pct(lat, nlat, 50), pct(lat, nlat, 99),
-		       nlat ? lat[nlat - 1] : 0, packets, wgs * opt.wg_us / elapsed_s, errors,
+		       nlat ? lat[nlat - 1] : 0, packets, busy_us / elapsed_s, errors,
 		       lost, doubles);
 	if (opt.json) {
 		f = fopen(opt.json, "w");
@@ -151,12 +172,12 @@ static void report(double *lat, long nlat, long packets, long wgs, double elapse
 			errors++;
 			return;
 		}
-		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"workgroups\": %ld, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"destroy_retries\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
+		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"gpu_busy_us\": %.1f, \"copies\": %ld, \"copy_us\": %.1f, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"destroy_retries\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
 			opt.mode, opt.prio, opt.queues, opt.secondary ? "secondary" : "primary",
 			be_packets, getpid(), elapsed_s, nlat,
 			pct(lat, nlat, 50), pct(lat, nlat, 90), pct(lat, nlat, 99),
-			nlat ? lat[nlat - 1] : 0, nlat ? sum / nlat : 0, packets, wgs,
-			wgs * opt.wg_us / elapsed_s, updates, destroy_retries, errors, lost, doubles);
+			nlat ? lat[nlat - 1] : 0, nlat ? sum / nlat : 0, packets, busy_us,
+			copies, opt.copy_us, busy_us / elapsed_s, updates, destroy_retries, errors, lost, doubles);
 		fclose(f);
 	}
 	if (opt.lat_out) {
@@ -179,7 +200,8 @@ static double next_gap(void)
 static int run(void)
 {
 	struct gq *qs = calloc(opt.queues, sizeof(*qs));
-	long cap = 1 << 20, nlat = 0, packets = 0, wgs = 0;
+	long cap = 1 << 20, nlat = 0, packets = 0;
+	double busy = 0;
 	double *lat = malloc(cap * sizeof(*lat));
 	double t0, end, next_arrival, next_update, evict_at;
 	bool evicted = false;
@@ -199,6 +221,18 @@ static int run(void)
 		}
 	}
 	gpu_id = gpus[0];
+	if (opt.copy_us > 0) {
+		uint32_t type = queue_type;
+		int r;
+
+		queue_type = KFDSIM_QUEUE_TYPE_SDMA;
+		r = q_create(&copyq, opt.prio, opt.rocr);
+		queue_type = type;
+		if (r) {
+			fprintf(stderr, "gpload: create the SDMA (copy) queue: %s\n", strerror(-r));
+			return 1;
+		}
+	}
 	if (opt.be_prio >= 0) {
 		int r;
 
@@ -261,8 +295,20 @@ static int run(void)
 			}
 			next_arrival += next_gap();
 			t = now_us();
+			if (opt.copy_us > 0) {
+				/* The input first; the kernels once it is on the device. */
+				q_submit(&copyq, 1, opt.copy_us);
+				while (q_outstanding(&copyq) > 0 && now_us() < t + 30e6) {
+					feed_be();
+					if (!q_retire(&copyq))
+						sleep_us(20);
+				}
+				if (q_outstanding(&copyq) > 0)
+					break;	/* reported as lost by the drain */
+				copies++;
+			}
 			for (k = 0; k < opt.k; k++)
-				q_submit(q, opt.wg, opt.wg_us);
+				q_submit(q, opt.wg, wg_time());
 			while (q_outstanding(q) > 0 && now_us() < t + 30e6) {
 				feed_be();
 				q_retire(q);
@@ -274,15 +320,13 @@ static int run(void)
 			if (nlat < cap)
 				lat[nlat++] = now_us() - t;
 			packets += opt.k;
-			wgs += (long)opt.k * opt.wg;
 		} else if (!strcmp(opt.mode, "be")) {
 			for (i = 0; i < opt.queues; i++) {
 				int done = q_retire(&qs[i]);
 
 				packets += done;
-				wgs += (long)done * opt.wg;
 				while (q_outstanding(&qs[i]) < opt.inflight)
-					q_submit(&qs[i], opt.wg, opt.wg_us);
+					q_submit(&qs[i], opt.wg, wg_time());
 			}
 			sleep_us(300);
 		} else if (!strcmp(opt.mode, "churn")) {
@@ -298,7 +342,7 @@ static int run(void)
 			q_submit(&q, opt.wg, opt.wg_us);
 			if (q_drain(&q, 10e6)) {
 				packets++;
-				wgs += opt.wg;
+				busy += q.busy_us;
 			}
 			r = q_destroy(&q);
 			/* An injected destroy fault: the queue stays; retry, as ROCr would. */
@@ -319,18 +363,19 @@ static int run(void)
 		int before = q_outstanding(&qs[i]);
 
 		q_drain(&qs[i], 30e6);
-		if (!strcmp(opt.mode, "be")) {
+		if (!strcmp(opt.mode, "be"))
 			packets += before - q_outstanding(&qs[i]);
-			wgs += (long)(before - q_outstanding(&qs[i])) * opt.wg;
-		}
+		busy += qs[i].busy_us;
 	}
+	if (opt.copy_us > 0)
+		q_drain(&copyq, 30e6);
 	if (be_on) {
 		int before = q_outstanding(&beq);
 
 		q_drain(&beq, 30e6);
 		be_packets += before - q_outstanding(&beq);
 	}
-	report(lat, nlat, packets, wgs, (now_us() - t0) / 1e6);
+	report(lat, nlat, packets, busy, (now_us() - t0) / 1e6);
 	return errors || lost || doubles ? 1 : 0;
 }
 
@@ -343,10 +388,10 @@ static void usage(void)
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
-		"              [--gpu D[,D...]]\n"
+		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
 		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma|\n"
-		"                   contexts\n"
+		"                   contexts|barrier\n"
 		"       gpload maps fuzz|flip|reset ... (gpreempt's control maps, see maps.c)\n"
 		"defaults: lc, --prio 7 --queues 1 --wg 8 --wg-us 200 --k 1 --period-us 5000\n"
 		"          --inflight 4 --duration 5\n");
@@ -364,7 +409,8 @@ int main(int argc, char **argv)
 		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
 		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
-		{ "gpu", 1, 0, 'G' },
+		{ "gpu", 1, 0, 'G' }, { "barrier", 0, 0, 'B' }, { "copy-us", 1, 0, 'c' },
+		{ "wg-us-max", 1, 0, 'X' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -407,6 +453,9 @@ int main(int argc, char **argv)
 		case 'W': opt.be_wg = atoi(optarg); break;
 		case 'V': opt.be_wg_us = atof(optarg); break;
 		case 'H': opt.hold_ms = atoi(optarg); break;
+		case 'B': pkt_flags |= KFDSIM_PKT_F_BARRIER; break;
+		case 'c': opt.copy_us = atof(optarg); break;
+		case 'X': opt.wg_us_max = atof(optarg); break;
 		case 'G':
 			if (parse_gpus(optarg)) {
 				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",
@@ -441,13 +490,18 @@ int main(int argc, char **argv)
 	    opt.inflight < 1 || opt.inflight >= RING_SLOTS || opt.wg_us < 0 ||
 	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 ||
 	    opt.update_ms < 0 || opt.period_us < 0 || opt.be_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
-	    opt.be_wg < 1 || opt.be_wg_us < 0 || opt.hold_ms < 0 || opt.hold_ms > 600000) {
+	    opt.be_wg < 1 || opt.be_wg_us < 0 || opt.hold_ms < 0 || opt.hold_ms > 600000 ||
+	    opt.copy_us < 0 || (opt.wg_us_max && opt.wg_us_max < opt.wg_us)) {
 		fprintf(stderr, "gpload: bad numeric argument\n");
 		return 2;
 	}
 	srand48(opt.seed);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (opt.copy_us > 0 && strcmp(opt.mode, "lc")) {
+		fprintf(stderr, "gpload: --copy-us needs --mode lc\n");
+		return 2;
+	}
 	if (opt.be_prio >= 0 && strcmp(opt.mode, "lc")) {
 		fprintf(stderr, "gpload: --be-prio needs --mode lc\n");
 		return 2;

@@ -26,12 +26,15 @@ struct gq {
 	void *mem;
 	size_t len;
 	void *ptrmem;		/* driver buffer holding rptr/wptr, or NULL */
+	double work_us[RING_SLOTS];	/* per slot: workgroups x workgroup time */
+	double busy_us;		/* sum of work_us over retired packets */
 };
 
 extern int fd;			/* /dev/kfdsim: the context new queues go in */
 extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
 extern uint32_t queue_type;	/* KFDSIM_QUEUE_TYPE_* of new queues */
 extern uint32_t gpu_id;		/* device of new queues */
+extern uint16_t pkt_flags;	/* KFDSIM_PKT_F_* of new packets (--barrier) */
 extern long errors, lost, doubles, updates, destroy_retries;
 
 double now_us(void);

@@ -18,6 +18,7 @@
 int fd = -1;
 bool use_pfnmap;
 uint32_t queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+uint16_t pkt_flags;
 long errors, lost, doubles, updates, destroy_retries;
 
 double now_us(void)
@@ -162,6 +163,8 @@ int64_t q_submit(struct gq *q, int wg, double wg_us)
 	p->workgroups = wg;
 	p->ns_per_workgroup = (uint64_t)(wg_us * 1000);
 	p->completion_signal = (uintptr_t)sig;
+	p->flags = pkt_flags;
+	q->work_us[id % RING_SLOTS] = wg * wg_us;
 	atomic_store_explicit((_Atomic uint16_t *)&p->header, KFDSIM_PKT_DISPATCH,
 			      memory_order_release);
 	atomic_store_explicit(q->wptr, id + 1, memory_order_release);
@@ -185,6 +188,7 @@ int q_retire(struct gq *q)
 				q->id, (unsigned long long)q->retired, (unsigned long long)v);
 			doubles++;
 		}
+		q->busy_us += q->work_us[q->retired % RING_SLOTS];
 		q->retired++;
 		n++;
 	}

@@ -16,6 +16,8 @@
  *   timing      a modelled job alone: measured / modelled time
  *   pfnmap      queue pointers in a VM_PFNMAP driver buffer
  *   sdma        SDMA queues: serial copies, no CU, evicted like the rest
+ *   barrier     the AQL barrier bit: a chain of packets never overlaps; without
+ *               it they do; time_scale multiplies the modelled time
  *   contexts    KFDSIM_IOC_CREATE_PROCESS (7.2+ layouts; -ENOTTY before):
  *               own context id and PASID, one per file, torn down (queues
  *               dequeued) at close while another reference holds it
@@ -740,6 +742,46 @@ static void test_sdma(void)
 	q_destroy(&c);
 }
 
+/*
+ * Three packets of one 2 ms workgroup each, on a device with free CUs:
+ * without the barrier bit they run side by side (their span, from kfdsim's
+ * clock, is shorter than their summed time); with it each starts after the
+ * previous one is complete (span >= summed time).  The summed time is the
+ * modelled one, x time_scale.
+ */
+static void test_barrier(void)
+{
+	uint64_t want = 3ull * 2000000 * param("time_scale", 1), busy[2], span[2];
+	uint16_t saved = pkt_flags;
+	bool done[2];
+	int b, i;
+
+	for (b = 0; b < 2; b++) {
+		struct gq q;
+
+		pkt_flags = b ? KFDSIM_PKT_F_BARRIER : 0;
+		if (q_create(&q, 7, false)) {
+			check(false, "barrier: create a queue", NULL);
+			break;
+		}
+		for (i = 0; i < 3; i++)
+			q_submit(&q, 1, 2000);
+		done[b] = wait_rptr(&q, 3, 30e6) >= 0 && q_drain(&q, 5e6);
+		busy[b] = q_field(q.id, "busy_ns");
+		span[b] = q_field(q.id, "last_end_ns") - q_field(q.id, "first_start_ns");
+		q_destroy(&q);
+	}
+	pkt_flags = saved;
+	if (b < 2)
+		return;
+	check(done[0] && busy[0] == want && span[0] < busy[0],
+	      "barrier: without the bit, packets run side by side",
+	      "%.1f ms modelled in a %.1f ms span", busy[0] / 1e6, span[0] / 1e6);
+	check(done[1] && busy[1] == want && span[1] >= busy[1],
+	      "barrier: with the bit, each packet waits for the previous one",
+	      "%.1f ms modelled in a %.1f ms span", busy[1] / 1e6, span[1] / 1e6);
+}
+
 /**
  * selftest() - run one named test
  * @name: test name
@@ -860,6 +902,8 @@ int selftest(const char *name)
 		test_pfnmap();
 	else if (!strcmp(name, "sdma"))
 		test_sdma();
+	else if (!strcmp(name, "barrier"))
+		test_barrier();
 	else if (!strcmp(name, "contexts"))
 		test_contexts();
 	else

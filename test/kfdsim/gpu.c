@@ -206,6 +206,7 @@ static void ks_fetch_locked(struct queue *q)
 		struct ks_packet_run *r = &ks->inflight[ks->fetched % KS_MAX_INFLIGHT];
 		u64 sig, ns;
 		u32 wg;
+		u16 flags;
 
 		/* The header is released last: the body is valid after this. */
 		if (smp_load_acquire(&pkt->header) != KFDSIM_PKT_DISPATCH)
@@ -213,6 +214,10 @@ static void ks_fetch_locked(struct queue *q)
 		wg = READ_ONCE(pkt->workgroups);
 		ns = READ_ONCE(pkt->ns_per_workgroup);
 		sig = READ_ONCE(pkt->completion_signal);
+		flags = READ_ONCE(pkt->flags);
+		if (flags & ~KFDSIM_PKT_F_BARRIER)
+			pr_warn_ratelimited("queue %u packet %llu: unknown flags %#x ignored\n",
+					    q->properties.queue_id, ks->fetched, flags);
 		if (!wg || wg > KFDSIM_MAX_WORKGROUPS || ns > KFDSIM_MAX_WG_NS) {
 			pr_warn_ratelimited("queue %u packet %llu: %u workgroups of %llu ns clamped\n",
 					    q->properties.queue_id, ks->fetched, wg, ns);
@@ -222,7 +227,9 @@ static void ks_fetch_locked(struct queue *q)
 		memset(r, 0, sizeof(*r));
 		r->id = ks->fetched;
 		r->wg_total = wg;
-		r->ns_per_wg = ns;
+		/* time_scale: the packet's modelled time, like every other, xK. */
+		r->ns_per_wg = min_t(u64, ns * ks_param.time_scale, KFDSIM_MAX_WG_NS);
+		r->barrier = flags & KFDSIM_PKT_F_BARRIER;
 		if (sig >= ks->sig_uva && sig + 8 <= ks->sig_uva + ks->sig_size && !(sig & 7))
 			r->signal = ks->sig_map + (sig - ks->sig_uva);
 		else if (sig)
@@ -252,6 +259,9 @@ static bool ks_next_wg_locked(struct queue *q, u32 *slot, u64 *ns)
 	for (id = ks->retired; id < ks->fetched; id++) {
 		struct ks_packet_run *r = &ks->inflight[id % KS_MAX_INFLIGHT];
 
+		/* A barrier packet (and all after it) waits for the earlier ones. */
+		if (r->barrier && id != ks->retired)
+			break;
 		if (r->wg_launched < r->wg_total) {
 			r->wg_launched++;
 			*slot = id % KS_MAX_INFLIGHT;
@@ -269,10 +279,14 @@ static bool ks_has_work_locked(struct queue *q)
 
 	if (ks->nsaved)
 		return true;
-	for (id = ks->retired; id < ks->fetched; id++)
-		if (ks->inflight[id % KS_MAX_INFLIGHT].wg_launched <
-		    ks->inflight[id % KS_MAX_INFLIGHT].wg_total)
+	for (id = ks->retired; id < ks->fetched; id++) {
+		struct ks_packet_run *r = &ks->inflight[id % KS_MAX_INFLIGHT];
+
+		if (r->barrier && id != ks->retired)
+			break;
+		if (r->wg_launched < r->wg_total)
 			return true;
+	}
 	return false;
 }
 

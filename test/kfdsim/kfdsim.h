@@ -171,6 +171,7 @@ struct ks_packet_run {
 	u32 wg_launched;
 	u32 wg_done;
 	u64 ns_per_wg;
+	bool barrier;		/* KFDSIM_PKT_F_BARRIER */
 	u64 *signal;		/* kernel mapping, or NULL */
 };
 
@@ -375,6 +376,7 @@ struct ks_params {
 	unsigned int cwsr_save_us;
 	unsigned int cwsr_restore_us;
 	unsigned int poll_us;
+	unsigned int time_scale;	/* every modelled time xK (the us params are stored scaled) */
 };
 
 extern struct ks_params ks_param;

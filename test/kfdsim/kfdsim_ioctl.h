@@ -36,9 +36,12 @@
 #define KFDSIM_PKT_INVALID 1
 #define KFDSIM_PKT_DISPATCH 2
 
+/* kfdsim_packet.flags */
+#define KFDSIM_PKT_F_BARRIER 1	/* AQL barrier bit: starts after every earlier packet of the queue is complete */
+
 struct kfdsim_packet {
 	__u16 header;		/* KFDSIM_PKT_*; written last by the producer */
-	__u16 reserved0;
+	__u16 flags;		/* KFDSIM_PKT_F_* */
 	__u32 workgroups;	/* >= 1 */
 	__u64 ns_per_workgroup;	/* modelled run time of one workgroup on one CU */
 	__u64 completion_signal; /* user address of a __u64 in the signal area, or 0 */

@@ -24,6 +24,7 @@ struct ks_params ks_param = {
 	.cwsr_save_us = 20,
 	.cwsr_restore_us = 10,
 	.poll_us = 50,
+	.time_scale = 1,
 };
 
 struct ks_device ks_devs[KS_MAX_DEVS];
@@ -51,6 +52,9 @@ module_param_named(cwsr_restore_us, ks_param.cwsr_restore_us, uint, 0444);
 MODULE_PARM_DESC(cwsr_restore_us, "CWSR restore time added to a restored workgroup, in us [0..100000] (default 10)");
 module_param_named(poll_us, ks_param.poll_us, uint, 0444);
 MODULE_PARM_DESC(poll_us, "Command processor write-pointer poll period in us [5..10000] (default 50)");
+module_param_named(time_scale, ks_param.time_scale, uint, 0444);
+MODULE_PARM_DESC(time_scale,
+		 "Every modelled time xK: workgroup and copy times, runlist_us, mes_us, cwsr_*_us, poll_us (shown scaled) [1..100] (default 1)");
 
 static int ks_stats_show(struct seq_file *m, void *unused)
 {
@@ -86,7 +90,7 @@ DEFINE_SHOW_ATTRIBUTE(ks_queues);
 
 static int ks_params_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "ndev %u\n", ks_param.ndev);
+	seq_printf(m, "ndev %u\ntime_scale %u\n", ks_param.ndev, ks_param.time_scale);
 	seq_printf(m, "num_cu %u\nsched %s\nrunlist_us %u\nmes_us %u\ncwsr_save_us %u\ncwsr_restore_us %u\npoll_us %u\n",
 		   ks_param.num_cu, ks_param.nohws ? "nohws" : ks_param.mes ? "mes" : "hws",
 		   ks_param.runlist_us, ks_param.mes_us, ks_param.cwsr_save_us,
@@ -105,6 +109,7 @@ static int ks_check_params(void)
 		{ "cwsr_save_us", ks_param.cwsr_save_us, 0, 100000 },
 		{ "cwsr_restore_us", ks_param.cwsr_restore_us, 0, 100000 },
 		{ "poll_us", ks_param.poll_us, 5, 10000 },
+		{ "time_scale", ks_param.time_scale, 1, 100 },
 	};
 	int i;
 
@@ -114,6 +119,12 @@ static int ks_check_params(void)
 			return -EINVAL;
 		}
 	}
+	/* Checked unscaled; from here on every modelled time is xK. */
+	ks_param.runlist_us *= ks_param.time_scale;
+	ks_param.mes_us *= ks_param.time_scale;
+	ks_param.cwsr_save_us *= ks_param.time_scale;
+	ks_param.cwsr_restore_us *= ks_param.time_scale;
+	ks_param.poll_us *= ks_param.time_scale;
 	if (!strcmp(sched, "mes")) {
 		ks_param.mes = true;
 	} else if (!strcmp(sched, "nohws")) {

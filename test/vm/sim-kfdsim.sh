@@ -52,6 +52,8 @@ tap_check_fails "insmod num_cu=0 refused" insmod $KO num_cu=0
 tap_check_fails "insmod num_cu=100000 refused" insmod $KO num_cu=100000
 tap_check_fails "insmod sched=foo refused" insmod $KO sched=foo
 tap_check_fails "insmod poll_us=1 refused" insmod $KO poll_us=1
+tap_check_fails "insmod time_scale=0 refused" insmod $KO time_scale=0
+tap_check_fails "insmod time_scale=101 refused" insmod $KO time_scale=101
 tap_check "insmod kfdsim (HWS, 8 CUs)" insmod $KO
 tap_check "parameters readable" grep -q '^sched hws' $DBG/params
 tap_check "num_cu in /sys/module" grep -qx 8 /sys/module/kfdsim/parameters/num_cu
@@ -72,6 +74,7 @@ gtest prio
 gtest timing
 gtest pfnmap
 gtest sdma
+gtest barrier
 
 # Exactly once under a storm, with a second process's BE stream preempted
 # by every runlist change the storm causes.
@@ -193,7 +196,41 @@ tap_diag "LC prio 12 + BE 3:   p50 $h50 us p99 $h99 us, slowdown p50 x$(awk -v a
 tap_diag "BE throughput (wg-us/s): equal $(jget $T/be-eq.json throughput_wgus_per_s), LC high $(jget $T/be-hi.json throughput_wgus_per_s)"
 tap_check "LC next to BE is slower than alone (the problem gpreempt solves)" \
 	awk -v a="$a50" -v b="$e50" 'BEGIN{exit !(b > 2 * a)}'
+
+# The realistic workloads' pieces (bench): an inference request is a copy on
+# the process's SDMA queue, then a chain of dependent kernels; a training
+# loop's kernels vary in length.  Exactly once, and the GPU time reported is
+# what was submitted.
+$GPLOAD be --prio 3 --wg 8 --wg-us 5000 --wg-us-max 50000 --inflight 2 --barrier \
+	--duration 30 --seed 3 --json $T/be-train.json --quiet &
+be=$!
+$GPLOAD lc --prio 12 --copy-us 300 --k 6 --wg 8 --wg-us 400 --barrier --period-us 10000 \
+	--poisson --duration 2 --json $T/lc-infer.json --quiet
+rc1=$?
+kill -TERM $be
+wait $be
+rc2=$?
+tap_check "inference requests next to a training loop: every packet exactly once" \
+	test "$rc1$rc2" = 00
+n=$(jget $T/lc-infer.json count)
+tap_check "inference: one copy per request, GPU time = requests x 6 x 8 x 400 us" \
+	awk -v n="$n" -v c="$(jget $T/lc-infer.json copies)" -v b="$(jget $T/lc-infer.json gpu_busy_us)" \
+	'BEGIN { exit !(n > 0 && c == n && b == n * 6 * 8 * 400) }'
+tap_check "training loop: workgroup times within 5..50 ms" \
+	awk -v p="$(jget $T/be-train.json packets)" -v b="$(jget $T/be-train.json gpu_busy_us)" \
+	'BEGIN { exit !(p > 0 && b >= p * 8 * 5000 && b <= p * 8 * 50000) }'
+tap_diag "inference p50 $(jget $T/lc-infer.json p50_us) us p99 $(jget $T/lc-infer.json p99_us) us next to training (modelled 300 + 6 x 400 us)"
 tap_check "rmmod kfdsim" unload
+
+# time_scale: every modelled time xK, the parameters shown scaled.
+tap_check "insmod kfdsim time_scale=10" insmod $KO time_scale=10
+scaled() {
+	[ "$(cat /sys/module/kfdsim/parameters/poll_us)" = 500 ] &&
+		[ "$(cat /sys/module/kfdsim/parameters/runlist_us)" = 1000 ]
+}
+tap_check "time_scale=10: poll_us and runlist_us shown x10" scaled
+gtest barrier
+tap_check "rmmod kfdsim (time_scale=10)" unload
 
 tap_dmesg_clean "kfdsim: no BUG/WARNING/Oops in dmesg"
 rm -rf "$T"
