@@ -376,7 +376,7 @@ struct ks_params {
 	unsigned int cwsr_save_us;
 	unsigned int cwsr_restore_us;
 	unsigned int poll_us;
-	unsigned int time_scale;	/* every modelled time xK (the us params are stored scaled) */
+	unsigned int time_scale;	/* every modelled time xK (us params stored scaled) */
 };
 
 extern struct ks_params ks_param;

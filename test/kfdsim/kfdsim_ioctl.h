@@ -37,7 +37,8 @@
 #define KFDSIM_PKT_DISPATCH 2
 
 /* kfdsim_packet.flags */
-#define KFDSIM_PKT_F_BARRIER 1	/* AQL barrier bit: starts after every earlier packet of the queue is complete */
+/* AQL barrier bit: the packet starts once every earlier one of its queue is complete */
+#define KFDSIM_PKT_F_BARRIER 1
 
 struct kfdsim_packet {
 	__u16 header;		/* KFDSIM_PKT_*; written last by the producer */
