@@ -33,6 +33,7 @@ struct gp_params {
 	int backend;		/* enum gp_backend_kind */
 	bool enable;
 	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
+	bool sdma_hint;		/* SDMA queues' pending copies make their level busy */
 	bool adopt_existing;
 	bool sched_fifo;	/* monitor kthread SCHED_FIFO (M7), load time only */
 	bool env_priority;
@@ -160,6 +161,7 @@ struct gp_queue {
 	u64 rptr_uva;
 	u64 wptr_uva;
 	bool aql;
+	bool sdma;		/* a copy queue: a signal of its level, never parked */
 	bool gone;
 	bool props_stale;
 

@@ -248,7 +248,7 @@ static bool gp_wants_evict(struct gp_queue *e, int n)
 	for (i = 0; i < n; i++) {
 		struct gp_queue *x = gp_snap[i];
 
-		if (x->proc != e->proc || x->dev != e->dev || x->gone)
+		if (x->proc != e->proc || x->dev != e->dev || x->gone || x->sdma)
 			continue;
 		if (x->pq.state != GP_PS_PARKED && x->pq.wanted != GP_ACT_PARK)
 			return false;
@@ -457,6 +457,8 @@ static unsigned int gp_tick(void)
 		/* M6: unknown is not pending, so it never triggers or holds a park. */
 		rd = gp_ptr_read(e, &rptr, &wptr);
 		pending = !rd && wptr != rptr;
+		if (e->sdma && !READ_ONCE(gp_param.sdma_hint))
+			pending = false;
 		if (READ_ONCE(e->props_stale))
 			gp_backend_read_props(e);
 		prio = READ_ONCE(e->kfd_priority);
@@ -468,7 +470,8 @@ static unsigned int gp_tick(void)
 		e->pq.pending = pending;
 		e->pq.prio = prio;
 		e->pq.dev = gp_dev_index(e->dev);
-		e->pq.parkable = e->aql && !READ_ONCE(e->proc->debugged) &&
+		e->pq.signal_only = e->sdma;
+		e->pq.parkable = e->aql && !e->sdma && !READ_ONCE(e->proc->debugged) &&
 				 !READ_ONCE(e->proc->dead) && gp_backend_dev_usable(e->dev);
 		/* Pointers alone are refreshed by the periodic publish, not per tick. */
 		if (pending != in->pending || prio != in->eff_priority || src != in->prio_source ||

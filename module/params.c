@@ -23,6 +23,7 @@ struct gp_params gp_param = {
 	.min_slice_ms = 20,
 	.max_actions = 8,
 	.max_rate = 1000,
+	.sdma_hint = true,
 	.backend = GP_BACKEND_AUTO,
 	.enable = true,
 	.adopt_existing = true,
@@ -229,6 +230,10 @@ MODULE_PARM_DESC(enable, "Preempt (1) or only observe (0); 0 resumes everything 
 module_param_named(tiers, gp_param.tiers, bool, 0644);
 MODULE_PARM_DESC(tiers,
 		 "Tier-aware parking: the hysteresis holds only the lowest busy level; LC tiers below the top are parked only while a higher level has work (default 0: not shown to help yet)");
+
+module_param_named(sdma_hint, gp_param.sdma_hint, bool, 0644);
+MODULE_PARM_DESC(sdma_hint,
+		 "A pending copy on a process's SDMA queue makes its priority level busy, so lower compute queues are parked before its kernels arrive (default 1)");
 
 module_param_named(sched_fifo, gp_param.sched_fifo, bool, 0444);
 MODULE_PARM_DESC(sched_fifo,

@@ -99,7 +99,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		u32 xd = gp_pq_dev(x);
 		bool below = (r.top_valid & (1ULL << xd)) && x->prio < r.top_prio[xd];
 
-		if (below && x->pending && x->state == GP_PS_RUNNING) {
+		if (below && x->pending && x->state == GP_PS_RUNNING && !x->signal_only) {
 			r.inversion_devs |= (1ULL << xd);
 			r.inversion = true;
 		}

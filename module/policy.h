@@ -73,6 +73,8 @@ struct gp_policy_params {
  * @prio: effective priority (higher runs first); any int range
  * @pending: the queue has work (wptr != rptr) at this scan
  * @parkable: gpreempt may park it (compute, not debugged, device healthy)
+ * @signal_only: a copy (SDMA) queue: its pending work makes its level busy,
+ *		 but it is never parked nor counted as an inversion
  * @hold: parked by hand: parked while parkable and enabled, whatever the
  *	  priorities say; the starvation guard and the rule never unpark it
  * @state: current state, updated by the caller from the backend's result
@@ -91,6 +93,7 @@ struct gp_pq {
 	int prio;
 	bool pending;
 	bool parkable;
+	bool signal_only;
 	bool hold;
 	enum gp_pstate state;
 	u64 state_since_ns;

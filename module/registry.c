@@ -83,8 +83,16 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	unsigned long flags;
 	u32 qid = *KFD_QP(q, queue_id, u32);
 
-	if (*KFD_QP(q, type, u32) != GP_ENUM_KFD_QUEUE_TYPE_COMPUTE)
-		return 0;	/* SDMA & co: not managed */
+	u32 type = *KFD_QP(q, type, u32);
+
+	/*
+	 * Compute queues are managed; SDMA (copy) queues are watched only: a
+	 * latency-critical process's input copy shows its level busy before
+	 * its kernels arrive (sdma_hint).  HIQ/DIQ are the driver's own.
+	 */
+	if (type != GP_ENUM_KFD_QUEUE_TYPE_COMPUTE && type != GP_ENUM_KFD_QUEUE_TYPE_SDMA &&
+	    type != GP_ENUM_KFD_QUEUE_TYPE_SDMA_XGMI)
+		return 0;
 
 	e = kzalloc(sizeof(*e), gfp);
 	new_pr = kzalloc(sizeof(*new_pr), gfp);
@@ -106,6 +114,7 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	e->wptr_uva = (u64)(uintptr_t)READ_ONCE(*KFD_QP(q, write_ptr, void *));
 	e->ptr_path = GP_PTR_NONE;
 	e->aql = READ_ONCE(*KFD_QP(q, format, u32)) == GP_ENUM_KFD_QUEUE_FORMAT_AQL;
+	e->sdma = type != GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	old = gp_find_locked(p, qid);

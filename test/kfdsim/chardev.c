@@ -107,7 +107,7 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 		return ret;
 	}
 	if (args.queue_type == KFDSIM_QUEUE_TYPE_SDMA) {
-		q->properties.type = KS_QUEUE_TYPE_SDMA;
+		q->properties.type = KFD_QUEUE_TYPE_SDMA;
 		q->properties.format = KS_QUEUE_FORMAT_PM4;
 	} else {
 		q->properties.type = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;

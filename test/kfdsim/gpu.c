@@ -457,7 +457,7 @@ void ks_gpu_add_queue(struct queue *q)
 
 	q->ks.fetched = READ_ONCE(*q->ks.rptr);
 	q->ks.retired = q->ks.fetched;
-	q->ks.sdma = q->properties.type == KS_QUEUE_TYPE_SDMA;
+	q->ks.sdma = q->properties.type == KFD_QUEUE_TYPE_SDMA;
 	spin_lock(&g->lock);
 	list_add_tail(&q->ks.gpu_node, &g->queues);
 	spin_unlock(&g->lock);

@@ -69,6 +69,8 @@ struct mqd_update_info;
  */
 enum kfd_queue_type {
 	KFD_QUEUE_TYPE_COMPUTE = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE,
+	KFD_QUEUE_TYPE_SDMA = GP_ENUM_KFD_QUEUE_TYPE_SDMA,
+	KFD_QUEUE_TYPE_SDMA_XGMI = GP_ENUM_KFD_QUEUE_TYPE_SDMA_XGMI,
 };
 
 enum kfd_queue_format {
@@ -113,8 +115,7 @@ struct queue_properties {
 #define KS_SUSPENDED(props) ((void)(props), false)
 #endif
 
-/* enum kfd_queue_type / kfd_queue_format values not in gp_layout.h */
-#define KS_QUEUE_TYPE_SDMA 1
+/* enum kfd_queue_format values not in gp_layout.h */
 #define KS_QUEUE_FORMAT_PM4 0
 
 /* QUEUE_IS_ACTIVE() of 6.12 priv.h:554 */

@@ -173,6 +173,8 @@ static void new_scenario(struct sim *s)
 			x->dev = GP_POLICY_MAX_DEVS + rnd(3);
 		x->prio = rand_prio();
 		x->parkable = rnd(6) != 0;
+		/* Some unparkable queues are copy (SDMA) queues: signals only. */
+		x->signal_only = !x->parkable && x->state == GP_PS_RUNNING && rnd(2);
 		m->pattern = rnd(5);
 		m->period = 1 + rnd(40);
 		m->phase = rnd(m->period);
@@ -182,6 +184,7 @@ static void new_scenario(struct sim *s)
 		if (rnd(10) == 0) {
 			x->state = GP_PS_PARKED;
 			x->state_since_ns = s->now - rnd(50) * MS;
+			x->signal_only = false;	/* a copy queue is never parked */
 		}
 	}
 	rand_params(&s->pp);
@@ -214,7 +217,8 @@ static void perturb(struct sim *s)
 
 	switch (rnd(400)) {
 	case 0:
-		s->q[i].parkable = !s->q[i].parkable;
+		if (!s->q[i].signal_only)
+			s->q[i].parkable = !s->q[i].parkable;
 		break;
 	case 1:
 		s->q[i].prio = rand_prio();
@@ -367,7 +371,7 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 
 			m->want = W_NONE;
 			m->why = GP_WHY_NONE;
-			if (below && x->pending && x->state == GP_PS_RUNNING) {
+			if (below && x->pending && x->state == GP_PS_RUNNING && !x->signal_only) {
 				inversion = true;
 				inv_devs |= 1ULL << d;
 			}
@@ -427,6 +431,7 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			if (!s->pp.enabled)
 				CHECK(F_DISABLED, x->action != GP_ACT_PARK, "park while disabled");
 			if (x->action == GP_ACT_PARK) {
+				CHECK(F_PARK_WHO, !x->signal_only, "park of a signal-only (SDMA) queue");
 				CHECK(F_PARK_WHO, s->pp.enabled, "park while disabled");
 				CHECK(F_PARK_WHO, x->pending && x->parkable &&
 				      x->state == GP_PS_RUNNING, "park of an idle, unparkable or parked queue");

@@ -812,6 +812,35 @@ static void t_tiers_two_levels(void)
 	tick(&pp, q, 2, idle + pp.hysteresis_ns);
 	EXPECT(q[1].state == GP_PS_RUNNING);
 }
+
+/*
+ * An LC process's copy (SDMA) queue with work makes level 12 busy: BE is
+ * parked before LC's kernels arrive; the copy queue itself is never parked
+ * nor an inversion, even below a busy level.
+ */
+static void t_signal_only(void)
+{
+	struct gp_policy_result r;
+	struct gp_pq q[4];
+
+	qinit(&q[0], 12, false);	/* LC compute: nothing yet */
+	qinit(&q[1], 12, true);		/* LC copy: the input is on its way */
+	q[1].signal_only = true;
+	q[1].parkable = false;
+	qinit(&q[2], 3, true);		/* BE compute */
+	qinit(&q[3], 3, true);		/* BE copy */
+	q[3].signal_only = true;
+	q[3].parkable = false;
+	r = tick(&P, q, 4, T0);
+	EXPECT(q[2].state == GP_PS_PARKED && q[2].reason == GP_WHY_HIGHER_PENDING);
+	EXPECT(q[0].state == GP_PS_RUNNING && q[1].state == GP_PS_RUNNING);
+	EXPECT(q[3].state == GP_PS_RUNNING && q[3].action == GP_ACT_NONE);
+	EXPECT(r.parks == 1 && r.top_prio[0] == 12);
+	/* Parked BE, pending BE copy below the busy level: no inversion. */
+	r = tick(&P, q, 4, T0 + 100 * US);
+	EXPECT(!r.inversion && q[3].state == GP_PS_RUNNING);
+}
+
 static const struct test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
@@ -842,6 +871,7 @@ static const struct test tests[] = {
 	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
 	{ "tiers: the top's hysteresis holds only BE; middle tiers run between its bursts", t_tiers },
 	{ "tiers: with two levels BE is held across the hysteresis as before", t_tiers_two_levels },
+	{ "signal-only (SDMA) queue: its copy makes its level busy; never parked, no inversion", t_signal_only },
 };
 
 int main(void)
