@@ -24,6 +24,7 @@ struct gp_params gp_param = {
 	.max_actions = 8,
 	.max_rate = 1000,
 	.sdma_hint = true,
+	.tiers = true,
 	.backend = GP_BACKEND_AUTO,
 	.enable = true,
 	.adopt_existing = true,
@@ -229,7 +230,7 @@ MODULE_PARM_DESC(enable, "Preempt (1) or only observe (0); 0 resumes everything 
 
 module_param_named(tiers, gp_param.tiers, bool, 0644);
 MODULE_PARM_DESC(tiers,
-		 "Tier-aware parking: the hysteresis holds only the lowest busy level; LC tiers below the top are parked only while a higher level has work (default 0: not shown to help yet)");
+		 "Tier-aware parking: only a device's lowest busy level (best-effort) is parked; LC tiers between it and the top are left to the hardware's priority arbitration (default 1; 0: every level below the top is parked)");
 
 module_param_named(sdma_hint, gp_param.sdma_hint, bool, 0644);
 MODULE_PARM_DESC(sdma_hint,

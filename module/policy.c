@@ -10,11 +10,12 @@
  *   - The highest busy level runs.  A queue below it that has work (or is
  *     already parked) is parked; a parked queue is unparked once no level
  *     above it is busy any more.  Queues at or above the top are never parked.
- *   - Tiers (params->tiers): the hysteresis keeps a queue parked only while
- *     it is at its device's lowest busy level (best-effort).  A queue between
- *     that and the top (a lower LC tier) is parked only while a level above
- *     it has pending work now, so it runs between the top tier's bursts
- *     instead of waiting out every hysteresis interval.
+ *   - Tiers (params->tiers): only the device's lowest busy level (the
+ *     best-effort work) is parked.  Levels between it and the top (lower LC
+ *     tiers, short requests) are left to the hardware's own priority
+ *     arbitration: under HWS a park remaps the whole device and CWSR-saves
+ *     the top tier's waves too, which costs the top more than a lower
+ *     tier's short waves delay it.
  *   - A held queue (parked by hand) is parked whatever the levels say, and
  *     stays parked until the hold is released; only "disabled" and "not
  *     parkable" take it back.
@@ -103,9 +104,9 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			r.inversion_devs |= (1ULL << xd);
 			r.inversion = true;
 		}
-		/* Tiers: above the lowest busy level, only pending work above holds. */
+		/* Tiers: only the lowest busy level is held below the top. */
 		if (below && pp->tiers && x->prio > r.low_prio[xd])
-			below = (r.pend_valid & (1ULL << xd)) && x->prio < r.pend_top[xd];
+			below = false;
 
 		if (x->state == GP_PS_PARKED) {
 			if (!pp->enabled)

@@ -51,9 +51,8 @@ enum gp_reason {
  * @min_slice_ns: run time granted to a starving queue before it may be parked again
  * @max_actions: state changes allowed per tick (each one may remap the device)
  * @enabled: false: unpark everything, park nothing
- * @tiers: tier-aware: a level busy only through the hysteresis (no pending
- *	   work now) holds parked only its device's lowest busy level, so LC
- *	   tiers between the top and best-effort run between the top's bursts
+ * @tiers: tier-aware: only the device's lowest busy level is parked; levels
+ *	   between it and the top (lower LC tiers) are never parked
  * @dev_budget: NULL, or per device slot the actions still allowed (from its
  *		gp_bucket); decremented as actions are granted
  */

@@ -375,9 +375,9 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				inversion = true;
 				inv_devs |= 1ULL << d;
 			}
-			/* Tiers: the hysteresis holds only the lowest busy level. */
+			/* Tiers: only the lowest busy level is held below the top. */
 			if (below && s->pp.tiers && x->prio > low[d])
-				below = ptop_valid[d] && x->prio < ptop[d];
+				below = false;
 			if (x->state == GP_PS_PARKED) {
 				if (!s->pp.enabled) {
 					m->want = W_OWED;

@@ -745,9 +745,9 @@ struct test {
 
 
 /*
- * Three LC tiers (14/10/6) and BE (3): the top tier's hysteresis keeps only
- * the lowest busy level (BE) parked; the middle tiers run between the top
- * tier's bursts, and are parked while a level above them has work now.
+ * Tiers: with LC tiers 14/10/6 and BE 3 all busy, only BE (the lowest busy
+ * level) is parked; the middle tiers are never parked, whatever the top
+ * does, and BE is held across the top's hysteresis as without tiers.
  */
 static void t_tiers(void)
 {
@@ -762,35 +762,33 @@ static void t_tiers(void)
 	qinit(&q[2], 6, true);
 	qinit(&q[3], 3, true);
 	r = tick(&pp, q, 4, T0);
-	EXPECT(q[0].state == GP_PS_RUNNING && nparked(q, 4) == 3);
+	EXPECT(nparked(q, 4) == 1 && q[3].state == GP_PS_PARKED);
 	EXPECT(r.top_prio[0] == 14 && r.pend_top[0] == 14 && r.low_prio[0] == 3);
+	EXPECT(r.inversion);	/* 10 and 6 run below the top: counted, not parked */
 	tick(&pp, q, 4, idle);
-	/* 14 goes idle: within its hysteresis 10 runs, 6 and BE stay parked. */
+	/* 14 goes idle: within its hysteresis BE stays parked. */
 	q[0].pending = false;
-	gp_policy_decide(&pp, q, 4, idle + MS, &r);
-	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_HIGHER_IDLE);
-	EXPECT(q[2].action == GP_ACT_NONE && q[3].action == GP_ACT_NONE);
-	EXPECT(r.top_prio[0] == 14 && r.pend_top[0] == 10 && r.low_prio[0] == 3);
-	gp_policy_commit(&pp, &q[1], true, idle + MS);
-	/* 10 done too: 6 runs, BE is still held by the hysteresis. */
+	tick(&pp, q, 4, idle + MS);
+	EXPECT(nparked(q, 4) == 1 && q[3].state == GP_PS_PARKED);
+	/* 10 and 6 done too, BE still held until 6's hysteresis ends. */
 	q[1].pending = false;
+	q[2].pending = false;
 	tick(&pp, q, 4, idle + MS + 100 * US);
-	EXPECT(q[2].state == GP_PS_RUNNING && q[3].state == GP_PS_PARKED);
-	/* 14 has work again: 6 is parked at once (it delays the top tier). */
+	EXPECT(q[3].state == GP_PS_PARKED);
+	tick(&pp, q, 4, idle + MS + 100 * US + pp.hysteresis_ns);
+	EXPECT(nparked(q, 4) == 0);
+	/* A middle tier parked before tiers were switched on is given back. */
+	qparked(&q[1], 10, true, T0);
 	q[0].pending = true;
-	r = tick(&pp, q, 4, idle + MS + 200 * US);
-	EXPECT(q[2].state == GP_PS_PARKED && q[2].reason == GP_WHY_HIGHER_PENDING);
-	EXPECT(q[1].state == GP_PS_RUNNING && q[3].state == GP_PS_PARKED);
-	/* Without tiers the same sequence holds 10 parked across the hysteresis. */
+	gp_policy_decide(&pp, q, 4, idle + 5 * MS, &r);
+	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_HIGHER_IDLE);
+	/* Without tiers the same start parks every level below the top. */
 	pp.tiers = false;
 	qinit(&q[0], 14, true);
 	qinit(&q[1], 10, true);
 	qinit(&q[2], 6, true);
 	qinit(&q[3], 3, true);
 	tick(&pp, q, 4, T0);
-	tick(&pp, q, 4, idle);
-	q[0].pending = false;
-	tick(&pp, q, 4, idle + MS);
 	EXPECT(nparked(q, 4) == 3 && q[1].state == GP_PS_PARKED);
 }
 
@@ -869,7 +867,7 @@ static const struct test tests[] = {
 	{ "token bucket: burst, refill, cap, back-off doubles to its cap and ends on success", t_bucket },
 	{ "device budgets: spent per device, the rest throttled; max_actions on top", t_dev_budget },
 	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
-	{ "tiers: the top's hysteresis holds only BE; middle tiers run between its bursts", t_tiers },
+	{ "tiers: only the lowest busy level (BE) is parked; middle tiers never", t_tiers },
 	{ "tiers: with two levels BE is held across the hysteresis as before", t_tiers_two_levels },
 	{ "signal-only (SDMA) queue: its copy makes its level busy; never parked, no inversion", t_signal_only },
 };
