@@ -74,6 +74,26 @@ static void gp_mark_gone_locked(struct gp_queue *e)
 	gp_reg.gen++;
 }
 
+/*
+ * Keep each process's queues together in the scan order: the monitor reads
+ * them under one mm switch per run of queues of the same process, so with
+ * processes creating queues concurrently an interleaved list costs one
+ * switch per queue instead of one per process.  O(n) on queue creation
+ * (a hook event), never per tick.
+ */
+static void gp_list_add_grouped_locked(struct gp_queue *e)
+{
+	struct gp_queue *x, *last = NULL;
+
+	list_for_each_entry(x, &gp_reg.queues, node)
+		if (x->proc == e->proc)
+			last = x;
+	if (last)
+		list_add(&e->node, &last->node);
+	else
+		list_add_tail(&e->node, &gp_reg.queues);
+}
+
 static int gp_add(struct queue *q, gfp_t gfp)
 {
 	struct kfd_process *p = kfd_q_process(q);
@@ -159,7 +179,7 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	pr->nrefs++;
 	e->proc = pr;
 	e->gen = ++gp_queue_gen;
-	list_add_tail(&e->node, &gp_reg.queues);
+	gp_list_add_grouped_locked(e);
 	hash_add(gp_queue_hash, &e->hnode, gp_key(p, qid));
 	gp_reg.nqueues++;
 	gp_reg.gen++;
