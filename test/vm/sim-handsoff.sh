@@ -146,8 +146,13 @@ else
 		wait_for 30 state_is $be 0
 	ticks_pass 200
 	tap_check "M1: gpreempt never resumes a queue the debugger suspended" be_suspended
+	# LC paused first: with LC busy gpreempt would park BE again within a
+	# tick of the resume, and the running state could go unseen.
+	kill -STOP $lc
+	ticks_pass 200
 	echo "detach $pasid" >$F/debugger
 	tap_check "M1: the detach resumes BE (KFD's resume_queues)" wait_for 30 be_running
+	kill -CONT $lc
 	tap_check "M1: after the second detach gpreempt parks BE again" wait_for 30 parked
 	kill -TERM $lc
 	wait $lc
