@@ -75,7 +75,7 @@ enum gp_ptr_path {
 	GP_PTR_NONE = 0,	/* not readable now: never pending, retried with back-off */
 	GP_PTR_PINNED = 1,	/* pinned page + vmap: a plain load */
 	GP_PTR_USE_MM = 2,	/* kthread_use_mm + __get_user, batched per process */
-	GP_PTR_ACCESS_VM = 3,	/* access_process_vm (VM_IO/VM_PFNMAP mappings) */
+	GP_PTR_ACCESS_VM = 3,	/* retired: faulting reads (S3 F6); never set */
 	GP_PTR_NOT_AQL = 4,	/* PM4 format: no dispatch ids, not monitored, never parked */
 };
 

@@ -38,6 +38,7 @@ struct gp_params {
 	bool sched_fifo;	/* monitor kthread SCHED_FIFO (M7), load time only */
 	bool env_priority;
 	unsigned int env_max_priority;
+	unsigned int user_max_priority;	/* cap of user-controlled sources (S3 F3) */
 	unsigned int test_action_delay_us;	/* test-only race windows */
 	unsigned int test_reap_delay_us;
 	unsigned int test_max_queues;
@@ -83,6 +84,7 @@ int gp_layout_check(struct module *owner);
  * @rules_ns: monitor-owned: when it was resolved
  * @env_prio: monitor-owned: GPREEMPT_PRIORITY (uncapped), -1 absent/unreadable
  * @env_read: monitor-owned: the environment has been read (once per process)
+ * @env_first_ns: monitor-owned: first read that found pages not present
  * @nrefs: queue entries (gone or not) that point at this process; it is
  *	   freed only when this is 0
  * @ev: per-device evictions gpreempt holds (monitor-owned)
@@ -107,6 +109,7 @@ struct gp_proc {
 	u64 rules_ns;
 	int env_prio;
 	bool env_read;
+	u64 env_first_ns;
 	int nrefs;
 	struct {
 		struct kfd_node *dev;
@@ -228,6 +231,7 @@ void gp_ptr_setup(struct gp_queue *e);
 void gp_ptr_release(struct gp_queue *e);
 int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);
 void gp_ptr_read_end(void);
+int gp_ptr_read_env(struct gp_proc *pr, char *buf, size_t max, bool *partial);
 
 /* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c) ---- */
 int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict);

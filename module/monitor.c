@@ -459,8 +459,11 @@ static unsigned int gp_tick(void)
 		pending = !rd && wptr != rptr;
 		if (e->sdma && !READ_ONCE(gp_param.sdma_hint))
 			pending = false;
-		if (READ_ONCE(e->props_stale))
+		if (READ_ONCE(e->props_stale)) {
+			/* S3 F16: no foreign mm installed during a KFD call. */
+			gp_ptr_read_end();
 			gp_backend_read_props(e);
+		}
 		prio = READ_ONCE(e->kfd_priority);
 		src = gp_rules_apply(e, &prio);
 		e->pq.hold = e->hold;

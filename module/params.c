@@ -30,6 +30,7 @@ struct gp_params gp_param = {
 	.adopt_existing = true,
 	.env_priority = false,
 	.env_max_priority = GP_PRIO_NORMAL,
+	.user_max_priority = GP_PRIO_NORMAL,
 };
 
 struct gp_uint_range {
@@ -274,6 +275,22 @@ static struct gp_uint_range gp_range_env_max = {
 module_param_cb(env_max_priority, &gp_uint_ops, &gp_range_env_max, 0644);
 MODULE_PARM_DESC(env_max_priority,
 		 "Highest priority GPREEMPT_PRIORITY may grant; higher requests are lowered to it (default 7) [0..15]");
+/*
+ * S3 F3: the sources any user controls (the queue's KFD priority, which any
+ * user with /dev/kfd sets to 0..15; comm, which prctl sets; the
+ * environment) never rank above this.  The default, normal (7), is below
+ * gpreemptctl's "high" (12): only a rule root sets (queue, pid, cgroup) can
+ * make a queue latency-critical over other users' work.
+ */
+static struct gp_uint_range gp_range_user_max = {
+	.val = &gp_param.user_max_priority, .min = 0, .max = GP_PRIO_MAX,
+	.name = "user_max_priority",
+};
+
+module_param_cb(user_max_priority, &gp_uint_ops, &gp_range_user_max, 0644);
+MODULE_PARM_DESC(user_max_priority,
+		 "Highest priority a source users control may give: the queue's KFD priority, comm rules, GPREEMPT_PRIORITY (default 7: only root's queue, pid and cgroup rules rank above normal) [0..15]");
+
 /*
  * Test-only race windows (0 = off, the default).  They widen two windows
  * the race tests need to hit every time: between a decision and taking

@@ -12,18 +12,27 @@
  *   GP_PTR_USE_MM:    the above, batched: consecutive queues of one process
  *                     in a scan share one mm switch, undone by
  *                     gp_ptr_read_end() at the end of the scan.
- *   GP_PTR_ACCESS_VM: a read with faults disabled failed (page not present,
- *                     or a VM_IO/VM_PFNMAP mapping without a present PTE):
- *                     access_process_vm() goes through the fault path and
- *                     vm_ops->access.  The queue stays on this path.
- *
  *   GP_PTR_NOT_AQL:   a PM4 queue: its read/write pointers are dword ring
  *                     offsets, not 64-bit dispatch ids; never read.
  *
+ * Never a fault (S3 F6).  The CPU mapping at a queue's dispatch ids is the
+ * process's to choose: KFD checks only the GPU VM mapping.  A fault there
+ * could sleep for ever (a file on a FUSE mount that never answers, the
+ * process's own mmap_lock held for write, a reserved BO), and a kthread
+ * cannot be killed: every queue gpreempt parked would stay parked and
+ * rmmod would hang in kthread_stop().  So a read only ever takes what is
+ * present: with page faults disabled, a missing page fails at once in the
+ * fault handler, before mmap_lock.  The environment (gp_ptr_read_env()) is
+ * read the same way.
+ *
  * "Unknown is not pending" (M6): a read that fails (no live thread has the
- * mm, the page is gone) makes the queue not pending for this scan, and the
- * next read waits a back-off of 1 ms doubling to 1 s, so an unreadable
- * queue neither triggers parks nor costs a lookup per tick.
+ * mm, the page is not present) makes the queue not pending for this scan.
+ * A not-present page is cheap to try again (the exception fixup only), so
+ * the next read waits 1 ms doubling to GP_PTR_FAULT_BACKOFF_MS; the page
+ * is back as soon as the process touches it (ROCr writes the write index
+ * on every submission).  A process with no mm costs a KFD lookup, so that
+ * back-off goes to 1 s.  Either way the queue stays on its path and
+ * returns to normal at the first read that works.
  *
  * The mm is found through the KFD process (a reference held while it is
  * taken): the lead thread's, or, when the leader has exited while other
@@ -42,6 +51,11 @@
 #include <linux/uaccess.h>
 #include "gpreempt.h"
 #include "kfd.h"
+
+/* Longest wait between reads of a queue whose page is not present. */
+#define GP_PTR_FAULT_BACKOFF_MS 8
+/* Longest wait between reads of a queue whose process has no mm. */
+#define GP_PTR_NOMM_BACKOFF_MS 1000
 
 /* The mm the monitor thread is using in this scan (monitor thread only). */
 static struct {
@@ -109,7 +123,12 @@ void gp_ptr_read_end(void)
 {
 	if (gp_cur.mm) {
 		kthread_unuse_mm(gp_cur.mm);
-		mmput(gp_cur.mm);
+		/*
+		 * S3 F5: if every thread exited meanwhile, this is the last
+		 * reference: exit_mmap() and KFD's notifier teardown then run
+		 * from a workqueue, not in the monitor's tick.
+		 */
+		mmput_async(gp_cur.mm);
 		put_task_struct(gp_cur.task);
 	}
 	gp_cur.pr = NULL;
@@ -151,7 +170,7 @@ void gp_ptr_release(struct gp_queue *e)
 	e->ptr_path = GP_PTR_NONE;
 }
 
-/* One read through the queue's path: 0, -ESRCH (no mm) or -EFAULT. */
+/* One read, present pages only: 0, -ESRCH (no mm) or -EFAULT (not present). */
 static int gp_ptr_read_once(struct gp_queue *e, u64 *rptr, u64 *wptr)
 {
 	u64 __user *ur = u64_to_user_ptr(e->rptr_uva);
@@ -161,22 +180,13 @@ static int gp_ptr_read_once(struct gp_queue *e, u64 *rptr, u64 *wptr)
 	ret = gp_ptr_use(e->proc);
 	if (ret)
 		return ret;
-	if (e->ptr_path == GP_PTR_USE_MM) {
-		pagefault_disable();
-		/* The read index never passes the write index: read it second. */
-		ret = __get_user(*wptr, uw);
-		if (!ret)
-			ret = __get_user(*rptr, ur);
-		pagefault_enable();
-		if (!ret)
-			return 0;
-		e->ptr_path = GP_PTR_ACCESS_VM;
-		e->dirty = true;
-	}
-	if (access_process_vm(gp_cur.task, e->wptr_uva, wptr, 8, 0) != 8 ||
-	    access_process_vm(gp_cur.task, e->rptr_uva, rptr, 8, 0) != 8)
-		return -EFAULT;
-	return 0;
+	pagefault_disable();
+	/* The read index never passes the write index: read it second. */
+	ret = __get_user(*wptr, uw);
+	if (!ret)
+		ret = __get_user(*rptr, ur);
+	pagefault_enable();
+	return ret ? -EFAULT : 0;
 }
 
 /**
@@ -187,15 +197,17 @@ static int gp_ptr_read_once(struct gp_queue *e, u64 *rptr, u64 *wptr)
  *
  * Monitor thread only; call gp_ptr_read_end() after the last read of a scan.
  *
+ * Never faults and never sleeps on the process's state (S3 F6).
+ *
  * Return: 0, or a negative errno when unknown (the caller then counts the
  * queue as not pending): -ENODATA (never readable), -EAGAIN (backing off
- * after a failure), -ESRCH or -EFAULT (this read failed; back-off starts).
+ * after a failure), -ESRCH (no mm) or -EFAULT (a page is not present).
  */
 int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
 {
 	int ret;
 
-	if (e->ptr_path != GP_PTR_USE_MM && e->ptr_path != GP_PTR_ACCESS_VM)
+	if (e->ptr_path != GP_PTR_USE_MM)
 		return -ENODATA;
 	if (e->ptr_retry_ns && ktime_get_ns() < e->ptr_retry_ns)
 		return -EAGAIN;
@@ -205,9 +217,55 @@ int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
 		e->ptr_backoff_ms = 0;
 		return 0;
 	}
-	e->ptr_backoff_ms = clamp(e->ptr_backoff_ms * 2, 1U, 1000U);
+	e->ptr_backoff_ms = clamp(e->ptr_backoff_ms * 2, 1U,
+				  ret == -ESRCH ? GP_PTR_NOMM_BACKOFF_MS : GP_PTR_FAULT_BACKOFF_MS);
 	e->ptr_retry_ns = ktime_get_ns() + (u64)e->ptr_backoff_ms * NSEC_PER_MSEC;
 	pr_debug("queue %u of %d: dispatch ids unreadable (%d), retry in %u ms\n", e->qid,
 		 e->proc->tgid, ret, e->ptr_backoff_ms);
 	return ret;
+}
+
+/**
+ * gp_ptr_read_env() - copy the present part of a process's environment
+ * @pr: process
+ * @buf: destination
+ * @max: size of @buf; at most @max - 1 bytes are copied, then a NUL
+ * @partial: set when a page was not present: the copy stopped before it
+ *
+ * Monitor thread only, like gp_ptr_read(), and like it never faults: the
+ * copy goes page by page and stops at the first page that is not present.
+ *
+ * Return: bytes copied (0: an empty environment, or nothing present), or
+ * -ESRCH when the process has no mm.
+ */
+int gp_ptr_read_env(struct gp_proc *pr, char *buf, size_t max, bool *partial)
+{
+	unsigned long start, end, len, done = 0;
+	struct mm_struct *mm;
+	int ret;
+
+	buf[0] = '\0';
+	*partial = false;
+	ret = gp_ptr_use(pr);
+	if (ret)
+		return ret;
+	mm = gp_cur.mm;
+	spin_lock(&mm->arg_lock);
+	start = mm->env_start;
+	end = mm->env_end;
+	spin_unlock(&mm->arg_lock);
+	if (end <= start || !max)
+		return 0;
+	len = min_t(unsigned long, end - start, max - 1);
+	while (done < len) {
+		unsigned long n = min(len - done, PAGE_SIZE - offset_in_page(start + done));
+
+		if (copy_from_user_nofault(buf + done, (void __user *)(start + done), n)) {
+			*partial = true;
+			break;
+		}
+		done += n;
+	}
+	buf[done] = '\0';
+	return done;
 }

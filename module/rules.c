@@ -9,11 +9,13 @@
  *      deepest rule wins);
  *   3. GPREEMPT_PRIORITY=<0..15|low|normal|high> in the process's
  *      environment: only when enabled (env_priority / gp_config.env), and
- *      lowered to env_max_priority.  It sits below the cgroup rules, so a
+ *      lowered to env_max_priority and to user_max_priority.  It sits below the cgroup rules, so a
  *      process can never raise itself above a cgroup rule an administrator
  *      set: inside a cgroup that has a rule the variable is not consulted;
- *   4. gp_prio_comm, on the process's current comm;
- *   5. the queue's KFD priority.
+ *   4. gp_prio_comm, on the process's current comm (lowered to
+ *      user_max_priority: the user chooses the name);
+ *   5. the queue's KFD priority (lowered to user_max_priority: any user
+ *      sets 0..15).
  *
  * Monitor thread only, never in probe context.  Rules are resolved once per
  * process (queue entries once per queue) and again when the rules
@@ -40,6 +42,8 @@
 #define GP_ENV_MAX (32 * 1024)
 /* Periodic re-resolves per tick (rule changes through gpreemptctl: unbounded). */
 #define GP_RULES_RESCAN_PER_TICK 32
+/* Give up on an environment with pages not present after this long. */
+#define GP_ENV_DEADLINE_MS 2000
 /* Ancestors walked for a cgroup rule (cgroup v2 trees are a few levels deep). */
 #define GP_CGROUP_MAX_DEPTH 64
 
@@ -68,42 +72,40 @@ static int gp_rules_parse_prio(const char *s)
 	return v;
 }
 
-/* GPREEMPT_PRIORITY of @task (first occurrence, as getenv), or -1. */
-static int gp_rules_read_env(struct task_struct *task)
+/*
+ * GPREEMPT_PRIORITY of @pr (first occurrence, as getenv) into pr->env_prio,
+ * and pr->env_read once known.  The read never faults (S3 F6): a page of
+ * the environment that is not present ends the copy, and the variable is
+ * looked for in what came before it.  Not found there, the read is tried
+ * again at the next resolves (every GP_RULES_RESCAN_MS) until
+ * GP_ENV_DEADLINE_MS after the first try, then taken as absent.
+ */
+static void gp_rules_read_env(struct gp_proc *pr)
 {
-	unsigned long start, end;
-	struct mm_struct *mm;
+	static char buf[GP_ENV_MAX + 1];	/* monitor thread only */
+	bool partial;
 	int len, prio = -1;
-	char *buf, *p;
+	char *p;
 
-	mm = get_task_mm(task);
-	if (!mm)
-		return -1;
-	spin_lock(&mm->arg_lock);
-	start = mm->env_start;
-	end = mm->env_end;
-	spin_unlock(&mm->arg_lock);
-	mmput(mm);
-	if (end <= start)
-		return -1;
-	len = min_t(unsigned long, end - start, GP_ENV_MAX);
-	buf = kvmalloc(len + 1, GFP_KERNEL);
-	if (!buf)
-		return -1;
-	len = access_process_vm(task, start, buf, len, 0);
-	if (len <= 0)
-		goto out;
-	buf[len] = '\0';
+	len = gp_ptr_read_env(pr, buf, sizeof(buf), &partial);
 	gp_stats.env_reads++;
-	for (p = buf; p < buf + len; p += strlen(p) + 1) {
+	for (p = buf; len > 0 && p < buf + len; p += strlen(p) + 1) {
 		if (strncmp(p, gp_env_var, sizeof(gp_env_var) - 1))
 			continue;
 		prio = gp_rules_parse_prio(p + sizeof(gp_env_var) - 1);
+		partial = false;	/* found: known, whatever came after it */
 		break;
 	}
-out:
-	kvfree(buf);
-	return prio;
+	if (len < 0 || partial) {
+		if (!pr->env_first_ns)
+			pr->env_first_ns = gp_rules_now ?: 1;
+		if (gp_rules_now - pr->env_first_ns < GP_ENV_DEADLINE_MS * NSEC_PER_MSEC)
+			return;
+		pr_debug("process %d: environment unreadable for %d ms: no GPREEMPT_PRIORITY\n",
+			 pr->tgid, GP_ENV_DEADLINE_MS);
+	}
+	pr->env_prio = prio;
+	pr->env_read = true;
 }
 
 /* Deepest cgroup rule over @task's cgroup v2, or -1. */
@@ -156,10 +158,8 @@ static void gp_rules_resolve_proc(struct gp_proc *pr)
 			pr->rule_src = GP_SRC_CGROUP;
 			goto out;
 		}
-		if (gp_env_on && !pr->env_read) {
-			pr->env_prio = gp_rules_read_env(task);
-			pr->env_read = true;
-		}
+		if (gp_env_on && !pr->env_read)
+			gp_rules_read_env(pr);
 	}
 	if (gp_env_on && pr->env_read && pr->env_prio >= 0) {
 		prio = min(pr->env_prio, gp_env_cap);
@@ -240,6 +240,10 @@ static bool gp_rules_stale(const struct gp_proc *pr)
  * @e: the queue (monitor snapshot entry, not gone)
  * @prio: in: the queue's KFD priority; out: the effective priority
  *
+ * A priority from a source the process's user controls (its KFD priority,
+ * its comm, its environment) is lowered to user_max_priority (S3 F3, F4):
+ * only rules root sets (queue, pid, cgroup) rank above it.
+ *
  * Resolves @e's process (and then @e itself) when the rules generation
  * moved since it last was, or when its periodic re-resolve is due and the
  * tick's budget allows; otherwise uses the cached result.  Also sets
@@ -249,6 +253,7 @@ static bool gp_rules_stale(const struct gp_proc *pr)
  */
 u32 gp_rules_apply(struct gp_queue *e, int *prio)
 {
+	int cap = READ_ONCE(gp_param.user_max_priority);
 	struct gp_proc *pr = e->proc;
 
 	if (gp_rules_stale(pr))
@@ -276,7 +281,10 @@ u32 gp_rules_apply(struct gp_queue *e, int *prio)
 	}
 	if (pr->rule_prio >= 0) {
 		*prio = pr->rule_prio;
+		if (pr->rule_src == GP_SRC_COMM || pr->rule_src == GP_SRC_ENV)
+			*prio = min(*prio, cap);
 		return pr->rule_src;
 	}
+	*prio = min(*prio, cap);
 	return GP_SRC_KFD;
 }

@@ -42,6 +42,10 @@
  * --json reports gpu_busy_us: workgroups x workgroup time of the completed
  * dispatches (copies excluded; their time is copy_us x copies).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
+ * --remap-ids FILE (idle) is hostile: once its queues exist, it maps FILE
+ * over the CPU page that holds queue 0's dispatch ids (MAP_FIXED, the GPU's
+ * view is unchanged), prints "remapped", never touches that page again and
+ * exits without draining (S3 F6: a FUSE file that never answers a read).
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
 #define _GNU_SOURCE
@@ -56,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,6 +132,7 @@ static void feed_be(void)
 
 static volatile sig_atomic_t stop;
 static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
+static const char *remap_ids;	/* --remap-ids FILE (idle) */
 
 static void on_signal(int sig)
 {
@@ -197,6 +203,36 @@ static double next_gap(void)
 	return -log(1.0 - drand48()) * opt.period_us;
 }
 
+/* --remap-ids: FILE over the page of @q's dispatch ids; wait; no drain. */
+static int remap_and_wait(struct gq *q)
+{
+	uintptr_t page = (uintptr_t)q->wptr & ~(uintptr_t)4095;
+	double end = now_us() + opt.duration * 1e6;
+	int ffd;
+
+	if (page != ((uintptr_t)q->rptr & ~(uintptr_t)4095)) {
+		fprintf(stderr, "gpload: --remap-ids: the dispatch ids are on two pages\n");
+		return 1;
+	}
+	ffd = open(remap_ids, O_RDWR | O_CLOEXEC);
+	if (ffd < 0) {
+		fprintf(stderr, "gpload: --remap-ids %s: %s\n", remap_ids, strerror(errno));
+		return 1;
+	}
+	if (mmap((void *)page, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ffd, 0) ==
+	    MAP_FAILED) {
+		fprintf(stderr, "gpload: --remap-ids: mmap %s: %s\n", remap_ids, strerror(errno));
+		return 1;
+	}
+	close(ffd);
+	printf("remapped\n");
+	fflush(stdout);
+	while (!stop && now_us() < end)
+		sleep_us(10000);
+	/* Never drain: reading the ids would wait on FILE, like the monitor did. */
+	_exit(0);
+}
+
 static int run(void)
 {
 	struct gq *qs = calloc(opt.queues, sizeof(*qs));
@@ -253,6 +289,8 @@ static int run(void)
 			return 1;
 		}
 	}
+	if (remap_ids)
+		return remap_and_wait(&qs[0]);
 	/* A name change after the queues exist (gpreempt re-reads comm, m12). */
 	if (rename_to && prctl(PR_SET_NAME, rename_to))
 		errors++;
@@ -386,7 +424,7 @@ static void usage(void)
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
-		"              [--rename COMM] [--context primary|secondary]\n"
+		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
@@ -410,7 +448,7 @@ int main(int argc, char **argv)
 		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
 		{ "gpu", 1, 0, 'G' }, { "barrier", 0, 0, 'B' }, { "copy-us", 1, 0, 'c' },
-		{ "wg-us-max", 1, 0, 'X' },
+		{ "wg-us-max", 1, 0, 'X' }, { "remap-ids", 1, 0, 'M' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -456,6 +494,7 @@ int main(int argc, char **argv)
 		case 'B': pkt_flags |= KFDSIM_PKT_F_BARRIER; break;
 		case 'c': opt.copy_us = atof(optarg); break;
 		case 'X': opt.wg_us_max = atof(optarg); break;
+		case 'M': remap_ids = optarg; break;
 		case 'G':
 			if (parse_gpus(optarg)) {
 				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",
@@ -500,6 +539,10 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (opt.copy_us > 0 && strcmp(opt.mode, "lc")) {
 		fprintf(stderr, "gpload: --copy-us needs --mode lc\n");
+		return 2;
+	}
+	if (remap_ids && strcmp(opt.mode, "idle")) {
+		fprintf(stderr, "gpload: --remap-ids needs --mode idle\n");
 		return 2;
 	}
 	if (opt.be_prio >= 0 && strcmp(opt.mode, "lc")) {

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -87,6 +88,24 @@ static int write_rule(struct ctl *c, const struct target *tg, int prio)
 	return EX_OK;
 }
 
+/*
+ * A comm rule matches a name any user can take, so the module lowers it to
+ * user_max_priority (REVIEW-S3 F4): say so when the rule asks for more.
+ */
+static void warn_user_cap(int prio)
+{
+	unsigned int cap;
+	FILE *f = fopen("/sys/module/gpreempt/parameters/user_max_priority", "r");
+
+	if (!f)
+		return;
+	if (fscanf(f, "%u", &cap) == 1 && (unsigned int)prio > cap)
+		fprintf(stderr,
+			"gpreemptctl: warning: any user can name a process; this comm rule gives at most %u (user_max_priority), not %d: use a cgroup rule for latency-critical work\n",
+			cap, prio);
+	fclose(f);
+}
+
 /** cmd_set() - set KIND TARGET PRIO */
 int cmd_set(struct ctl *c, int argc, char **argv)
 {
@@ -100,6 +119,8 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		ret = parse_prio(argv[3], &prio);
 	if (!ret)
 		ret = write_rule(c, &tg, prio);
+	if (!ret && !strcmp(argv[1], "comm"))
+		warn_user_cap(prio);
 	return ret ?: rules_bump(c);
 }
 

@@ -385,7 +385,7 @@ int cmd_config(struct ctl *c, int argc, char **argv)
 {
 	static const char * const params[] = {
 		"enable", "tick_us", "idle_us", "hysteresis_us", "max_suspend_ms", "min_slice_ms",
-		"max_actions", "backend", "env_priority", "env_max_priority",
+		"max_actions", "backend", "env_priority", "env_max_priority", "user_max_priority",
 	};
 	struct gp_config cfg, old;
 	char val[64];
