@@ -65,7 +65,7 @@ BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 GP_KVER_INSTALL ?= $(or $(GP_KVER),$(shell uname -r))
 
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
-TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl
+TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl $(BUILD)/fuse-stall
 
 .PHONY: all modules matrix tools setup check unit vmtest demo bench soak lint clean install
 all: modules tools
@@ -166,7 +166,11 @@ $(BUILD)/gp_maps.lskel.h: $(BUILD)/gp_maps.bpf.o
 # --- kernel modules ------------------------------------------------------------
 modules: $(GEN)
 ifneq ($(MDIR),$(TOP))
-	@cd $(TOP) && find Kbuild module hooks bpf test/kfdsim \( -name '*.[ch]' -o -name Kbuild \) | \
+	@# Sources only: a link to a generated file (*.mod.c) would let this
+	@# kernel's modpost write another kernel's file (issue 21).
+	@find $(MDIR) -name '*.mod.c' -type l -delete 2>/dev/null || true
+	@cd $(TOP) && find Kbuild module hooks bpf test/kfdsim \( -name '*.[ch]' -o -name Kbuild \) \
+		! -name '*.mod.c' | \
 		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
 endif
 	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) modules
@@ -178,8 +182,9 @@ endif
 		LLVM_OBJCOPY=objcopy pahole -J --btf_base $(BTF_BASE) $$ko || exit 1; fi
 ifeq ($(MDIR),$(TOP))
 	@# kfdsim with one field moved: gpreempt must refuse it (test/vm/sim-layout.sh)
-	@mkdir -p $(BUILD)/kfdsim-skew && cd $(TOP)/test/kfdsim && \
-		for f in *.[ch] Kbuild; do ln -sfn "$(TOP)/test/kfdsim/$$f" "$(abspath $(BUILD))/kfdsim-skew/$$f"; done
+	@mkdir -p $(BUILD)/kfdsim-skew && find $(BUILD)/kfdsim-skew -name '*.mod.c' -type l -delete && cd $(TOP)/test/kfdsim && \
+		for f in *.[ch] Kbuild; do case $$f in *.mod.c) continue ;; esac; \
+			ln -sfn "$(TOP)/test/kfdsim/$$f" "$(abspath $(BUILD))/kfdsim-skew/$$f"; done
 	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(abspath $(BUILD))/kfdsim-skew KCFLAGS=-DKS_SKEW=8 modules
 endif
 	@$(TOP)/scripts/ibt-check --gpreempt $(MDIR)/module/gpreempt.ko \
@@ -204,6 +209,9 @@ $(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c $(TO
 
 $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)/test/kfdsim/kfdsim_ioctl.h) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $(filter %.c,$^) -lm -lpthread
+
+$(BUILD)/fuse-stall: $(TOP)/test/fuse-stall/fuse-stall.c | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -o $@ $<
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h

@@ -7,6 +7,7 @@
 # lacks is read from the generated layout (GP_HAVE_*), not from its version.
 # Runs inside the test guest (test/run-vm amdgpu, or matrix).
 . test/lib/tap.sh
+. test/lib/modcheck.sh
 OBJ=${GP_OBJ:-.}
 KO=$OBJ/module/gpreempt.ko
 LAYOUT=$OBJ/build/gp_layout.h
@@ -80,6 +81,7 @@ fi
 
 dmesg -C
 tap_check "insmod gpreempt.ko" insmod $KO tick_us=200
+tap_clean_load "amdgpu $(uname -r)" $KO
 missing=""
 for p in $PROBES; do
 	grep -q " $p+" /sys/kernel/debug/kprobes/list || missing="$missing $p"

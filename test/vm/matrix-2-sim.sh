@@ -8,6 +8,7 @@
 # process, rmmod under load, and on kernels with KFD contexts (7.2+) the
 # same with one process owning two contexts.
 . test/lib/tap.sh
+. test/lib/modcheck.sh
 OBJ=${GP_OBJ:-.}
 LAYOUT=$OBJ/build/gp_layout.h
 GPLOAD=build/gpload
@@ -47,7 +48,7 @@ stat_is() { [ "$(gstat "$1")" = "$2" ]; }
 no_queue() { [ -z "$(qfield "$1" state)" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 load() {	# kfdsim args | gpreempt args
-	insmod $OBJ/test/kfdsim/kfdsim.ko $1 && insmod $OBJ/module/gpreempt.ko $2
+	insmod $OBJ/test/kfdsim/kfdsim.ko $1 && insmod $OBJ/module/gpreempt.ko user_max_priority=15 $2
 }
 unload() {
 	rmmod gpreempt 2>/dev/null
@@ -59,6 +60,16 @@ backends=evict
 have queue_properties__is_suspended && backends="suspend evict"
 tap_diag "kernel $(uname -r): backends $backends (simulated GPU)"
 dmesg -C
+
+# 0. Issue 21: what the build left behind loads clean, whatever the order of
+# make, make matrix and make check.
+if load "" ""; then
+	tap_clean_load "kernel $(uname -r)" $OBJ/test/kfdsim/kfdsim.ko
+	tap_clean_load "kernel $(uname -r)" $OBJ/module/gpreempt.ko
+else
+	tap_not_ok "kernel $(uname -r): kfdsim and gpreempt load"
+fi
+unload
 
 # 1. LC + BE for each backend this kernel has (HWS scheduler model).
 for backend in $backends; do

@@ -68,7 +68,7 @@ dmesg -C
 mountpoint -q $CG || mount -t cgroup2 none $CG
 rmdir $CG/infer.slice/child $CG/infer.slice 2>/dev/null
 mkdir -p $CG/infer.slice/child
-insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko max_suspend_ms=60000 || exit 1
+insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko user_max_priority=15 max_suspend_ms=60000 || exit 1
 
 # 1. The state maps are frozen, read-only to user space (m5); bpftool still dumps them.
 vb=$(bpftool -j map show name gp_stats | jq -r .bytes_value)

@@ -33,7 +33,7 @@ dmesg -C
 insmod test/kfdsim/kfdsim.ko
 tap_check "max_rate out of range is refused at load" \
 	bash -c '! insmod module/gpreempt.ko max_rate=0'
-insmod module/gpreempt.ko backend=suspend max_rate=10
+insmod module/gpreempt.ko user_max_priority=15 backend=suspend max_rate=10
 tap_check "gp_stats.rate_limit shows max_rate" wait_for 30 stat_ge rate_limit 10
 tap_check "max_rate=5 refused at run time" bash -c '! echo 5 >/sys/module/gpreempt/parameters/max_rate'
 

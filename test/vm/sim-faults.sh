@@ -35,7 +35,7 @@ stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
 be_running() { case "$(ksq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }
-load() { insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko $2; }
+load() { insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko user_max_priority=15 $2; }
 unload() {
 	rmmod gpreempt 2>/dev/null
 	wait_for 30 ks_idle

@@ -6,6 +6,7 @@
 # BE must be parked while LC has work and unparked after.  Runs inside the
 # test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/modcheck.sh
 GPLOAD=build/gpload
 LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200"
 BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
@@ -32,7 +33,7 @@ stat_is() { [ "$(gstat "$1")" = "$2" ]; }
 no_queue() { [ -z "$(qfield "$1" state)" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 load() {	# kfdsim args | gpreempt args
-	insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko $2
+	insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko user_max_priority=15 $2
 }
 unload() {
 	rmmod gpreempt 2>/dev/null
@@ -40,6 +41,16 @@ unload() {
 	rmmod kfdsim
 }
 dmesg -C
+
+# 0. Issue 21: what the build left behind loads clean, whatever the order of
+# make, make matrix and make check.
+if load "" ""; then
+	tap_clean_load "kernel $(uname -r)" test/kfdsim/kfdsim.ko
+	tap_clean_load "kernel $(uname -r)" module/gpreempt.ko
+else
+	tap_not_ok "kernel $(uname -r): kfdsim and gpreempt load"
+fi
+unload
 
 # 1. LC + BE for each backend and each scheduler model.
 for sched in hws mes; do

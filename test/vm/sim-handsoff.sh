@@ -40,7 +40,7 @@ ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
 be_suspended() { case "$(ksq 3)" in *" suspended=1 "*) return 0 ;; esac; return 1; }
 be_running() { case "$(ksq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }
-load() { insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko $2; }
+load() { insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko user_max_priority=15 $2; }
 unload() {
 	rmmod gpreempt 2>/dev/null
 	wait_for 30 ks_idle

@@ -11,7 +11,7 @@ GPLOAD=$OBJ/build/gpload
 gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko"
-insmod "$OBJ/module/gpreempt.ko" test_max_queues=2
+insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 test_max_queues=2
 $GPLOAD --mode lc --prio 12 --queues 3 --wg 2 --wg-us 200 --period-us 3000 --duration 3 --quiet &
 pid=$!
 sleep 2

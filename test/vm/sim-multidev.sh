@@ -49,7 +49,7 @@ state_is() { [ "$(qfield "$1" "$2" state)" = "$3" ]; }
 on_dev() { [ "$(ksfield "$1" "$2" dev)" = "$3" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 load() {	# kfdsim args | gpreempt args
-	insmod test/kfdsim/kfdsim.ko "ndev=2 $1" && insmod module/gpreempt.ko $2
+	insmod test/kfdsim/kfdsim.ko "ndev=2 $1" && insmod module/gpreempt.ko user_max_priority=15 $2
 }
 unload() {
 	rmmod gpreempt 2>/dev/null

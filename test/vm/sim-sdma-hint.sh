@@ -19,7 +19,7 @@ gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
 run() {
 	local be bc lc rc brc sdma_parked=0 be_parked=0
 	insmod "$OBJ/test/kfdsim/kfdsim.ko" || return 1
-	insmod "$OBJ/module/gpreempt.ko" sdma_hint="$1" || { rmmod kfdsim; return 1; }
+	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 sdma_hint="$1" || { rmmod kfdsim; return 1; }
 	$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet \
 		--json "$T/be.json" &
 	be=$!

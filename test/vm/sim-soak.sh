@@ -23,7 +23,7 @@
 . test/lib/tap.sh
 GPLOAD=build/gpload
 KO=test/kfdsim/kfdsim.ko
-GP=module/gpreempt.ko
+GP="module/gpreempt.ko user_max_priority=15"
 DBG=/sys/kernel/debug/kfdsim
 T=$(mktemp -d /tmp/soak.XXXXXX)
 MODE=${GP_SOAK:-short}
