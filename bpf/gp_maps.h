@@ -141,6 +141,7 @@ struct gp_stats {
 	__u64 queues_untracked;	/* compute queues left unmanaged: GP_MAX_QUEUES reached or no memory */
 	__u64 rule_first_resolves;	/* of rule_resolves: a new process's first resolve */
 	__u64 rule_first_resolve_ns;	/* total time spent on those */
+	__u64 restore_retries;	/* restores KFD failed without dropping its count: held, retried */
 };
 
 struct gp_comm {

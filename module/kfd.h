@@ -86,6 +86,12 @@ static inline bool kfd_pdd_is_debug(struct kfd_process_device *pdd)
 		       bool);
 }
 
+/* qpd->evicted: KFD's eviction count of a process on one device. */
+static inline u32 kfd_qpd_evicted(struct qcm_process_device *qpd)
+{
+	return KFD_GET(qpd, qcm_process_device, evicted, u32);
+}
+
 /**
  * kfd_p_pasid() - the PASID that finds @p through kfd_lookup_process_by_pasid()
  * @p: KFD process

@@ -558,12 +558,29 @@ static int gp_monitor_fn(void *unused)
 {
 	set_freezable();
 	while (!kthread_should_stop()) {
+		u64 t0 = ktime_get_ns();
 		u64 ns = (u64)gp_tick() * NSEC_PER_USEC;
+		u64 floor = (u64)READ_ONCE(gp_param.tick_us) * NSEC_PER_USEC;
+		u64 spent = ktime_get_ns() - t0;
+		bool kicked = atomic_xchg(&gp_kicked, 0);
 
-		if (atomic_xchg(&gp_kicked, 0) || kthread_should_stop())
-			continue;
+		/*
+		 * A kick starts the next tick early, but never sooner than
+		 * tick_us after this one started (S3 F20): a process looping
+		 * on UPDATE_QUEUE kicks as fast as it likes and still cannot
+		 * make the monitor scan back to back.  Kicks during that wait
+		 * are kept for the tick after it.
+		 */
+		if (kicked) {
+			if (spent >= floor)
+				continue;
+			ns = floor - spent;
+		}
+		if (kthread_should_stop())
+			break;
 		__wait_event_hrtimeout(gp_monitor_wq,
-				       atomic_xchg(&gp_kicked, 0) || kthread_should_stop(),
+				       (!kicked && atomic_xchg(&gp_kicked, 0)) ||
+				       kthread_should_stop(),
 				       ns_to_ktime(ns), (TASK_INTERRUPTIBLE | TASK_FREEZABLE));
 	}
 	return 0;

@@ -61,6 +61,20 @@ static void gp_ev_set(struct gp_proc *pr, int i, int evicted)
 		pr->ev[i].dev = NULL;
 }
 
+/* Does @p's lead thread still have its mm?  Under p->mutex. */
+static bool gp_lead_has_mm(struct kfd_process *p)
+{
+	struct task_struct *lead = kfd_p_lead_thread(p);
+	bool ret;
+
+	if (!lead)
+		return false;
+	task_lock(lead);
+	ret = !!lead->mm;
+	task_unlock(lead);
+	return ret;
+}
+
 static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bool blocking)
 {
 	struct kfd_process_device *pdd;
@@ -98,6 +112,16 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		goto out_unlock;
 	}
 	dqm = kfd_node_dqm(dev);
+	if (evict && kfd_dqm_no_hws(dqm) && !gp_lead_has_mm(p)) {
+		/*
+		 * S3 F8: restore_process_queues_nocpsch() takes the lead
+		 * thread's mm and fails, leaving the process evicted, when
+		 * the leader has exited: neither gpreempt nor KFD could ever
+		 * restore what this evicts.
+		 */
+		ret = -EPERM;
+		goto out_unlock;
+	}
 	if (evict) {
 		pr->ev[i].dev = dev;
 		ret = kfd_dqm_evict_process_queues(dqm)(dqm, kfd_pdd_qpd(pdd));
@@ -109,9 +133,21 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		if (ret)
 			gp_backend_note_error(dqm, ret, "evict_process_queues");
 	} else {
-		ret = kfd_dqm_restore_process_queues(dqm)(dqm, kfd_pdd_qpd(pdd));
-		/* One restore balances one evict, whatever it returned. */
-		gp_ev_set(pr, i, 0);
+		struct qcm_process_device *qpd = kfd_pdd_qpd(pdd);
+		u32 before = kfd_qpd_evicted(qpd);
+
+		ret = kfd_dqm_restore_process_queues(dqm)(dqm, qpd);
+		/*
+		 * A restore balances the evict when KFD dropped its count,
+		 * whatever it returned.  Two error paths keep the count (S3
+		 * F8: MES add_queue_mes() failing, NO_HWS without the lead
+		 * thread's mm): then the eviction is still held, and the
+		 * policy tries the unpark again.
+		 */
+		if (!ret || kfd_qpd_evicted(qpd) < before)
+			gp_ev_set(pr, i, 0);
+		else
+			gp_stats.restore_retries++;
 		if (ret)
 			gp_backend_note_error(dqm, ret, "restore_process_queues");
 	}

@@ -31,7 +31,8 @@ DECLARE_EVENT_CLASS(gpreempt_action, GP_TP_PROTO, GP_TP_ARGS,
 				   __entry->ns = ns;),
 		    TP_printk("tgid=%d qid=%u prio=%d backend=%s reason=%d ret=%d took_ns=%llu",
 			      __entry->tgid, __entry->qid, __entry->prio,
-			      __entry->backend == 1 ? "evict" : "suspend", __entry->reason,
+			      __print_symbolic(__entry->backend, { 1, "evict" }, { 2, "suspend" }),
+			      __entry->reason,
 			      __entry->ret, __entry->ns));
 
 DEFINE_EVENT(gpreempt_action, preempt, GP_TP_PROTO, GP_TP_ARGS);

@@ -169,6 +169,7 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 				     struct qcm_process_device *qpd)
 {
 	struct mm_struct *mm = NULL;
+	bool injected = false;
 	struct queue *q;
 	int ret = 0;
 
@@ -190,6 +191,19 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 		qpd->evicted--;
 		goto out;
 	}
+	if (ks_param.mes) {
+		/*
+		 * 6.12 restore_process_queues_cpsch(): an add_queue_mes()
+		 * failure does "goto out", past "qpd->evicted = 0": the
+		 * process stays evicted (REVIEW-S3 F8).
+		 */
+		ret = ks_fault(KS_F_RESTORE);
+		injected = true;
+		if (ret) {
+			atomic_inc(&ks_stats.evicted_refs);
+			goto out;
+		}
+	}
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		q->properties.is_evicted = false;
 		if (!QUEUE_IS_ACTIVE(q->properties))
@@ -204,8 +218,9 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 		ret = ks_execute_queues(dqm);
 	qpd->evicted = 0;
 out:
-	/* Injected: the count is dropped all the same, as in KFD. */
-	ret = ks_fault(KS_F_RESTORE) ?: ret;
+	/* Injected (HWS): the count is dropped all the same, as in KFD. */
+	if (!injected)
+		ret = ks_fault(KS_F_RESTORE) ?: ret;
 	mutex_unlock(&dqm->lock);
 	if (mm)
 		mmput(mm);

@@ -76,7 +76,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"evicts_outstanding\":%llu,\"rule_resolves\":%llu,\"rule_resolve_ns\":%llu,"
 	       "\"rule_resolve_ns_max\":%llu,\"env_reads\":%llu,\"rule_first_resolves\":%llu,"
 	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
-	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu",
+	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
+	       "\"restore_retries\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -84,7 +85,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->evicts_outstanding, st->rule_resolves, st->rule_resolve_ns,
 	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
 	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
-	       st->backoffs, st->queues_untracked);
+	       st->backoffs, st->queues_untracked, st->restore_retries);
 }
 
 static int frame(struct ctl *c)
@@ -250,8 +251,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.starvation_slices, st.errors, st.busy_retries);
 	printf("skipped          %llu debugged, %llu reset\nbad control      %llu\n",
 	       st.skipped_debugged, st.skipped_reset, st.bad_control);
-	printf("probe missed     %llu\nevicts held      %llu\n", st.probe_missed,
-	       st.evicts_outstanding);
+	printf("probe missed     %llu\nevicts held      %llu (%llu restores retried)\n",
+	       st.probe_missed, st.evicts_outstanding, st.restore_retries);
 	printf("rule resolves    %llu, mean %llu ns, max %llu ns; %llu environments read\n",
 	       st.rule_resolves, st.rule_resolves ? st.rule_resolve_ns / st.rule_resolves : 0,
 	       st.rule_resolve_ns_max, st.env_reads);
