@@ -85,6 +85,8 @@ int gp_layout_check(struct module *owner);
  * @env_prio: monitor-owned: GPREEMPT_PRIORITY (uncapped), -1 absent/unreadable
  * @env_read: monitor-owned: the environment has been read (once per process)
  * @env_first_ns: monitor-owned: first read that found pages not present
+ * @rules_dropped: monitor-owned: its pid rule and queue controls were
+ *		   deleted when it ended (S3 F7)
  * @nrefs: queue entries (gone or not) that point at this process; it is
  *	   freed only when this is 0
  * @ev: per-device evictions gpreempt holds (monitor-owned)
@@ -110,6 +112,7 @@ struct gp_proc {
 	int env_prio;
 	bool env_read;
 	u64 env_first_ns;
+	bool rules_dropped;
 	int nrefs;
 	struct {
 		struct kfd_node *dev;
@@ -225,6 +228,7 @@ void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));
 int gp_registry_restore_evictions(void);
 int gp_registry_adopt_existing(void);
+bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 
 /* ---- pointer access (ptr_access.c) ---- */
 void gp_ptr_setup(struct gp_queue *e);
@@ -247,6 +251,7 @@ int gp_maps_init(void);
 void gp_maps_exit(void);
 void gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
 void gp_maps_del_queue(const struct gp_queue_key *key);
+void gp_maps_forget_tgid(pid_t tgid);
 void gp_maps_put_stats(const struct gp_stats *st);
 bool gp_maps_prio_pid(pid_t tgid, int *prio);
 bool gp_maps_prio_cgroup(u64 id, int *prio);

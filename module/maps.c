@@ -153,6 +153,45 @@ void gp_maps_del_queue(const struct gp_queue_key *key)
 	rcu_read_unlock();
 }
 
+/* gp_queue_ctl keys collected per pass of gp_maps_forget_tgid(). */
+#define GP_FORGET_BATCH 32
+
+/**
+ * gp_maps_forget_tgid() - drop the rules keyed on a process that ended
+ * @tgid: its tgid
+ *
+ * S3 F7: gp_prio[@tgid] and every gp_queue_ctl[@tgid:*] (priority and
+ * hold) end with the process, so a later process that gets the same pid
+ * inherits neither.  Monitor thread only.
+ */
+void gp_maps_forget_tgid(pid_t tgid)
+{
+	struct gp_queue_key keys[GP_FORGET_BATCH], cur, next;
+	struct bpf_map *m = gp_map_queue_ctl;
+	u32 pid = tgid;
+	int i, n;
+
+	rcu_read_lock();
+	gp_map_prio->ops->map_delete_elem(gp_map_prio, &pid);
+	rcu_read_unlock();
+	do {
+		bool first = true;
+
+		n = 0;
+		rcu_read_lock();
+		while (n < GP_FORGET_BATCH &&
+		       !m->ops->map_get_next_key(m, first ? NULL : &cur, &next)) {
+			first = false;
+			cur = next;
+			if (next.tgid == (u32)tgid)
+				keys[n++] = next;
+		}
+		for (i = 0; i < n; i++)
+			m->ops->map_delete_elem(m, &keys[i]);
+		rcu_read_unlock();
+	} while (n == GP_FORGET_BATCH);
+}
+
 /**
  * gp_maps_put_stats() - publish the global counters in gp_stats
  * @st: value

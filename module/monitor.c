@@ -17,7 +17,10 @@
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/stringify.h>
 #include <linux/vmalloc.h>
@@ -147,6 +150,28 @@ static void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_
 	pp->tiers = READ_ONCE(gp_param.tiers);
 }
 
+/*
+ * Has the thread group @tgid ended (every thread exited: KFD tears a process
+ * down after its last thread's exit_mm(), when signal->live is already 0)?
+ * An exec or a process that only closed /dev/kfd has not.
+ */
+static bool gp_tgid_ended(pid_t tgid)
+{
+	struct pid *pid = find_get_pid(tgid);
+	struct task_struct *t;
+	bool ended = true;
+
+	if (!pid)
+		return true;
+	t = get_pid_task(pid, PIDTYPE_TGID);
+	put_pid(pid);
+	if (t) {
+		ended = !atomic_read(&t->signal->live);
+		put_task_struct(t);
+	}
+	return ended;
+}
+
 /* Called for each reaped queue. */
 static void gp_release_queue(struct gp_queue *e)
 {
@@ -156,6 +181,12 @@ static void gp_release_queue(struct gp_queue *e)
 	gp_ptr_release(e);
 	gp_maps_del_queue(&key);
 	gp_set_state(e, GP_Q_GONE);
+	/* S3 F7: pid rules and holds end with their process. */
+	if (READ_ONCE(pr->dead) && !READ_ONCE(pr->nqueues) && pr->tgid && !pr->rules_dropped &&
+	    !gp_registry_tgid_managed(pr->tgid, pr) && gp_tgid_ended(pr->tgid)) {
+		gp_maps_forget_tgid(pr->tgid);
+		pr->rules_dropped = true;
+	}
 	if (!pr->evicted || READ_ONCE(pr->nqueues))
 		return;
 	if (READ_ONCE(pr->dead)) {

@@ -348,6 +348,33 @@ int gp_registry_snapshot(struct gp_queue **out, int max)
 }
 
 /**
+ * gp_registry_tgid_managed() - does another live KFD process have @tgid?
+ * @tgid: thread group id
+ * @except: the process to leave out (may be NULL)
+ *
+ * 7.2+ gives one tgid several KFD processes (contexts); after an exec the
+ * new one can be registered before the old one is reaped.
+ *
+ * Return: true when a process other than @except, not dead, has @tgid.
+ */
+bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except)
+{
+	struct gp_proc *pr;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(pr, &gp_reg.procs, node) {
+		if (pr != except && pr->tgid == tgid && !pr->dead) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	return found;
+}
+
+/**
  * gp_registry_reap() - free gone queues and finished processes
  * @release: called (unlocked, may sleep) for each queue before it is freed;
  *	     may be NULL

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# REVIEW-S3 F7: rules keyed on a pid end with their process.  A pid rule
+# and a hold (gpreemptctl park) on a process outlived it, so the next
+# process to get that pid would have been parked with no starvation guard.
+# Now the module deletes gp_prio[tgid] and gp_queue_ctl[tgid:*] once the
+# process has ended; a live process keeps them.  Runs inside the test guest.
+. test/lib/tap.sh
+OBJ=${GP_OBJ:-.}
+GPLOAD=$OBJ/build/gpload
+CTL=build/gpreemptctl
+rules_of() { $CTL --json list | jq -r --arg p "$1" '[.[] | select(.target == $p or (.target | startswith($p + ":")))] | length'; }
+no_rules() { [ "$(rules_of "$1")" = 0 ]; }
+qf() {
+	$CTL --json status 2>/dev/null |
+		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
+}
+has_queue() { [ -n "$(qf "$1" qid)" ]; }
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
+
+dmesg -C
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F7: kfdsim loads"; exit 1; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F7: gpreempt loads"; rmmod kfdsim; exit 1; }
+$GPLOAD be --wg 4 --wg-us 1000 --inflight 2 --duration 600 --quiet &
+a=$!
+$GPLOAD be --wg 4 --wg-us 1000 --inflight 2 --duration 600 --quiet &
+b=$!
+wait_for 20 has_queue $a && wait_for 20 has_queue $b
+for p in $a $b; do
+	$CTL set pid $p high >/dev/null
+	$CTL park queue "$p:$(qf $p qid)" >/dev/null
+done
+tap_check "F7: a pid rule and a hold on each of two processes" \
+	test "$(rules_of $a)" = 2 -a "$(rules_of $b)" = 2
+# Held parked, it would never drain: it ends the hard way.
+kill -KILL $a
+wait $a 2>/dev/null
+wait_for 30 sh -c "! kill -0 $a 2>/dev/null"
+if wait_for 20 no_rules $a; then
+	tap_ok "F7: the ended process's pid rule and hold are gone"
+else
+	tap_not_ok "F7: the ended process's pid rule and hold are gone # $($CTL list | grep -w "$a")"
+fi
+sleep 0.5
+tap_check "F7: the live process keeps its pid rule and hold" test "$(rules_of $b)" = 2
+$CTL unpark queue "$b:$(qf $b qid)" >/dev/null
+kill -TERM $b
+wait $b
+brc=$?
+tap_check "F7: the live process, released, ran every packet exactly once" test $brc = 0
+wait_for 20 no_rules $b
+tap_check "F7: rmmod gpreempt" rmmod gpreempt
+wait_for 30 ks_idle
+rmmod kfdsim
+tap_dmesg_clean "F7: kernel log clean"
+tap_done
