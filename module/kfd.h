@@ -93,23 +93,43 @@ static inline u32 kfd_qpd_evicted(struct qcm_process_device *qpd)
 }
 
 /**
- * kfd_p_pasid() - the PASID that finds @p through kfd_lookup_process_by_pasid()
+ * kfd_p_pasid_on() - a PASID that finds @p through kfd_lookup_process_by_pasid()
  * @p: KFD process
+ * @dev: the device whose PASID to prefer (a queue's), or NULL
  *
- * 6.17+ give every process device its own PASID, and the lookup matches any
- * of them: the first device's stands for the process.
+ * 6.17+ give every process device its own PASID, set only once that
+ * device's VM is acquired, and the lookup matches any of them (S3 F9): the
+ * PASID of @dev's process device, else the first one that is set.  Never
+ * the 0 of a device the process did not acquire.
  *
  * Return: the PASID, or 0 when @p has none (yet).
  */
-static inline u32 kfd_p_pasid(struct kfd_process *p)
+static inline u32 kfd_p_pasid_on(struct kfd_process *p, struct kfd_node *dev)
 {
 #if GP_HAVE_kfd_process__pasid
 	return KFD_GET(p, kfd_process, pasid, u32);
 #else
-	struct kfd_process_device *pdd = kfd_p_n_pdds(p) ? kfd_p_pdd(p, 0) : NULL;
+	u32 i, n = kfd_p_n_pdds(p), first = 0;
 
-	return pdd ? KFD_GET(pdd, kfd_process_device, pasid, u32) : 0;
+	for (i = 0; i < n; i++) {
+		struct kfd_process_device *pdd = kfd_p_pdd(p, i);
+		u32 pasid = pdd ? KFD_GET(pdd, kfd_process_device, pasid, u32) : 0;
+
+		if (!pasid)
+			continue;
+		if (!dev || kfd_pdd_dev(pdd) == dev)
+			return pasid;
+		if (!first)
+			first = pasid;
+	}
+	return first;
 #endif
+}
+
+/* kfd_p_pasid_on() without a preferred device. */
+static inline u32 kfd_p_pasid(struct kfd_process *p)
+{
+	return kfd_p_pasid_on(p, NULL);
 }
 
 #define GP_KFD_CONTEXT_PRIMARY 0xffff	/* KFD_CONTEXT_ID_PRIMARY */

@@ -304,9 +304,13 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 
 	/*
 	 * A queue that is gone is not coming back, and one a debugger may
-	 * own now is not gpreempt's any more: treat unpark as done.
+	 * own now is not gpreempt's any more: treat unpark as done.  A
+	 * lookup that failed (-ESRCH) means gone only for a process known to
+	 * be dead (S3 F9): else the queue is still parked, and the unpark is
+	 * tried again.
 	 */
-	if (!park && (ret == -ESRCH || ret == -ENOENT || ret == -EPERM))
+	if (!park && (ret == -ENOENT || ret == -EPERM ||
+		      (ret == -ESRCH && (READ_ONCE(e->proc->dead) || READ_ONCE(e->gone)))))
 		ok = true;
 	if (!ok) {
 		gp_set_state(e, park ? GP_Q_RUNNING : GP_Q_SUSPENDED);

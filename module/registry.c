@@ -165,7 +165,7 @@ static int gp_add(struct queue *q, gfp_t gfp)
 		pr = new_pr;
 		new_pr = NULL;
 		pr->p = p;
-		pr->pasid = kfd_p_pasid(p);
+		pr->pasid = kfd_p_pasid_on(p, e->dev);
 		pr->ctx = kfd_p_context_id(p) == GP_KFD_CONTEXT_PRIMARY ?
 			  0 : kfd_p_context_id(p) + 1U;
 		pr->tgid = lead ? lead->tgid : 0;
