@@ -105,6 +105,8 @@ struct gp_queue_info {
 	__u64 errors;
 	__u32 prio_source;	/* enum gp_prio_source of eff_priority */
 	__u32 held;		/* parked by hand (gp_queue_ctl.hold) */
+	__u32 blocked;		/* work queued, but waiting at a barrier packet: not pending */
+	__u32 pad;
 };
 
 struct gp_stats {

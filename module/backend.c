@@ -153,6 +153,9 @@ int gp_backend_read_props(struct gp_queue *e)
 	} else {
 		WRITE_ONCE(e->kfd_priority, READ_ONCE(*KFD_QP(q, priority, u32)));
 		WRITE_ONCE(e->queue_percent, READ_ONCE(*KFD_QP(q, queue_percent, u32)));
+		/* UPDATE_QUEUE can move the ring (ROCr never does; the ioctl can). */
+		WRITE_ONCE(e->ring_uva, READ_ONCE(*KFD_QP(q, queue_address, u64)));
+		WRITE_ONCE(e->ring_size, READ_ONCE(*KFD_QP(q, queue_size, u64)));
 	}
 	mutex_unlock(kfd_p_mutex(p));
 out_unref:

@@ -133,6 +133,8 @@ struct gp_proc {
  * @queue_percent: as KFD has it
  * @rptr_uva: user address of the read dispatch id
  * @wptr_uva: user address of the write dispatch id
+ * @ring_uva: user address of the ring (AQL: 64-byte packets)
+ * @ring_size: its size in bytes
  * @aql: AQL format (dispatch ids readable); PM4 queues are left alone (M6)
  * @gone: destroyed (or its process is); the monitor reaps it
  * @props_stale: KFD updated the properties: re-read them under p->mutex
@@ -166,6 +168,8 @@ struct gp_queue {
 	u32 queue_percent;
 	u64 rptr_uva;
 	u64 wptr_uva;
+	u64 ring_uva;
+	u64 ring_size;
 	bool aql;
 	bool sdma;		/* a copy queue: a signal of its level, never parked */
 	bool gone;
@@ -234,6 +238,7 @@ bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 void gp_ptr_setup(struct gp_queue *e);
 void gp_ptr_release(struct gp_queue *e);
 int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);
+bool gp_ptr_head_blocked(struct gp_queue *e, u64 rptr);
 void gp_ptr_read_end(void);
 int gp_ptr_read_env(struct gp_proc *pr, char *buf, size_t max, bool *partial);
 

@@ -477,7 +477,7 @@ static unsigned int gp_tick(void)
 		struct gp_queue *e = gp_snap[i];
 		struct gp_queue_info *in = &e->info;
 		u64 rptr = 0, wptr = 0;
-		bool pending;
+		bool pending, blocked;
 		int prio, rd;
 		u32 src;
 
@@ -492,6 +492,10 @@ static unsigned int gp_tick(void)
 		/* M6: unknown is not pending, so it never triggers or holds a park. */
 		rd = gp_ptr_read(e, &rptr, &wptr);
 		pending = !rd && wptr != rptr;
+		/* F10: waiting at a barrier is not pending: it may wait on a lower queue. */
+		blocked = pending && gp_ptr_head_blocked(e, rptr);
+		if (blocked)
+			pending = false;
 		if (e->sdma && !READ_ONCE(gp_param.sdma_hint))
 			pending = false;
 		if (READ_ONCE(e->props_stale)) {
@@ -512,12 +516,14 @@ static unsigned int gp_tick(void)
 		e->pq.parkable = e->aql && !e->sdma && !READ_ONCE(e->proc->debugged) &&
 				 !READ_ONCE(e->proc->dead) && gp_backend_dev_usable(e->dev);
 		/* Pointers alone are refreshed by the periodic publish, not per tick. */
-		if (pending != in->pending || prio != in->eff_priority || src != in->prio_source ||
+		if (pending != in->pending || blocked != in->blocked ||
+		    prio != in->eff_priority || src != in->prio_source ||
 		    READ_ONCE(e->kfd_priority) != in->kfd_priority)
 			e->dirty = true;
 		in->rptr = rptr;
 		in->wptr = wptr;
 		in->pending = pending;
+		in->blocked = blocked;
 		in->eff_priority = prio;
 		in->prio_source = src;
 		in->kfd_priority = READ_ONCE(e->kfd_priority);

@@ -42,6 +42,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kthread.h>
+#include <linux/log2.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -223,6 +224,46 @@ int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
 	pr_debug("queue %u of %d: dispatch ids unreadable (%d), retry in %u ms\n", e->qid,
 		 e->proc->tgid, ret, e->ptr_backoff_ms);
 	return ret;
+}
+
+/* AQL packet types (hsa_packet_type_t): the header's low 8 bits. */
+#define GP_AQL_PKT_SIZE 64
+#define GP_AQL_TYPE_BARRIER_AND 3
+#define GP_AQL_TYPE_BARRIER_OR 5
+
+/**
+ * gp_ptr_head_blocked() - is an AQL queue waiting at a barrier packet?
+ * @e: queue, just read by gp_ptr_read() with work queued
+ * @rptr: the read index it returned
+ *
+ * S3 F10: the command processor does not pass a BARRIER_AND/OR packet whose
+ * dependency signals are not satisfied; it stays at the read index with its
+ * header intact.  Such a queue has work but cannot make progress: it is
+ * waiting on other queues (hipStreamWaitEvent, an IPC event), possibly on
+ * the very ones a park would stop.  The header is read like the dispatch
+ * ids: only if present, never faulting.  Call before gp_ptr_read_end().
+ *
+ * Return: true when the packet at @rptr is a barrier-AND or barrier-OR.
+ */
+bool gp_ptr_head_blocked(struct gp_queue *e, u64 rptr)
+{
+	u64 ring = READ_ONCE(e->ring_uva), size = READ_ONCE(e->ring_size);
+	u16 __user *uh;
+	u16 hdr;
+	int ret;
+
+	if (!e->aql || e->sdma || !ring || (ring & (GP_AQL_PKT_SIZE - 1)) ||
+	    size < GP_AQL_PKT_SIZE || !is_power_of_2(size) || gp_cur.pr != e->proc ||
+	    !gp_cur.mm)
+		return false;
+	uh = u64_to_user_ptr(ring + (rptr % (size / GP_AQL_PKT_SIZE)) * GP_AQL_PKT_SIZE);
+	pagefault_disable();
+	ret = __get_user(hdr, uh);
+	pagefault_enable();
+	if (ret)
+		return false;
+	hdr &= 0xff;
+	return hdr == GP_AQL_TYPE_BARRIER_AND || hdr == GP_AQL_TYPE_BARRIER_OR;
 }
 
 /**

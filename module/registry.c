@@ -132,6 +132,8 @@ static int gp_add(struct queue *q, gfp_t gfp)
 	e->queue_percent = READ_ONCE(*KFD_QP(q, queue_percent, u32));
 	e->rptr_uva = (u64)(uintptr_t)READ_ONCE(*KFD_QP(q, read_ptr, void *));
 	e->wptr_uva = (u64)(uintptr_t)READ_ONCE(*KFD_QP(q, write_ptr, void *));
+	e->ring_uva = READ_ONCE(*KFD_QP(q, queue_address, u64));
+	e->ring_size = READ_ONCE(*KFD_QP(q, queue_size, u64));
 	e->ptr_path = GP_PTR_NONE;
 	e->aql = READ_ONCE(*KFD_QP(q, format, u32)) == GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	e->sdma = type != GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;

@@ -47,7 +47,8 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 		       q[i].tgid, q[i].qid, comm, q[i].kfd_priority, q[i].eff_priority,
 		       source_name(q[i].prio_source),
 		       q[i].held && q[i].state == GP_Q_SUSPENDED ? "held" : state_name(q[i].state),
-		       q[i].pending ? "yes" : "no", ptr_name(q[i].ptr_path), q[i].preempts,
+		       q[i].blocked ? "wait" : q[i].pending ? "yes" : "no",
+		       ptr_name(q[i].ptr_path), q[i].preempts,
 		       q[i].resumes, q[i].suspended_ns / 1000000);
 	}
 }
@@ -57,11 +58,12 @@ static void queue_json(const struct gp_queue_info *q)
 	printf("{\"tgid\":%u,\"qid\":%u,\"pasid\":%u,\"comm\":", q->tgid, q->qid, q->pasid);
 	json_str(q->comm, GP_COMM_LEN);
 	printf(",\"kfd_priority\":%u,\"priority\":%d,\"source\":\"%s\",\"state\":\"%s\",\"held\":%s,"
-	       "\"pending\":%s,\"ptr_path\":\"%s\",\"backend\":\"%s\",\"queue_percent\":%u,"
+	       "\"pending\":%s,\"blocked\":%s,\"ptr_path\":\"%s\",\"backend\":\"%s\",\"queue_percent\":%u,"
 	       "\"rptr\":%llu,\"wptr\":%llu,\"preempts\":%llu,\"resumes\":%llu,"
 	       "\"suspended_ns\":%llu,\"last_preempt_ns\":%llu,\"errors\":%llu}",
 	       q->kfd_priority, q->eff_priority, source_name(q->prio_source), state_name(q->state),
-	       q->held ? "true" : "false", q->pending ? "true" : "false", ptr_name(q->ptr_path),
+	       q->held ? "true" : "false", q->pending ? "true" : "false",
+	       q->blocked ? "true" : "false", ptr_name(q->ptr_path),
 	       backend_name(q->backend), q->queue_percent, q->rptr, q->wptr, q->preempts,
 	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors);
 }
