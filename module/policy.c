@@ -121,8 +121,14 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 		} else if (pp->enabled && x->parkable && x->hold) {
 			want(x, GP_ACT_PARK, GP_WHY_HELD);
-		} else if (pp->enabled && x->parkable && below && x->pending &&
+		} else if (pp->enabled && x->parkable && below && level_busy(x, pp, now) &&
 			   now >= x->slice_until_ns) {
+			/*
+			 * Pending now, or within the hysteresis (S3 F11): CP
+			 * firmware that advances the read index when a
+			 * dispatch starts shows a queue whose one long kernel
+			 * still runs as empty.
+			 */
 			want(x, GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
 		}
 	}

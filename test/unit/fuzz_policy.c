@@ -60,7 +60,7 @@ static unsigned int rnd(unsigned int n)
 enum fam {
 	F_TOP,		/* top level and inversion as the rule defines them */
 	F_PARK_TOP,	/* no new park at or above the top busy level */
-	F_PARK_WHO,	/* park only pending, parkable, running, below-top, enabled */
+	F_PARK_WHO,	/* park only busy (pending or within hysteresis), parkable, running, below-top, enabled */
 	F_UNPARK_WHO,	/* unparks: only parked queues, with the rule's reason */
 	F_WANTED,	/* every wanted action is emitted or counted as deferred */
 	F_BUDGET,	/* actions <= max_actions; parks/unparks/deferred counts */
@@ -76,7 +76,7 @@ enum fam {
 static const char *const fam_name[F_NR] = {
 	[F_TOP] = "top level and inversion follow the rule",
 	[F_PARK_TOP] = "no queue at or above the top busy level is parked",
-	[F_PARK_WHO] = "park only pending, parkable, running, below-top queues, when enabled",
+	[F_PARK_WHO] = "park only busy (pending or recently), parkable, running, below-top queues, when enabled",
 	[F_UNPARK_WHO] = "unpark only parked queues, with the rule's reason",
 	[F_WANTED] = "every action the rule wants is emitted or deferred",
 	[F_BUDGET] = "actions <= max_actions; parks, unparks, deferred counted right",
@@ -394,7 +394,7 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 					m->want = W_IDLE;
 					m->why = GP_WHY_HIGHER_IDLE;
 				}
-			} else if (s->pp.enabled && x->parkable && below && x->pending &&
+			} else if (s->pp.enabled && x->parkable && below && busy(s, i) &&
 				   s->now >= m->slice_until) {
 				m->want = W_PARK;
 				m->why = GP_WHY_HIGHER_PENDING;
@@ -433,8 +433,11 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			if (x->action == GP_ACT_PARK) {
 				CHECK(F_PARK_WHO, !x->signal_only, "park of a signal-only (SDMA) queue");
 				CHECK(F_PARK_WHO, s->pp.enabled, "park while disabled");
-				CHECK(F_PARK_WHO, x->pending && x->parkable &&
-				      x->state == GP_PS_RUNNING, "park of an idle, unparkable or parked queue");
+				/* S3 F11: pending now or within the hysteresis. */
+				CHECK(F_PARK_WHO, (x->pending || (x->last_pending_ns &&
+				      s->now - x->last_pending_ns < s->pp.hysteresis_ns)) &&
+				      x->parkable && x->state == GP_PS_RUNNING,
+				      "park of an idle, unparkable or parked queue");
 				CHECK(F_PARK_WHO, x->reason == GP_WHY_HIGHER_PENDING, "park reason");
 				CHECK(F_SLICE, s->now >= m->slice_until, "park within min_slice");
 				CHECK(F_WANTED, m->want == W_PARK, "park the rule does not want");

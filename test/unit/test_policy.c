@@ -241,6 +241,32 @@ static void t_idle_lower_not_parked(void)
 	EXPECT(q[1].state == GP_PS_PARKED && r.unparks == 0);
 }
 
+/*
+ * S3 F11: on CP firmware that advances the read index when a dispatch
+ * starts, a queue whose one long kernel runs shows no work.  Seen pending
+ * within the hysteresis, it is still parked when a higher level gets work;
+ * an idle queue past the hysteresis is not.
+ */
+static void t_recently_pending_parked(void)
+{
+	struct gp_pq q[3];
+	struct gp_policy_result r;
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);		/* its one kernel dispatched... */
+	qinit(&q[2], 3, true);
+	r = tick(&P, q, 3, T0);
+	EXPECT(r.parks == 0);
+	q[1].pending = false;		/* ...and the read index already moved */
+	q[2].pending = false;
+	r = tick(&P, q, 3, T0 + P.hysteresis_ns + 1);	/* q[2]: idle too long */
+	q[0].pending = true;
+	q[1].last_pending_ns = T0 + P.hysteresis_ns;	/* q[1]: seen just now */
+	r = tick(&P, q, 3, T0 + P.hysteresis_ns + 2);
+	EXPECT(q[1].state == GP_PS_PARKED && q[1].reason == GP_WHY_HIGHER_PENDING);
+	EXPECT(q[2].state == GP_PS_RUNNING && r.parks == 1);
+}
+
 static void t_equal_priority_never_parked(void)
 {
 	struct gp_pq q[3];
@@ -848,6 +874,8 @@ static const struct test tests[] = {
 	{ "hysteresis 0: unparked on the first idle scan", t_zero_hysteresis },
 	{ "three levels: top runs, both lower parked; top drains, middle runs", t_three_levels },
 	{ "idle lower queue not parked (parked once it has work)", t_idle_lower_not_parked },
+	{ "F11: a lower queue pending within the hysteresis is parked (early-rptr firmware)",
+	  t_recently_pending_parked },
 	{ "queues at the top level never parked, unparked if parked", t_equal_priority_never_parked },
 	{ "parkable=false: never parked, unparked if parked (UNMANAGED)", t_non_parkable },
 	{ "enabled=false: unpark all (DISABLED), park none", t_disabled },
