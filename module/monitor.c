@@ -513,7 +513,7 @@ static unsigned int gp_tick(void)
 		e->pq.prio = prio;
 		e->pq.dev = gp_dev_index(e->dev);
 		e->pq.signal_only = e->sdma;
-		e->pq.parkable = e->aql && !e->sdma && !READ_ONCE(e->proc->debugged) &&
+		e->pq.parkable = e->aql && !e->sdma && !e->reset && !READ_ONCE(e->proc->debugged) &&
 				 !READ_ONCE(e->proc->dead) && gp_backend_dev_usable(e->dev);
 		/* Pointers alone are refreshed by the periodic publish, not per tick. */
 		if (pending != in->pending || blocked != in->blocked ||

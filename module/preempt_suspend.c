@@ -50,7 +50,7 @@ static bool gp_already_there(struct queue *q, bool park)
  */
 int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 {
-	struct kfd_process_device *pdd;
+	struct kfd_process_device *pdd = NULL;
 	struct device_queue_manager *dqm;
 	struct kfd_process *p;
 	struct queue *q;
@@ -97,8 +97,21 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		gp_stats.skipped_reset++;
 		ret = -EIO;
 	}
+	/* A reset queue is never mapped again: never try to park it again. */
+	if (pdd && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd)))
+		e->reset = true;
 	if (ret)
 		goto out_unlock;
+	if (!park && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
+		/*
+		 * S3 F12: KFD maps no queue of a process with a reset queue
+		 * again, and update_queue() would unmap the whole device
+		 * before refusing (-EACCES), on every retry.  The flag goes,
+		 * with no KFD call: nothing is left parked by gpreempt.
+		 */
+		WRITE_ONCE(*flag, false);
+		goto out_unlock;
+	}
 	if (gp_already_there(q, park))
 		goto out_unlock;
 

@@ -42,6 +42,9 @@
  * --json reports gpu_busy_us: workgroups x workgroup time of the completed
  * dispatches (copies excluded; their time is copy_us x copies).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
+ * --reset-ms N marks the process's first device as having a reset queue
+ * (6.12 pdd->has_reset_queue) N ms after the start, SIGUSR1 does it at
+ * once; its work is then lost and not verified.
  * --remap-ids FILE (idle) is hostile: once its queues exist, it maps FILE
  * over the CPU page that holds queue 0's dispatch ids (MAP_FIXED, the GPU's
  * view is unchanged), prints "remapped", never touches that page again and
@@ -69,6 +72,7 @@
 static struct {
 	const char *mode;
 	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms;
+	int reset_ms;
 	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us;
 	bool poisson, rocr, quiet, debug, secondary;
 	const char *json, *lat_out;
@@ -131,6 +135,7 @@ static void feed_be(void)
 }
 
 static volatile sig_atomic_t stop;
+static volatile sig_atomic_t reset_now;	/* SIGUSR1: --reset-ms now */
 static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
 static const char *remap_ids;	/* --remap-ids FILE (idle) */
 
@@ -138,6 +143,12 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	reset_now = 1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -240,7 +251,7 @@ static int run(void)
 	double busy = 0;
 	double *lat = malloc(cap * sizeof(*lat));
 	double t0, end, next_arrival, next_update, evict_at;
-	bool evicted = false;
+	bool evicted = false, reset = false;
 	int i;
 
 	if (!qs || !lat)
@@ -311,6 +322,12 @@ static int run(void)
 	evict_at = t0 + opt.evict_ms * 1e3;
 
 	while (!stop && now_us() < end) {
+		if (!reset && (reset_now || (opt.reset_ms && now_us() >= t0 + opt.reset_ms * 1e3))) {
+			/* A GPU reset hit this process's first device (6.12 has_reset_queue). */
+			if (test_op(KFDSIM_TEST_SET_RESET, 0, NULL))
+				errors++;
+			reset = true;
+		}
 		if (opt.evict_ms && !evicted && now_us() >= evict_at) {
 			if (test_op(KFDSIM_TEST_EVICT, 0, NULL))
 				errors++;
@@ -395,6 +412,11 @@ static int run(void)
 			sleep_us(10000);
 		}
 	}
+	if (reset) {
+		/* A reset queue's work is lost, as on the GPU: nothing to verify. */
+		printf("gpload: reset after %d ms: queues not drained\n", opt.reset_ms);
+		return errors ? 1 : 0;
+	}
 	if (evicted && test_op(KFDSIM_TEST_RESTORE, 0, NULL))
 		errors++;
 	for (i = 0; i < opt.queues && strcmp(opt.mode, "churn"); i++) {
@@ -425,6 +447,7 @@ static void usage(void)
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
+		"              [--reset-ms MS]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
@@ -449,6 +472,7 @@ int main(int argc, char **argv)
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
 		{ "gpu", 1, 0, 'G' }, { "barrier", 0, 0, 'B' }, { "copy-us", 1, 0, 'c' },
 		{ "wg-us-max", 1, 0, 'X' }, { "remap-ids", 1, 0, 'M' },
+		{ "reset-ms", 1, 0, 'Z' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -495,6 +519,7 @@ int main(int argc, char **argv)
 		case 'c': opt.copy_us = atof(optarg); break;
 		case 'X': opt.wg_us_max = atof(optarg); break;
 		case 'M': remap_ids = optarg; break;
+		case 'Z': opt.reset_ms = atoi(optarg); break;
 		case 'G':
 			if (parse_gpus(optarg)) {
 				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",
@@ -527,7 +552,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.queues < 1 || opt.wg < 1 || opt.k < 1 || opt.k >= RING_SLOTS ||
 	    opt.inflight < 1 || opt.inflight >= RING_SLOTS || opt.wg_us < 0 ||
-	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 ||
+	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 || opt.reset_ms < 0 ||
 	    opt.update_ms < 0 || opt.period_us < 0 || opt.be_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
 	    opt.be_wg < 1 || opt.be_wg_us < 0 || opt.hold_ms < 0 || opt.hold_ms > 600000 ||
 	    opt.copy_us < 0 || (opt.wg_us_max && opt.wg_us_max < opt.wg_us)) {
@@ -537,6 +562,7 @@ int main(int argc, char **argv)
 	srand48(opt.seed);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_usr1);
 	if (opt.copy_us > 0 && strcmp(opt.mode, "lc")) {
 		fprintf(stderr, "gpload: --copy-us needs --mode lc\n");
 		return 2;

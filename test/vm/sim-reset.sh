@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# REVIEW-S3 F12: a queue gpreempt parked in a process that then gets a reset
+# queue (6.12 pdd->has_reset_queue).  update_queue() refuses it (-EACCES)
+# after unmapping the whole device, so the old unpark failed for ever, each
+# try a full-device unmap, and its back-off delayed every other queue on the
+# device.  Now gpreempt drops its flag without a KFD call: the queue is no
+# longer gpreempt's parked one, and other processes are still parked and
+# resumed.  Runs inside the test guest (test/run-vm sim).
+. test/lib/tap.sh
+OBJ=${GP_OBJ:-.}
+GPLOAD=$OBJ/build/gpload
+CTL=build/gpreemptctl
+qf() {
+	$CTL --json status 2>/dev/null |
+		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
+}
+is() { [ "$(qf "$1" "$2")" = "$3" ]; }
+gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
+
+dmesg -C
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F12: kfdsim loads"; exit 1; }
+insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=suspend ||
+	{ tap_not_ok "F12: gpreempt loads"; rmmod kfdsim; exit 1; }
+# The victim: BE, parked by a long LC burst, then its device resets.
+$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
+v=$!
+$GPLOAD lc --prio 12 --wg 8 --wg-us 3000 --period-us 2000 --duration 600 --quiet &
+lc=$!
+wait_for 30 is $v state parked
+tap_check "F12: the BE queue is parked for LC" is $v state parked
+kill -USR1 $v	# its device resets while it is parked
+sleep 1
+kill -TERM $lc
+wait $lc
+lrc0=$?
+tap_check "F12: LC ran every packet exactly once through the reset" test $lrc0 = 0
+[ $lrc0 = 0 ] || { cat /sys/kernel/debug/kfdsim/queues; dmesg | tail -20; } | sed 's/^/# /'
+e1=$(qf $v errors)
+# LC idle: the unpark is owed.
+if wait_for 20 is $v state running; then
+	tap_ok "F12: after the reset, its unpark is done (gpreempt no longer holds it)"
+else
+	tap_not_ok "F12: after the reset, its unpark is done # state $(qf $v state), errors $(qf $v errors), resumes $(qf $v resumes)"
+fi
+sleep 1
+e2=$(qf $v errors)
+tap_check "F12: no park or unpark retry storm on the reset process ($e2 errors)" test "$e2" -le 2
+tap_check "F12: its flag is clear in KFD" \
+	bash -c "! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues"
+# Another process on the device is still parked and resumed.
+p1=$(gstat preempts)
+$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 6 --quiet &
+be=$!
+$GPLOAD lc --prio 12 --wg 4 --wg-us 1000 --period-us 20000 --duration 3 --quiet &
+lc=$!
+wait $lc
+lrc=$?
+wait $be
+brc=$?
+p2=$(gstat preempts)
+tap_check "F12: another process is still parked and resumed ($p1 -> $p2 parks)" test "$p2" -gt "$p1"
+tap_check "F12: its packets ran exactly once" test $lrc = 0 -a $brc = 0
+kill -TERM $v
+wait $v
+tap_check "F12: rmmod gpreempt" rmmod gpreempt
+wait_for 30 ks_idle
+rmmod kfdsim
+tap_dmesg_clean "F12: kernel log clean"
+tap_done
