@@ -26,6 +26,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kprobes.h>
+#include <linux/module.h>
 #include <linux/ptrace.h>
 #include "../module/gpreempt.h"
 #include "../module/kfd.h"
@@ -270,6 +271,22 @@ static struct kretprobe *gp_rprobes[] = {
 static int gp_nregistered;
 static int gp_nrregistered;
 
+/*
+ * S3 F15: the probes go by bare name, and kallsyms gives the newest
+ * module's symbol of that name first: a probe that resolved outside the
+ * module providing KFD would watch someone else's function and never fire.
+ */
+static int gp_probe_in_kfd(const struct kprobe *kp)
+{
+	struct module *owner = gp_ksyms_owner();
+
+	if (!owner || within_module((unsigned long)kp->addr, owner))
+		return 0;
+	pr_err("%s resolved to %pS, outside %s: another module has a symbol of that name\n",
+	       kp->symbol_name, kp->addr, module_name(owner));
+	return -ENOENT;
+}
+
 /**
  * gp_hooks_init() - register every probe, or none
  *
@@ -286,6 +303,9 @@ int gp_hooks_init(void)
 			goto err_unregister_probes;
 		}
 		gp_nregistered++;
+		ret = gp_probe_in_kfd(&gp_probes[i]);
+		if (ret)
+			goto err_unregister_probes;
 	}
 	for (i = 0; i < GP_NRPROBES; i++) {
 		ret = register_kretprobe(gp_rprobes[i]);
@@ -294,6 +314,9 @@ int gp_hooks_init(void)
 			goto err_unregister_probes;
 		}
 		gp_nrregistered++;
+		ret = gp_probe_in_kfd(&gp_rprobes[i]->kp);
+		if (ret)
+			goto err_unregister_probes;
 	}
 	return 0;
 
