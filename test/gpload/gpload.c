@@ -71,10 +71,10 @@
  *     same size, refilled), then req_tail + 1; its latency, per request, is
  *     from req_us to that dispatch's completion;
  *  5. SIGTERM: LC stops posting and drains; the producer clears
- *     producer_pid, serves what was posted until then, drains.  An LC whose
- *     request can no longer be served (the producer is gone) signals S from
- *     the CPU so that its queue drains, and counts an error.  Stop the LC
- *     first.
+ *     producer_pid, serves what was posted until then, drains, and unlinks
+ *     NAME (a running LC keeps its mapping).  An LC whose request can no
+ *     longer be served (the producer is gone) signals S from the CPU so that
+ *     its queue drains, and counts an error.  Stop the LC first.
  * Each side verifies its own packets exactly once; the LC also checks each
  * S it used is exactly 1 (the production dispatch ran exactly once).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
@@ -693,6 +693,7 @@ static int run_producer(void)
 	prod_packets = q.retired;
 	report(lat, nlat, packets, q.busy_us, (now_us() - t0) / 1e6);
 	q_destroy(&q);
+	shm_unlink(opt.dep_shm);	/* a later pair starts afresh */
 	return errors || lost || doubles ? 1 : 0;
 }
 
