@@ -2,7 +2,7 @@
 /*
  * gpload - user-space driver and load generator for kfdsim's simulated GPU.
  *
- *   gpload [lc|be|churn|idle] [--mode M] ...
+ *   gpload [lc|be|churn|idle|producer] [--mode M] ...
  *     lc    : latency-critical requests of --k dispatches (--wg workgroups of
  *             --wg-us each), periodic or --poisson every --period-us;
  *             measures submit -> completion per request
@@ -10,6 +10,7 @@
  *             queue; measures completed work (workgroup-us) per second
  *     churn : creates and destroys short-lived queues
  *     idle  : creates queues and waits (registration/scan tests)
+ *     producer: serves the dependencies of an lc --dep-shm process (below)
  *   gpload test NAME : kfdsim behaviour tests (TAP lines), see selftest.c
  *   gpload maps ...  : gpreempt's control maps under stress (soak), see maps.c
  *
@@ -41,6 +42,41 @@
  * [--wg-us, V] (seeded: a training loop's kernels of varying length).
  * --json reports gpu_busy_us: workgroups x workgroup time of the completed
  * dispatches (copies excluded; their time is copy_us x copies).
+ * Cross-queue dependencies (AQL barrier-AND packets, HIP's hipStreamWaitEvent):
+ * a request of the latency-critical stream waits on a lower-priority
+ * producer stream.  Every queue of a dependency has the same signal area
+ * (struct dep_area, gpload.h): completion signals of both queues, the
+ * dependency signals S, and a request ring.
+ * --dep-stream P (lc): the same process also keeps a producer queue at KFD
+ * priority P with --dep-backlog N (default 2) dispatches of --be-wg x
+ * --dep-wg-us (default 1000) in flight, refilled.  Each request appends one
+ * such "production" dispatch that signals S (a zeroed dependency slot) to
+ * the producer queue, then submits a BARRIER_AND on S and its --k dispatches
+ * to the LC queue; its latency runs from there to its last dispatch's end.
+ * --dep-shm NAME (lc) and "producer --shm NAME": the same across two
+ * processes (an IPC event).  /dev/shm/NAME is the signal area of both
+ * processes' queues (MAP_SHARED: kfdsim pins the same pages for both).
+ * Protocol, one producer and one LC process per NAME:
+ *  1. the producer creates and maps NAME, creates its queue (signals
+ *     sig[1]), sets magic, then producer_pid: it serves from then on;
+ *  2. the LC process maps NAME, waits (10 s at most) for producer_pid, and
+ *     creates its queue (signals sig[0]);
+ *  3. a request: LC zeroes S = dep[n % DEP_SLOTS] (after checking that
+ *     its last use was signalled exactly once), submits BARRIER_AND(S) and
+ *     its --k dispatches, then posts S: req[head % DEP_SLOTS] = S and
+ *     req_us = the submit time, then req_head + 1 (release);
+ *  4. the producer polls the ring every 100 us: for each posted S (acquire
+ *     of req_head) it appends a production dispatch (--wg x --wg-us)
+ *     signalling S behind its own backlog (--inflight dispatches of the
+ *     same size, refilled), then req_tail + 1; its latency, per request, is
+ *     from req_us to that dispatch's completion;
+ *  5. SIGTERM: LC stops posting and drains; the producer clears
+ *     producer_pid, serves what was posted until then, drains, and unlinks
+ *     NAME (a running LC keeps its mapping).  An LC whose request can no
+ *     longer be served (the producer is gone) signals S from the CPU so that
+ *     its queue drains, and counts an error.  Stop the LC first.
+ * Each side verifies its own packets exactly once; the LC also checks each
+ * S it used is exactly 1 (the production dispatch ran exactly once).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
  * --reset-ms N marks the process's first device as having a reset queue
  * (6.12 pdd->has_reset_queue) N ms after the start, SIGUSR1 does it at
@@ -73,7 +109,9 @@ static struct {
 	const char *mode;
 	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms;
 	int reset_ms;
-	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us;
+	int dep_prio, dep_backlog;
+	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us, dep_wg_us;
+	const char *dep_shm;
 	bool poisson, rocr, quiet, debug, secondary;
 	const char *json, *lat_out;
 	unsigned int seed;
@@ -81,6 +119,7 @@ static struct {
 	.mode = "lc", .prio = 7, .queues = 1, .wg = 8, .k = 1, .inflight = 4,
 	.duration = 5, .wg_us = 200, .period_us = 5000, .seed = 1,
 	.be_prio = -1, .be_wg = 8, .be_wg_us = 2000,
+	.dep_prio = -1, .dep_backlog = 2, .dep_wg_us = 1000,
 };
 
 /* The process's two KFD contexts: the primary's file, a secondary's or -1. */
@@ -122,11 +161,125 @@ static double wg_time(void)
 	return opt.wg_us + drand48() * (opt.wg_us_max - opt.wg_us);
 }
 
+/* Dependencies (--dep-stream, --dep-shm, producer): the shared signal area. */
+static struct dep_area *dep;
+static size_t dep_len;
+static struct gq prodq;		/* --dep-stream: the producer stream's queue */
+static bool prod_on;
+static long prod_packets, productions, barriers;
+static bool dep_used[DEP_SLOTS];
+
+/* Map the signal area: @shm's (created if missing), or anonymous memory. */
+static int dep_map(const char *shm)
+{
+	char name[256];
+	void *m;
+	int f;
+
+	dep_len = (sizeof(*dep) + 4095) & ~(size_t)4095;
+	if (!shm) {
+		m = mmap(NULL, dep_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	} else {
+		snprintf(name, sizeof(name), "%s%s", *shm == '/' ? "" : "/", shm);
+		f = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (f < 0 || ftruncate(f, dep_len)) {
+			fprintf(stderr, "gpload: shm %s: %s\n", name, strerror(errno));
+			return -1;
+		}
+		m = mmap(NULL, dep_len, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+		close(f);
+	}
+	if (m == MAP_FAILED) {
+		perror("gpload: map the signal area");
+		return -1;
+	}
+	dep = m;
+	return 0;
+}
+
+/* Dependency slot of request @n: its last use signalled exactly once; zeroed. */
+static _Atomic uint64_t *dep_claim(long n)
+{
+	int s = n % DEP_SLOTS;
+	uint64_t v = atomic_load(&dep->dep[s]);
+
+	if (dep_used[s] && v != 1) {
+		fprintf(stderr, "gpload: dependency %d signalled %llu times\n", s,
+			(unsigned long long)v);
+		doubles++;
+	}
+	dep_used[s] = true;
+	atomic_store(&dep->dep[s], 0);
+	return &dep->dep[s];
+}
+
+/* At the end: every dependency slot used was signalled exactly once. */
+static void dep_verify(void)
+{
+	int s;
+
+	for (s = 0; s < DEP_SLOTS; s++) {
+		uint64_t v = atomic_load(&dep->dep[s]);
+
+		if (dep_used[s] && v != 1) {
+			fprintf(stderr, "gpload: dependency %d: signal %llu at the end\n", s,
+				(unsigned long long)v);
+			doubles++;
+		}
+	}
+}
+
+static bool producer_alive(void)
+{
+	pid_t pid = atomic_load(&dep->producer_pid);
+
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/*
+ * --dep-shm: post dependency slot @s (its request submitted at @t); returns
+ * the ring position.
+ */
+static uint64_t dep_post(_Atomic uint64_t *s, double t)
+{
+	uint64_t h = atomic_load_explicit(&dep->req_head, memory_order_relaxed);
+
+	atomic_store_explicit(&dep->req[h % DEP_SLOTS], s - dep->dep, memory_order_relaxed);
+	atomic_store_explicit(&dep->req_us[h % DEP_SLOTS], t, memory_order_relaxed);
+	atomic_store_explicit(&dep->req_head, h + 1, memory_order_release);
+	return h;
+}
+
+/*
+ * --dep-shm, while waiting for request @h on slot @s: if the producer is
+ * gone before taking it, signal @s from the CPU so that the queue drains,
+ * and count an error.
+ */
+static void dep_orphan(uint64_t h, _Atomic uint64_t *s)
+{
+	if (atomic_load(&dep->req_tail) > h || producer_alive() || atomic_load(s))
+		return;
+	fprintf(stderr, "gpload: the producer is gone: request %llu signalled by the CPU\n",
+		(unsigned long long)h);
+	atomic_store(s, 1);
+	errors++;
+}
+
+static void feed_prod(void)
+{
+	if (!prod_on)
+		return;
+	prod_packets += q_retire(&prodq);
+	while (q_outstanding(&prodq) < opt.dep_backlog)
+		q_submit(&prodq, opt.be_wg, opt.dep_wg_us);
+}
+
 static bool be_on;
 static long be_packets;
 
 static void feed_be(void)
 {
+	feed_prod();
 	if (!be_on)
 		return;
 	be_packets += q_retire(&beq);
@@ -189,12 +342,14 @@ static void report(double *lat, long nlat, long packets, double busy_us, double 
 			errors++;
 			return;
 		}
-		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"gpu_busy_us\": %.1f, \"copies\": %ld, \"copy_us\": %.1f, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"destroy_retries\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
+		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"gpu_busy_us\": %.1f, \"copies\": %ld, \"copy_us\": %.1f, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"destroy_retries\": %ld, \"dep\": \"%s\", \"requests\": %ld, \"barriers\": %ld, \"productions\": %ld, \"producer_packets\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
 			opt.mode, opt.prio, opt.queues, opt.secondary ? "secondary" : "primary",
 			be_packets, getpid(), elapsed_s, nlat,
 			pct(lat, nlat, 50), pct(lat, nlat, 90), pct(lat, nlat, 99),
 			nlat ? lat[nlat - 1] : 0, nlat ? sum / nlat : 0, packets, busy_us,
-			copies, opt.copy_us, busy_us / elapsed_s, updates, destroy_retries, errors, lost, doubles);
+			copies, opt.copy_us, busy_us / elapsed_s, updates, destroy_retries,
+			!dep ? "none" : prod_on ? "stream" : "shm", nlat, barriers, productions,
+			prod_packets, errors, lost, doubles);
 		fclose(f);
 	}
 	if (opt.lat_out) {
@@ -260,7 +415,10 @@ static int run(void)
 		int r;
 
 		gpu_id = gpus[i % ngpus];
-		r = q_create(&qs[i], opt.prio, opt.rocr);
+		if (dep)	/* --queues 1: signals in the shared area */
+			r = q_create_in(&qs[i], opt.prio, opt.rocr, dep, dep_len, dep->sig[0]);
+		else
+			r = q_create(&qs[i], opt.prio, opt.rocr);
 		if (r) {
 			fprintf(stderr, "gpload: create queue %d on device %u: %s%s\n", i, gpu_id,
 				strerror(-r), r == -EINVAL ? " (is kfdsim loaded with ndev= that many?)" : "");
@@ -268,6 +426,15 @@ static int run(void)
 		}
 	}
 	gpu_id = gpus[0];
+	if (opt.dep_prio >= 0) {
+		int r = q_create_in(&prodq, opt.dep_prio, opt.rocr, dep, dep_len, dep->sig[1]);
+
+		if (r) {
+			fprintf(stderr, "gpload: create the producer queue: %s\n", strerror(-r));
+			return 1;
+		}
+		prod_on = true;
+	}
 	if (opt.copy_us > 0) {
 		uint32_t type = queue_type;
 		int r;
@@ -341,6 +508,8 @@ static int run(void)
 		}
 		if (!strcmp(opt.mode, "lc")) {
 			struct gq *q = &qs[nlat % opt.queues];
+			_Atomic uint64_t *s = NULL;
+			uint64_t h = 0;
 			double t;
 			int k;
 
@@ -362,11 +531,25 @@ static int run(void)
 					break;	/* reported as lost by the drain */
 				copies++;
 			}
+			if (dep) {
+				/* hipStreamWaitEvent: the producer's dispatch signals S. */
+				s = dep_claim(nlat);
+				if (prod_on) {
+					q_submit_sig(&prodq, opt.be_wg, opt.dep_wg_us, s);
+					productions++;
+				}
+				q_submit_barrier(q, KFDSIM_PKT_BARRIER_AND, &s, 1);
+				barriers++;
+			}
 			for (k = 0; k < opt.k; k++)
 				q_submit(q, opt.wg, wg_time());
+			if (dep && !prod_on)
+				h = dep_post(s, t);
 			while (q_outstanding(q) > 0 && now_us() < t + 30e6) {
 				feed_be();
 				q_retire(q);
+				if (dep && !prod_on)
+					dep_orphan(h, s);
 				if (q_outstanding(q) > 0)
 					sleep_us(20);
 			}
@@ -435,14 +618,111 @@ static int run(void)
 		q_drain(&beq, 30e6);
 		be_packets += before - q_outstanding(&beq);
 	}
+	if (prod_on) {
+		q_drain(&prodq, 30e6);
+		prod_packets = prodq.retired;
+	}
+	if (dep)
+		dep_verify();
+	if (dep && !prod_on)
+		atomic_store(&dep->lc_pid, 0);
 	report(lat, nlat, packets, busy, (now_us() - t0) / 1e6);
+	return errors || lost || doubles ? 1 : 0;
+}
+
+/* Production dispatches not yet complete: packet id and request time. */
+struct production {
+	uint64_t id;
+	double req_us;
+};
+
+/* Take the posted requests: a production dispatch signalling each one's S. */
+static void serve(struct gq *q, struct production *fifo, long *nfifo)
+{
+	uint64_t t = atomic_load_explicit(&dep->req_tail, memory_order_relaxed);
+
+	while (t < atomic_load_explicit(&dep->req_head, memory_order_acquire)) {
+		uint32_t s = atomic_load(&dep->req[t % DEP_SLOTS]);
+		int64_t id;
+
+		if (s >= DEP_SLOTS) {
+			fprintf(stderr, "gpload: request %llu: bad slot %u\n",
+				(unsigned long long)t, s);
+			errors++;
+		} else {
+			id = q_submit_sig(q, opt.wg, wg_time(), &dep->dep[s]);
+			if (id < 0)
+				return;	/* ring full: next time */
+			fifo[*nfifo].id = id;
+			fifo[*nfifo].req_us = atomic_load(&dep->req_us[t % DEP_SLOTS]);
+			(*nfifo)++;
+			productions++;
+		}
+		atomic_store_explicit(&dep->req_tail, ++t, memory_order_release);
+	}
+}
+
+/* gpload producer --shm NAME: serve an lc --dep-shm process (protocol above). */
+static int run_producer(void)
+{
+	long cap = 1 << 20, nlat = 0, packets = 0, nfifo = 0, i;
+	struct production fifo[RING_SLOTS];
+	double *lat = malloc(cap * sizeof(*lat));
+	double t0, end;
+	struct gq q;
+	int r;
+
+	if (!lat || dep_map(opt.dep_shm))
+		return 1;
+	r = q_create_in(&q, opt.prio, opt.rocr, dep, dep_len, dep->sig[1]);
+	if (r) {
+		fprintf(stderr, "gpload: create the producer queue: %s\n", strerror(-r));
+		return 1;
+	}
+	atomic_store(&dep->req_tail, atomic_load(&dep->req_head));
+	atomic_store(&dep->magic, DEP_MAGIC);
+	atomic_store(&dep->producer_pid, getpid());
+	if (!opt.quiet)
+		printf("gpload producer: pid %d, queue at priority %d, shm %s\n", getpid(),
+		       opt.prio, opt.dep_shm);
+	fflush(stdout);
+	t0 = now_us();
+	end = t0 + opt.duration * 1e6;
+	for (;;) {
+		bool stopping = stop || now_us() >= end;
+
+		if (stopping)	/* serve what was posted until now, then drain */
+			atomic_store(&dep->producer_pid, 0);
+		packets += q_retire(&q);
+		while (nfifo && fifo[0].id < q.retired) {
+			if (nlat < cap)
+				lat[nlat++] = now_us() - fifo[0].req_us;
+			memmove(fifo, fifo + 1, --nfifo * sizeof(*fifo));
+		}
+		while (!stopping && q_outstanding(&q) - nfifo < opt.inflight)
+			q_submit(&q, opt.wg, wg_time());
+		serve(&q, fifo, &nfifo);
+		if (stopping)
+			break;
+		sleep_us(100);
+	}
+	i = q_outstanding(&q);
+	q_drain(&q, 30e6);
+	packets += i - q_outstanding(&q);
+	for (; nfifo; nfifo--)	/* drained: complete now */
+		if (fifo[nfifo - 1].id < q.retired && nlat < cap)
+			lat[nlat++] = now_us() - fifo[nfifo - 1].req_us;
+	prod_packets = q.retired;
+	report(lat, nlat, packets, q.busy_us, (now_us() - t0) / 1e6);
+	q_destroy(&q);
+	shm_unlink(opt.dep_shm);	/* a later pair starts afresh */
 	return errors || lost || doubles ? 1 : 0;
 }
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gpload [lc|be|churn|idle|rocr]... [--mode lc|be|churn|idle]\n"
+		"usage: gpload [lc|be|churn|idle|producer|rocr]... [--mode lc|be|churn|idle|producer]\n"
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
@@ -450,9 +730,11 @@ static void usage(void)
 		"              [--reset-ms MS]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
+		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
+		"              [--dep-shm NAME] (lc), --shm NAME (producer)\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
 		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma|\n"
-		"                   contexts|barrier\n"
+		"                   contexts|barrier|deps\n"
 		"       gpload maps fuzz|flip|reset ... (gpreempt's control maps, see maps.c)\n"
 		"defaults: lc, --prio 7 --queues 1 --wg 8 --wg-us 200 --k 1 --period-us 5000\n"
 		"          --inflight 4 --duration 5\n");
@@ -472,7 +754,9 @@ int main(int argc, char **argv)
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
 		{ "gpu", 1, 0, 'G' }, { "barrier", 0, 0, 'B' }, { "copy-us", 1, 0, 'c' },
 		{ "wg-us-max", 1, 0, 'X' }, { "remap-ids", 1, 0, 'M' },
-		{ "reset-ms", 1, 0, 'Z' },
+		{ "reset-ms", 1, 0, 'T' },
+		{ "dep-stream", 1, 0, 'e' }, { "dep-backlog", 1, 0, 'n' },
+		{ "dep-wg-us", 1, 0, 'y' }, { "dep-shm", 1, 0, 'z' }, { "shm", 1, 0, 'Z' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -519,7 +803,12 @@ int main(int argc, char **argv)
 		case 'c': opt.copy_us = atof(optarg); break;
 		case 'X': opt.wg_us_max = atof(optarg); break;
 		case 'M': remap_ids = optarg; break;
-		case 'Z': opt.reset_ms = atoi(optarg); break;
+		case 'T': opt.reset_ms = atoi(optarg); break;
+		case 'e': opt.dep_prio = atoi(optarg); break;
+		case 'n': opt.dep_backlog = atoi(optarg); break;
+		case 'y': opt.dep_wg_us = atof(optarg); break;
+		case 'z': opt.dep_shm = optarg; break;
+		case 'Z': opt.dep_shm = optarg; break;
 		case 'G':
 			if (parse_gpus(optarg)) {
 				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",
@@ -538,7 +827,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "rocr")) {
 			opt.rocr = true;
 		} else if (!strcmp(a, "lc") || !strcmp(a, "be") || !strcmp(a, "churn") ||
-			   !strcmp(a, "idle")) {
+			   !strcmp(a, "idle") || !strcmp(a, "producer")) {
 			opt.mode = a;
 		} else {
 			usage();
@@ -546,7 +835,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (strcmp(opt.mode, "lc") && strcmp(opt.mode, "be") && strcmp(opt.mode, "churn") &&
-	    strcmp(opt.mode, "idle")) {
+	    strcmp(opt.mode, "idle") && strcmp(opt.mode, "producer")) {
 		usage();
 		return 2;
 	}
@@ -555,7 +844,9 @@ int main(int argc, char **argv)
 	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 || opt.reset_ms < 0 ||
 	    opt.update_ms < 0 || opt.period_us < 0 || opt.be_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
 	    opt.be_wg < 1 || opt.be_wg_us < 0 || opt.hold_ms < 0 || opt.hold_ms > 600000 ||
-	    opt.copy_us < 0 || (opt.wg_us_max && opt.wg_us_max < opt.wg_us)) {
+	    opt.copy_us < 0 || (opt.wg_us_max && opt.wg_us_max < opt.wg_us) ||
+	    opt.dep_prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.dep_backlog < 0 ||
+	    opt.dep_backlog >= RING_SLOTS - 1 || opt.dep_wg_us < 0) {
 		fprintf(stderr, "gpload: bad numeric argument\n");
 		return 2;
 	}
@@ -573,6 +864,20 @@ int main(int argc, char **argv)
 	}
 	if (opt.be_prio >= 0 && strcmp(opt.mode, "lc")) {
 		fprintf(stderr, "gpload: --be-prio needs --mode lc\n");
+		return 2;
+	}
+	if ((opt.dep_prio >= 0 || opt.dep_shm) && strcmp(opt.mode, "lc") &&
+	    strcmp(opt.mode, "producer")) {
+		fprintf(stderr, "gpload: --dep-stream/--dep-shm need --mode lc, --shm producer\n");
+		return 2;
+	}
+	if (!strcmp(opt.mode, "producer") && (!opt.dep_shm || opt.dep_prio >= 0)) {
+		fprintf(stderr, "gpload: producer needs --shm NAME\n");
+		return 2;
+	}
+	if (!strcmp(opt.mode, "lc") && (opt.dep_prio >= 0 || opt.dep_shm) &&
+	    ((opt.dep_prio >= 0 && opt.dep_shm) || opt.queues != 1 || queue_type != 0)) {
+		fprintf(stderr, "gpload: --dep-stream or --dep-shm, one compute AQL queue\n");
 		return 2;
 	}
 	gpu_id = gpus[0];
@@ -598,7 +903,28 @@ int main(int argc, char **argv)
 		if (opt.secondary)
 			fd = fd_secondary;
 	}
-	rc = test_name ? selftest(test_name) : run();
+	if (!test_name && !strcmp(opt.mode, "lc") && (opt.dep_prio >= 0 || opt.dep_shm)) {
+		double end = now_us() + 10e6;
+
+		if (dep_map(opt.dep_shm))
+			return 1;
+		/* --dep-shm: the producer serves from producer_pid on (protocol, 2). */
+		while (opt.dep_shm && !stop && (atomic_load(&dep->magic) != DEP_MAGIC ||
+						!producer_alive()) && now_us() < end)
+			sleep_us(10000);
+		if (opt.dep_shm && !producer_alive()) {
+			fprintf(stderr, "gpload: no producer on shm %s\n", opt.dep_shm);
+			return 1;
+		}
+		if (opt.dep_shm)
+			atomic_store(&dep->lc_pid, getpid());
+	}
+	if (test_name)
+		rc = selftest(test_name);
+	else if (!strcmp(opt.mode, "producer"))
+		rc = run_producer();
+	else
+		rc = run();
 	if (fd_secondary >= 0)
 		close(fd_secondary);
 	close(fd_primary);

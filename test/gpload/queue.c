@@ -54,8 +54,13 @@ int q_update(struct gq *q, int percent, int prio)
 
 uint32_t gpu_id;
 
-/* @rocr: create at priority 7 like ROCr, then SetPriority (percent 100). */
-int q_create(struct gq *q, int prio, bool rocr)
+/*
+ * @rocr: create at priority 7 like ROCr, then SetPriority (percent 100).
+ * @area: the queue's signal area (@area_len bytes), NULL: its own memory;
+ * @sig: then its RING_SLOTS completion signals, inside @area.
+ */
+int q_create_in(struct gq *q, int prio, bool rocr, void *area, size_t area_len,
+		_Atomic uint64_t *sig)
 {
 	struct kfdsim_create_queue_args a = { 0 };
 	size_t ring_len = RING_SLOTS * sizeof(struct kfdsim_packet);
@@ -74,6 +79,8 @@ int q_create(struct gq *q, int prio, bool rocr)
 	q->wptr = (_Atomic uint64_t *)(m + ring_len + 56);
 	q->rptr = (_Atomic uint64_t *)(m + ring_len + 128);
 	q->sig = (_Atomic uint64_t *)(m + ring_len + 4096);
+	if (area)
+		q->sig = sig;
 	if (use_pfnmap) {
 		/* Like a TTM-mmapped BO: VM_PFNMAP, not pinnable. */
 		char *pm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, q->fd, 0);
@@ -95,8 +102,8 @@ int q_create(struct gq *q, int prio, bool rocr)
 	a.ring_size = ring_len;
 	a.read_pointer_address = (uintptr_t)q->rptr;
 	a.write_pointer_address = (uintptr_t)q->wptr;
-	a.signal_base_address = (uintptr_t)q->sig;
-	a.signal_size = RING_SLOTS * 8;
+	a.signal_base_address = area ? (uintptr_t)area : (uintptr_t)q->sig;
+	a.signal_size = area ? area_len : RING_SLOTS * 8;
 	a.queue_percentage = 100;
 	a.queue_priority = rocr ? 7 : prio;
 	a.queue_type = queue_type;
@@ -115,6 +122,11 @@ int q_create(struct gq *q, int prio, bool rocr)
 	if (rocr)
 		return q_update(q, 100, prio);
 	return 0;
+}
+
+int q_create(struct gq *q, int prio, bool rocr)
+{
+	return q_create_in(q, prio, rocr, NULL, 0, NULL);
 }
 
 int q_destroy(struct gq *q)
@@ -143,31 +155,88 @@ int q_outstanding(struct gq *q)
 	return (int)(atomic_load_explicit(q->wptr, memory_order_relaxed) - q->retired);
 }
 
-/* Submit one dispatch; returns its packet id, or -1 if the ring is full. */
-int64_t q_submit(struct gq *q, int wg, double wg_us)
+/*
+ * Reserve the next slot of @q: check its previous packet (retired with 1;
+ * more is a double), zero its signal.  Returns the packet id, or -1 if the
+ * ring is full.
+ */
+static int64_t q_reserve(struct gq *q)
 {
 	uint64_t id = atomic_load_explicit(q->wptr, memory_order_relaxed);
-	struct kfdsim_packet *p = &q->ring[id % RING_SLOTS];
 	_Atomic uint64_t *sig = &q->sig[id % RING_SLOTS];
 
 	if (id - q->retired >= RING_SLOTS)
 		return -1;
-	/* The slot's previous packet was retired with 1; more is a double. */
-	if (id >= RING_SLOTS && atomic_load(sig) != 1) {
+	if (id >= RING_SLOTS && !q->ext[id % RING_SLOTS] && atomic_load(sig) != 1) {
 		fprintf(stderr, "gpload: queue %u packet %llu completed %llu times\n", q->id,
 			(unsigned long long)(id - RING_SLOTS),
 			(unsigned long long)atomic_load(sig));
 		doubles++;
 	}
 	atomic_store_explicit(sig, 0, memory_order_relaxed);
-	p->workgroups = wg;
-	p->ns_per_workgroup = (uint64_t)(wg_us * 1000);
-	p->completion_signal = (uintptr_t)sig;
-	p->flags = pkt_flags;
-	q->work_us[id % RING_SLOTS] = wg * wg_us;
-	atomic_store_explicit((_Atomic uint16_t *)&p->header, KFDSIM_PKT_DISPATCH,
+	q->ext[id % RING_SLOTS] = false;
+	q->work_us[id % RING_SLOTS] = 0;
+	return id;
+}
+
+/* Publish packet @id: header (release), then the write index (release). */
+static void q_publish(struct gq *q, uint64_t id, uint16_t header)
+{
+	atomic_store_explicit((_Atomic uint16_t *)&q->ring[id % RING_SLOTS].header, header,
 			      memory_order_release);
 	atomic_store_explicit(q->wptr, id + 1, memory_order_release);
+}
+
+/*
+ * Submit one dispatch that signals @sig (NULL: its slot's own signal; else
+ * another's, e.g. a dependency signal: the packet is then retired by the
+ * read index and whoever owns @sig checks it).  Returns its packet id, or -1
+ * if the ring is full.
+ */
+int64_t q_submit_sig(struct gq *q, int wg, double wg_us, _Atomic uint64_t *sig)
+{
+	int64_t id = q_reserve(q);
+	struct kfdsim_packet *p;
+
+	if (id < 0)
+		return -1;
+	p = &q->ring[id % RING_SLOTS];
+	p->workgroups = wg;
+	p->ns_per_workgroup = (uint64_t)(wg_us * 1000);
+	p->completion_signal = (uintptr_t)(sig ?: &q->sig[id % RING_SLOTS]);
+	p->flags = pkt_flags;
+	q->ext[id % RING_SLOTS] = sig;
+	q->work_us[id % RING_SLOTS] = wg * wg_us;
+	q_publish(q, id, KFDSIM_PKT_DISPATCH);
+	return id;
+}
+
+/* Submit one dispatch; returns its packet id, or -1 if the ring is full. */
+int64_t q_submit(struct gq *q, int wg, double wg_us)
+{
+	return q_submit_sig(q, wg, wg_us, NULL);
+}
+
+/*
+ * Submit a barrier packet (KFDSIM_PKT_BARRIER_AND/_OR) on @n (at most 5)
+ * dependency signals, with the barrier bit as HIP's hipStreamWaitEvent sets
+ * it; it signals its own slot.  Returns its packet id, or -1.
+ */
+int64_t q_submit_barrier(struct gq *q, uint16_t type, _Atomic uint64_t *const *deps, int n)
+{
+	int64_t id = q_reserve(q);
+	struct kfdsim_barrier_packet *p;
+	int i;
+
+	if (id < 0 || n > 5)
+		return -1;
+	p = (struct kfdsim_barrier_packet *)&q->ring[id % RING_SLOTS];
+	memset((char *)p + 2, 0, sizeof(*p) - 2);	/* all but the header */
+	for (i = 0; i < n; i++)
+		p->dep_signal[i] = (uintptr_t)deps[i];
+	p->completion_signal = (uintptr_t)&q->sig[id % RING_SLOTS];
+	p->flags = KFDSIM_PKT_F_BARRIER;
+	q_publish(q, id, type);
 	return id;
 }
 
@@ -178,9 +247,18 @@ int q_retire(struct gq *q)
 	int n = 0;
 
 	while (q->retired < w) {
-		uint64_t v = atomic_load_explicit(&q->sig[q->retired % RING_SLOTS],
-						  memory_order_acquire);
+		uint64_t v;
 
+		if (q->ext[q->retired % RING_SLOTS]) {
+			/* kfdsim adds to the signal, then releases the read index. */
+			if (atomic_load_explicit(q->rptr, memory_order_acquire) <= q->retired)
+				break;
+			q->busy_us += q->work_us[q->retired % RING_SLOTS];
+			q->retired++;
+			n++;
+			continue;
+		}
+		v = atomic_load_explicit(&q->sig[q->retired % RING_SLOTS], memory_order_acquire);
 		if (v == 0)
 			break;
 		if (v != 1) {
@@ -230,7 +308,7 @@ bool q_drain(struct gq *q, double timeout_us)
 	for (i = first; i < q->retired; i++) {
 		uint64_t v = atomic_load(&q->sig[i % RING_SLOTS]);
 
-		if (v != 1) {
+		if (!q->ext[i % RING_SLOTS] && v != 1) {
 			fprintf(stderr, "gpload: queue %u packet %llu: signal %llu at the end\n",
 				q->id, (unsigned long long)i, (unsigned long long)v);
 			doubles++;

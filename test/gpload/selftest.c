@@ -18,6 +18,9 @@
  *   sdma        SDMA queues: serial copies, no CU, evicted like the rest
  *   barrier     the AQL barrier bit: a chain of packets never overlaps; without
  *               it they do; time_scale multiplies the modelled time
+ *   deps        barrier-AND/OR packets on another queue's signals: the queue
+ *               stops at the barrier (rptr, header intact) until they are
+ *               non-zero; AND waits for all, OR for one
  *   contexts    KFDSIM_IOC_CREATE_PROCESS (7.2+ layouts; -ENOTTY before):
  *               own context id and PASID, one per file, torn down (queues
  *               dequeued) at close while another reference holds it
@@ -782,6 +785,99 @@ static void test_barrier(void)
 	      "%.1f ms modelled in a %.1f ms span", busy[1] / 1e6, span[1] / 1e6);
 }
 
+/* Read index of @w and the header at it, "rptr N header H". */
+static uint64_t head_of(struct gq *w, uint16_t *hdr)
+{
+	uint64_t rp = atomic_load(w->rptr);
+
+	*hdr = atomic_load((_Atomic uint16_t *)&w->ring[rp % RING_SLOTS].header);
+	return rp;
+}
+
+/*
+ * Two queues of this process share a signal area (struct dep_area): a
+ * barrier packet of the waiter on signals that the producer's dispatches
+ * increment, as hipStreamWaitEvent across streams.  Held: the waiter's read
+ * index stays at the barrier, whose header is intact, and the dispatch
+ * behind it does not start; released once the signals are satisfied.
+ */
+static void test_deps(void)
+{
+	size_t len = (sizeof(struct dep_area) + 4095) & ~(size_t)4095;
+	struct dep_area *a = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	_Atomic uint64_t outside = 0, *d[2];
+	struct gq w, p;
+	uint64_t rp;
+	uint16_t hdr;
+	bool ok;
+
+	if (a == MAP_FAILED || q_create_in(&p, 3, false, a, len, a->sig[1]) ||
+	    q_create_in(&w, 12, false, a, len, a->sig[0])) {
+		check(false, "deps: two queues on one signal area", "%s", strerror(errno));
+		return;
+	}
+	/* AND on one signal. */
+	d[0] = &a->dep[0];
+	q_submit_barrier(&w, KFDSIM_PKT_BARRIER_AND, d, 1);
+	q_submit(&w, 1, 100);
+	sleep_us(50000);
+	rp = head_of(&w, &hdr);
+	check(rp == 0 && hdr == KFDSIM_PKT_BARRIER_AND && !q_field(w.id, "first_start_ns"),
+	      "deps: a BARRIER_AND on an unsatisfied signal holds the queue",
+	      "rptr %llu, header %u at it, after 50 ms", (unsigned long long)rp, hdr);
+	q_submit_sig(&p, 1, 2000, d[0]);
+	ok = wait_rptr(&w, 2, 30e6) >= 0;
+	check(ok && atomic_load(d[0]) == 1 &&
+	      q_field(w.id, "first_start_ns") >= q_field(p.id, "last_end_ns"),
+	      "deps: it releases when the other queue's dispatch completes",
+	      "rptr %llu, signal %llu", (unsigned long long)atomic_load(w.rptr),
+	      (unsigned long long)atomic_load(d[0]));
+	/* AND on two: one is not enough. */
+	d[0] = &a->dep[1];
+	d[1] = &a->dep[2];
+	q_submit_barrier(&w, KFDSIM_PKT_BARRIER_AND, d, 2);
+	q_submit(&w, 1, 100);
+	q_submit_sig(&p, 1, 1000, d[0]);
+	ok = wait_rptr(&p, 2, 30e6) >= 0;
+	sleep_us(50000);
+	rp = head_of(&w, &hdr);
+	check(ok && rp == 2 && hdr == KFDSIM_PKT_BARRIER_AND,
+	      "deps: BARRIER_AND waits for all its signals (one of two done)",
+	      "rptr %llu, header %u", (unsigned long long)rp, hdr);
+	q_submit_sig(&p, 1, 1000, d[1]);
+	check(wait_rptr(&w, 4, 30e6) >= 0, "deps: ... and releases on the last", NULL);
+	/* OR on two: one is enough. */
+	d[0] = &a->dep[3];
+	d[1] = &a->dep[4];
+	q_submit_barrier(&w, KFDSIM_PKT_BARRIER_OR, d, 2);
+	q_submit(&w, 1, 100);
+	sleep_us(50000);
+	rp = head_of(&w, &hdr);
+	check(rp == 4 && hdr == KFDSIM_PKT_BARRIER_OR, "deps: a BARRIER_OR with none done holds",
+	      "rptr %llu, header %u", (unsigned long long)rp, hdr);
+	q_submit_sig(&p, 1, 1000, d[1]);
+	ok = wait_rptr(&w, 6, 30e6) >= 0;
+	check(ok && !atomic_load(d[0]), "deps: BARRIER_OR releases on one of its signals", NULL);
+	/* Outside the signal area: warned, satisfied. */
+	d[0] = &outside;
+	q_submit_barrier(&w, KFDSIM_PKT_BARRIER_AND, d, 1);
+	q_submit(&w, 1, 100);
+	check(wait_rptr(&w, 8, 10e6) >= 0,
+	      "deps: a dependency outside the signal area does not hold the queue", NULL);
+	ok = q_drain(&w, 10e6);
+	ok &= q_drain(&p, 10e6);
+	check(ok && w.retired == 8 && p.retired == 4 && atomic_load(&a->dep[0]) == 1 &&
+	      atomic_load(&a->dep[1]) == 1 && atomic_load(&a->dep[2]) == 1 &&
+	      atomic_load(&a->dep[4]) == 1,
+	      "deps: every packet of both queues completed exactly once",
+	      "waiter %llu/8, producer %llu/4", (unsigned long long)w.retired,
+	      (unsigned long long)p.retired);
+	q_destroy(&w);
+	q_destroy(&p);
+	munmap(a, len);
+}
+
 /**
  * selftest() - run one named test
  * @name: test name
@@ -906,6 +1002,8 @@ int selftest(const char *name)
 		test_barrier();
 	else if (!strcmp(name, "contexts"))
 		test_contexts();
+	else if (!strcmp(name, "deps"))
+		test_deps();
 	else
 		return 2;
 	return failed ? 1 : 0;

@@ -16,6 +16,12 @@
  * over completed packets in order and each packet's completion signal gets
  * +1 exactly once.  With no queue mapped the CP sleeps until woken.
  *
+ * Barrier-AND/OR packets: the CP stops at one (it stays at the head, not
+ * fetched, its header intact) until its dependency signals, which other
+ * queues' packets increment (of this process, or of another through shared
+ * memory), are satisfied; it re-checks them at every poll.  Then it is a
+ * packet without workgroups that completes in order.
+ *
  * Runnable: HWS (default) runs the mapped queues of the current runlist;
  * every runlist change (ks_gpu_hws_execute(), KFD's execute_queues_cpsch)
  * CWSR-saves the running workgroups of every queue and stalls the device for
@@ -193,52 +199,122 @@ static void ks_save_locked(struct ks_gpu *g, struct queue *only, u64 now)
 	}
 }
 
-/* Fetch ready packets of @q in order, up to KS_MAX_INFLIGHT ahead. */
+static_assert(sizeof(struct kfdsim_barrier_packet) == sizeof(struct kfdsim_packet));
+static_assert(offsetof(struct kfdsim_barrier_packet, dep_signal) == 8);
+static_assert(offsetof(struct kfdsim_barrier_packet, completion_signal) == 56);
+
+/* Kernel address of the signal at user address @uva of @q's signal area, or NULL. */
+static u64 *ks_signal_locked(struct queue *q, u64 uva)
+{
+	struct ks_queue *ks = &q->ks;
+
+	if (uva >= ks->sig_uva && uva + 8 <= ks->sig_uva + ks->sig_size && !(uva & 7))
+		return ks->sig_map + (uva - ks->sig_uva);
+	return NULL;
+}
+
+/*
+ * Whether the dependencies of the barrier packet at @id are satisfied: each
+ * used dep_signal (non-zero address) is once its signal is non-zero; AND
+ * needs all of them, OR one (or none used, as AQL).  A dependency outside
+ * the signal area is warned about and counts as satisfied, so that nothing
+ * waits for ever.  Re-checked on every poll while the queue waits.
+ */
+static bool ks_deps_met_locked(struct queue *q, struct kfdsim_barrier_packet *bp, u16 type,
+			       u64 id)
+{
+	bool all = true, any = false, used = false;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bp->dep_signal); i++) {
+		u64 dep = READ_ONCE(bp->dep_signal[i]);
+		u64 *sig;
+		bool met;
+
+		if (!dep)
+			continue;
+		used = true;
+		sig = ks_signal_locked(q, dep);
+		if (sig) {
+			met = READ_ONCE(*sig) != 0;
+		} else {
+			pr_warn_ratelimited("queue %u packet %llu: dependency signal outside the signal area, satisfied\n",
+					    q->properties.queue_id, id);
+			met = true;
+		}
+		all &= met;
+		any |= met;
+	}
+	return type == KFDSIM_PKT_BARRIER_AND ? all : any || !used;
+}
+
+/*
+ * Fetch ready packets of @q in order, up to KS_MAX_INFLIGHT ahead.  A barrier
+ * packet whose dependencies are not satisfied stops the fetch: it stays at
+ * the head, header intact (the CP waits on it), and is re-checked at the
+ * next poll.  A satisfied one is fetched as a packet without workgroups: it
+ * retires in order, after the packets before it.
+ */
 static void ks_fetch_locked(struct queue *q)
 {
 	struct ks_queue *ks = &q->ks;
 	/* Pairs with the producer's release store of the write index. */
 	u64 wptr = smp_load_acquire(ks->wptr);
+	bool barriers = false;
 
 	while (ks->fetched < wptr && ks->fetched - ks->retired < KS_MAX_INFLIGHT) {
 		struct kfdsim_packet *pkt = (struct kfdsim_packet *)ks->ring_map +
 					    (ks->fetched % ks->ring_slots);
 		struct ks_packet_run *r = &ks->inflight[ks->fetched % KS_MAX_INFLIGHT];
 		u64 sig, ns;
+		u16 flags, type;
 		u32 wg;
-		u16 flags;
 
 		/* The header is released last: the body is valid after this. */
-		if (smp_load_acquire(&pkt->header) != KFDSIM_PKT_DISPATCH)
+		type = smp_load_acquire(&pkt->header);
+		if (type == KFDSIM_PKT_BARRIER_AND || type == KFDSIM_PKT_BARRIER_OR) {
+			struct kfdsim_barrier_packet *bp = (struct kfdsim_barrier_packet *)pkt;
+
+			if (!ks_deps_met_locked(q, bp, type, ks->fetched))
+				break;	/* the CP waits on it, at the head */
+			wg = 0;
+			ns = 0;
+			sig = READ_ONCE(bp->completion_signal);
+			barriers = true;
+		} else if (type == KFDSIM_PKT_DISPATCH) {
+			wg = READ_ONCE(pkt->workgroups);
+			ns = READ_ONCE(pkt->ns_per_workgroup);
+			sig = READ_ONCE(pkt->completion_signal);
+			if (!wg || wg > KFDSIM_MAX_WORKGROUPS || ns > KFDSIM_MAX_WG_NS) {
+				pr_warn_ratelimited("queue %u packet %llu: %u workgroups of %llu ns clamped\n",
+						    q->properties.queue_id, ks->fetched, wg, ns);
+				wg = clamp_t(u32, wg, 1, KFDSIM_MAX_WORKGROUPS);
+				ns = min_t(u64, ns, KFDSIM_MAX_WG_NS);
+			}
+		} else {
 			break;	/* reserved but not written yet: wait, like the CP */
-		wg = READ_ONCE(pkt->workgroups);
-		ns = READ_ONCE(pkt->ns_per_workgroup);
-		sig = READ_ONCE(pkt->completion_signal);
+		}
 		flags = READ_ONCE(pkt->flags);
 		if (flags & ~KFDSIM_PKT_F_BARRIER)
 			pr_warn_ratelimited("queue %u packet %llu: unknown flags %#x ignored\n",
 					    q->properties.queue_id, ks->fetched, flags);
-		if (!wg || wg > KFDSIM_MAX_WORKGROUPS || ns > KFDSIM_MAX_WG_NS) {
-			pr_warn_ratelimited("queue %u packet %llu: %u workgroups of %llu ns clamped\n",
-					    q->properties.queue_id, ks->fetched, wg, ns);
-			wg = clamp_t(u32, wg, 1, KFDSIM_MAX_WORKGROUPS);
-			ns = min_t(u64, ns, KFDSIM_MAX_WG_NS);
-		}
 		memset(r, 0, sizeof(*r));
 		r->id = ks->fetched;
 		r->wg_total = wg;
 		/* time_scale: the packet's modelled time, like every other, xK. */
 		r->ns_per_wg = min_t(u64, ns * ks_param.time_scale, KFDSIM_MAX_WG_NS);
 		r->barrier = flags & KFDSIM_PKT_F_BARRIER;
-		if (sig >= ks->sig_uva && sig + 8 <= ks->sig_uva + ks->sig_size && !(sig & 7))
-			r->signal = ks->sig_map + (sig - ks->sig_uva);
-		else if (sig)
+		r->signal = ks_signal_locked(q, sig);
+		if (!r->signal && sig)
 			pr_warn_ratelimited("queue %u packet %llu: signal outside the signal area\n",
 					    q->properties.queue_id, ks->fetched);
 		/* Consumed: the slot may be reused (AQL sets the header INVALID). */
 		WRITE_ONCE(pkt->header, KFDSIM_PKT_INVALID);
 		ks->fetched++;
 	}
+	/* A barrier packet with every earlier one complete is complete now. */
+	if (barriers)
+		ks_retire_locked(q);
 }
 
 /* Next workgroup of @q to launch: a saved one first, else a fresh one. */

@@ -35,6 +35,14 @@
 
 #define KFDSIM_PKT_INVALID 1
 #define KFDSIM_PKT_DISPATCH 2
+/*
+ * AQL barrier packets (struct kfdsim_barrier_packet): the CP does not fetch
+ * one, and the queue stops at it with its header intact, until its
+ * dependency signals are satisfied (non-zero): all of them (AND) or any one
+ * (OR).
+ */
+#define KFDSIM_PKT_BARRIER_AND 3
+#define KFDSIM_PKT_BARRIER_OR 5
 
 /* kfdsim_packet.flags */
 /* AQL barrier bit: the packet starts once every earlier one of its queue is complete */
@@ -47,6 +55,21 @@ struct kfdsim_packet {
 	__u64 ns_per_workgroup;	/* modelled run time of one workgroup on one CU */
 	__u64 completion_signal; /* user address of a __u64 in the signal area, or 0 */
 	__u64 reserved[5];
+};
+
+/*
+ * AQL's barrier-AND/OR layout.  dep_signal[]: user addresses of __u64
+ * signals in the queue's signal area, 0 = unused; a dependency is satisfied
+ * once its signal is non-zero (signals count completions up).  An address
+ * outside the signal area is warned about and counts as satisfied.
+ */
+struct kfdsim_barrier_packet {
+	__u16 header;		/* KFDSIM_PKT_BARRIER_AND or _OR; written last */
+	__u16 flags;		/* KFDSIM_PKT_F_* */
+	__u32 reserved0;
+	__u64 dep_signal[5];
+	__u64 reserved1;
+	__u64 completion_signal; /* as a dispatch's, or 0 */
 };
 
 struct kfdsim_create_queue_args {

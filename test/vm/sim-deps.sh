@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# REVIEW-S3 F10: cross-queue dependencies (AQL barrier-AND/OR packets, HIP's
+# hipStreamWaitEvent).  First kfdsim alone: a barrier on an unsatisfied
+# signal holds its queue (read index stopped at it, header intact) until
+# another queue's dispatch signals it; cross-stream (one process) and
+# cross-process (an IPC signal in /dev/shm) runs complete every packet
+# exactly once.  Then gpreempt (user_max_priority=15): an LC stream (KFD 12)
+# waits on a producer at KFD 3; a blocked LC queue must not park the
+# producer it waits on until the starvation guard (max_suspend_ms) lets it
+# run: gp_stats.starvation_slices must not grow.  LC p50/p99 with and
+# without gpreempt are printed, not asserted.
+. test/lib/tap.sh
+OBJ=${GP_OBJ:-.}
+GPLOAD=$OBJ/build/gpload
+T=$(mktemp -d)
+SHM=gp-deps-$$
+gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+LC=(--prio 12 --wg 4 --wg-us 200 --k 2 --period-us 5000 --quiet)
+
+# sum FILE: the fields of a --json report the checks use.
+sum() {
+	jq -r '"requests=\(.count) p50=\(.p50_us) p99=\(.p99_us) packets=\(.packets) barriers=\(.barriers) productions=\(.productions) producer_packets=\(.producer_packets) errors=\(.errors) lost=\(.lost) double=\(.double)"' "$1"
+}
+
+# stream NAME SECONDS: an LC stream and its producer stream in one process.
+stream() {
+	$GPLOAD lc "${LC[@]}" --duration "$2" --dep-stream 3 --dep-backlog 2 --be-wg 8 \
+		--dep-wg-us 2000 --json "$T/$1.json"
+	echo "rc=$? $(sum "$T/$1.json")"
+}
+
+# ipc NAME SECONDS: the same across two processes through /dev/shm/$SHM.
+ipc() {
+	local p rc prc
+	rm -f "/dev/shm/$SHM"
+	$GPLOAD producer --shm "$SHM" --prio 3 --inflight 2 --wg 8 --wg-us 2000 \
+		--duration 600 --quiet --json "$T/$1-prod.json" &
+	p=$!
+	$GPLOAD lc "${LC[@]}" --duration "$2" --dep-shm "$SHM" --json "$T/$1.json"
+	rc=$?
+	kill -TERM $p
+	wait $p
+	prc=$?
+	rm -f "/dev/shm/$SHM"
+	echo "rc=$rc $(sum "$T/$1.json") prc=$prc prod_$(sum "$T/$1-prod.json" | tr ' ' '\n' |
+		grep -e '^requests=' -e '^errors=' -e '^lost=' -e '^double=' | paste -sd' ' |
+		sed 's/ / prod_/g')"
+}
+
+# once LINE: the LC and producer verified every packet exactly once.
+once() {
+	local l=$1
+	echo "$l" | grep -q '^rc=0 ' || return 1
+	echo "$l" | grep -q ' errors=0 lost=0 double=0' || return 1
+	! echo "$l" | grep -q -e 'prc=[^0]' -e 'prod_errors=[^0]' -e 'prod_lost=[^0]' \
+		-e 'prod_double=[^0]' -e ' requests=0 '
+}
+# field LINE KEY
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# served LINE: every LC request had its production (stream: productions,
+# ipc: the producer's requests).
+served() {
+	local n
+	n=$(field "$1" requests)
+	[ "$(field "$1" barriers)" = "$n" ] || return 1
+	[ "$(field "$1" productions)" = "$n" ] || [ "$(field "$1" prod_requests)" = "$n" ]
+}
+
+dmesg -C
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "deps: kfdsim loads"; exit 1; }
+out=$($GPLOAD test deps 2>&1)
+rc=$?
+printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
+n=$(printf '%s\n' "$out" | grep -c '^not ok')
+TAP_FAILED=$((TAP_FAILED + n))
+[ $rc -ne 0 ] && [ "$n" -eq 0 ] && tap_not_ok "gpload test deps # exit status $rc"
+s_off=$(stream s-off 5)
+tap_diag "cross-stream, no gpreempt: $s_off"
+tap_check "deps: cross-stream: every packet exactly once" once "$s_off"
+tap_check "deps: cross-stream: every request waited on its own production" served "$s_off"
+i_off=$(ipc i-off 5)
+tap_diag "cross-process, no gpreempt: $i_off"
+tap_check "deps: cross-process: every packet exactly once, both processes" once "$i_off"
+tap_check "deps: cross-process: the producer served every request" served "$i_off"
+
+if insmod "$OBJ/module/gpreempt.ko" user_max_priority=15; then
+	st0=$(gstat starvation_slices)
+	s_on=$(stream s-on 5)
+	st1=$(gstat starvation_slices)
+	i_on=$(ipc i-on 5)
+	st2=$(gstat starvation_slices)
+	tap_diag "cross-stream, gpreempt: $s_on starvation_slices $st0 -> $st1 preempts $(gstat preempts)"
+	tap_diag "cross-process, gpreempt: $i_on starvation_slices $st1 -> $st2"
+	tap_check "deps+gpreempt: cross-stream: every packet exactly once" once "$s_on"
+	tap_check "deps+gpreempt: cross-stream: no park until the starvation guard (starvation_slices $st0 -> $st1)" \
+		test "$st0" = "$st1"
+	tap_check "deps+gpreempt: cross-process: every packet exactly once" once "$i_on"
+	tap_check "deps+gpreempt: cross-process: no park until the starvation guard (starvation_slices $st1 -> $st2)" \
+		test "$st1" = "$st2"
+	tap_diag "LC latency cross-stream: hw priority only p50 $(field "$s_off" p50) p99 $(field "$s_off" p99) us; gpreempt p50 $(field "$s_on" p50) p99 $(field "$s_on" p99) us"
+	tap_diag "LC latency cross-process: hw priority only p50 $(field "$i_off" p50) p99 $(field "$i_off" p99) us; gpreempt p50 $(field "$i_on" p50) p99 $(field "$i_on" p99) us"
+	rmmod gpreempt
+else
+	tap_not_ok "deps: gpreempt loads"
+fi
+rmmod kfdsim
+tap_dmesg_clean "deps: dmesg clean"
+rm -rf "$T"
+tap_done
