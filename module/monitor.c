@@ -510,6 +510,7 @@ static unsigned int gp_tick(void)
 		if (pending && !e->pq.pending)
 			e->pending_since_ns = t0;
 		e->pq.pending = pending;
+		e->pq.blocked = blocked;
 		e->pq.prio = prio;
 		e->pq.dev = gp_dev_index(e->dev);
 		e->pq.signal_only = e->sdma;

@@ -35,6 +35,13 @@
 
 static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
 {
+	/*
+	 * Waiting at a barrier, a queue waits on others (S3 F10): its level
+	 * releases at once, without the hysteresis, so the producer it may
+	 * wait on is not held parked for it.
+	 */
+	if (q->blocked)
+		return false;
 	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < pp->hysteresis_ns);
 }
 

@@ -71,6 +71,8 @@ struct gp_policy_params {
  * @dev: device index (0..GP_POLICY_MAX_DEVS-1); only queues of one device compete
  * @prio: effective priority (higher runs first); any int range
  * @pending: the queue has work (wptr != rptr) at this scan
+ * @blocked: it has work but waits at a barrier packet (not @pending): its
+ *	     level is not busy, not even within the hysteresis
  * @parkable: gpreempt may park it (compute, not debugged, device healthy)
  * @signal_only: a copy (SDMA) queue: its pending work makes its level busy,
  *		 but it is never parked nor counted as an inversion
@@ -91,6 +93,7 @@ struct gp_pq {
 	u32 dev;
 	int prio;
 	bool pending;
+	bool blocked;
 	bool parkable;
 	bool signal_only;
 	bool hold;

@@ -267,6 +267,31 @@ static void t_recently_pending_parked(void)
 	EXPECT(q[2].state == GP_PS_RUNNING && r.parks == 1);
 }
 
+/*
+ * S3 F10: an LC queue that waits at a barrier waits on others: its level
+ * releases at once, so the lower queue parked for its earlier kernels comes
+ * back without waiting out the hysteresis.
+ */
+static void t_blocked_releases_level(void)
+{
+	struct gp_pq q[2];
+	struct gp_policy_result r;
+
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	r = tick(&P, q, 2, T0);
+	EXPECT(q[1].state == GP_PS_PARKED && r.parks == 1);
+	q[0].pending = false;		/* its kernels done; now at a barrier */
+	q[0].blocked = true;
+	r = tick(&P, q, 2, T0 + P.hysteresis_ns / 4);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].reason == GP_WHY_HIGHER_IDLE);
+	EXPECT(!(r.top_valid & 1) || r.top_prio[0] == 3);
+	q[0].blocked = false;		/* the barrier passed: its kernels again */
+	q[0].pending = true;
+	r = tick(&P, q, 2, T0 + P.hysteresis_ns / 2);
+	EXPECT(q[1].state == GP_PS_PARKED);
+}
+
 static void t_equal_priority_never_parked(void)
 {
 	struct gp_pq q[3];
@@ -874,6 +899,7 @@ static const struct test tests[] = {
 	{ "hysteresis 0: unparked on the first idle scan", t_zero_hysteresis },
 	{ "three levels: top runs, both lower parked; top drains, middle runs", t_three_levels },
 	{ "idle lower queue not parked (parked once it has work)", t_idle_lower_not_parked },
+	{ "F10: a queue at a barrier releases its level at once", t_blocked_releases_level },
 	{ "F11: a lower queue pending within the hysteresis is parked (early-rptr firmware)",
 	  t_recently_pending_parked },
 	{ "queues at the top level never parked, unparked if parked", t_equal_priority_never_parked },
