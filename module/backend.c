@@ -29,7 +29,8 @@
  * Unparks and restores are always attempted: nothing stays parked because
  * a device was fenced.
  */
-#define GP_MAX_DQM 16
+/* Every kfd_node the policy can tell apart (8 x MI300X in CPX mode: 64; S3 F17). */
+#define GP_MAX_DQM GP_POLICY_MAX_DEVS
 #define GP_FENCE_MIN_MS 500
 #define GP_FENCE_MAX_MS 30000
 

@@ -18,7 +18,7 @@ struct kfd_node;
 struct queue;
 
 /* Devices per process gpreempt can hold evictions on. */
-#define GP_MAX_DEVS 16
+#define GP_MAX_DEVS GP_POLICY_MAX_DEVS	/* 64 kfd_nodes: 8 x MI300X in CPX (S3 F17) */
 struct pid;
 
 /* ---- parameters (params.c) ---- */
