@@ -144,6 +144,15 @@ struct gp_stats {
 	__u64 rule_first_resolves;	/* of rule_resolves: a new process's first resolve */
 	__u64 rule_first_resolve_ns;	/* total time spent on those */
 	__u64 restore_retries;	/* restores KFD failed without dropping its count: held, retried */
+	/*
+	 * Park/unpark calls made while a higher level of the same device had
+	 * work.  Under HWS each one is a whole-device unmap and remap that
+	 * CWSR-saves and restores that work too (S3 F21): what protecting the
+	 * LC queue costs it.  Under MES (per-queue remove/add) the LC queue is
+	 * not touched, and these are an upper bound.
+	 */
+	__u64 lc_preempts;
+	__u64 lc_preempt_ns;	/* the time those calls took (the LC queue off the GPU) */
 };
 
 struct gp_comm {

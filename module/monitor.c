@@ -342,6 +342,20 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 		e->info_parked_at = t1;
 }
 
+/*
+ * S3 F21: under HWS a park or unpark unmaps and remaps the whole device, so
+ * a higher level with work there is preempted too, for the whole call.
+ */
+static void gp_count_lc_preempt(const struct gp_queue *e, u64 ns)
+{
+	u32 d = gp_pq_dev(&e->pq);
+
+	if (!(gp_res.pend_valid & (1ULL << d)) || gp_res.pend_top[d] <= e->pq.prio)
+		return;
+	gp_stats.lc_preempts++;
+	gp_stats.lc_preempt_ns += ns;
+}
+
 /* Apply the policy's actions; evictions are per process, suspends per queue. */
 static void gp_apply(int n, const struct gp_policy_params *pp)
 {
@@ -375,6 +389,7 @@ static void gp_apply(int n, const struct gp_policy_params *pp)
 				ret = gp_suspend_queue(e, act == GP_ACT_PARK, false);
 			t1 = ktime_get_ns();
 			gp_dev_charge(gp_pq_dev(&e->pq), ret, t1);
+			gp_count_lc_preempt(e, t1 - t0);
 			if (!by_proc) {
 				gp_commit(e, pp, ret, GP_BACKEND_SUSPEND, t0, t1);
 				continue;

@@ -71,6 +71,10 @@ tap_diag "hostile queue: ptr_path $(qfield "$evil" ptr_path) pending $(qfield "$
 tap_check "F6: the monitor keeps ticking" test "$t2" -gt "$t1"
 tap_check "F6: BE is still parked and resumed for LC" \
 	test "$p2" -gt "$p1" -a "$r2" -gt "$r1"
+lp=$(gstat lc_preempts)
+tap_diag "F21: $lp of $((p2 + r2)) park/unpark calls came while LC had work ($(( $(gstat lc_preempt_ns) / 1000 )) us)"
+tap_check "F21: gp_stats.lc_preempts counts parks made while LC had work" \
+	test "$lp" -gt 0 -a "$lp" -le $((p2 + r2))
 tap_check "F6: the hostile queue is unknown (ptr_path none, not pending)" \
 	test "$(qfield "$evil" ptr_path)" = 0 -a "$(qfield "$evil" pending)" = 0
 tap_check "F6: nothing ever faulted the FUSE page (no read reached the server)" \

@@ -79,7 +79,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"rule_resolve_ns_max\":%llu,\"env_reads\":%llu,\"rule_first_resolves\":%llu,"
 	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
 	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
-	       "\"restore_retries\":%llu",
+	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -87,7 +87,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->evicts_outstanding, st->rule_resolves, st->rule_resolve_ns,
 	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
 	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
-	       st->backoffs, st->queues_untracked, st->restore_retries);
+	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
+	       st->lc_preempt_ns);
 }
 
 static int frame(struct ctl *c)
@@ -262,6 +263,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.rate_limit, st.rate_last_sec);
 	printf("throttled        %llu actions (max_rate bucket or device back-off)\n", st.throttled);
 	printf("back-offs        %llu (a device after a failed action)\n", st.backoffs);
+	printf("LC preempted     %llu times, %llu us (calls while a higher level had work: under HWS\n"
+	       "                 each unmaps it too)\n", st.lc_preempts, st.lc_preempt_ns / 1000);
 	printf("untracked        %llu queues (GP_MAX_QUEUES reached or no memory)\n",
 	       st.queues_untracked);
 	printf("first resolves   %llu (new processes), mean %llu ns\n", st.rule_first_resolves,
