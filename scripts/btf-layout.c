@@ -14,6 +14,9 @@
  *   hook   [?]<function> <param>...    argument positions of a probed function
  *   call   <function> <prototype> [| <tag>: <prototype>]...
  *                                      prototype gpreempt calls through kallsyms
+ *   optype <struct>.<member> <prototype>
+ *                                      a function-pointer member gpreempt
+ *                                      calls through (dqm->ops): its type
  *   enum   <ENUMERATOR>...             enumerator values
  *   oneof  <have>...                   at least one GP_HAVE_<have> is 1
  *
@@ -384,6 +387,49 @@ static void do_call(char *args)
 	check("ARG(\"%s\", NULL, -1, %d)", fname, btf_vlen(proto));
 }
 
+/* "optype struct.member proto": the function-pointer type of an ops member. */
+static void do_optype(char *args)
+{
+	char *what = strtok(args, " \t"), *want = strtok(NULL, ""), *mem;
+	char have_str[1024];
+	const struct btf_type *t = NULL;
+	const struct btf_member *m;
+	int sid, i;
+
+	mem = what ? strchr(what, '.') : NULL;
+	want = want ? trim(want) : NULL;
+	if (!mem || !want || !*want) {
+		fail("spec: optype needs <struct>.<member> <prototype>");
+		return;
+	}
+	*mem++ = '\0';
+	sid = find_type(what, BTF_KIND_STRUCT);
+	if (sid < 0) {
+		fail("struct %s: not in the KFD provider's BTF", what);
+		return;
+	}
+	t = btf__type_by_id(btf, sid);
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), mem))
+			break;
+	if (i == btf_vlen(t)) {
+		fail("struct %s has no field '%s' (layout changed?)", what, mem);
+		return;
+	}
+	t = btf__type_by_id(btf, skip_mods(m->type));
+	if (btf_kind(t) == BTF_KIND_PTR)
+		t = btf__type_by_id(btf, skip_mods(t->type));
+	if (btf_kind(t) != BTF_KIND_FUNC_PROTO) {
+		fail("struct %s member %s: not a function pointer", what, mem);
+		return;
+	}
+	proto_str(t, NULL, have_str, sizeof(have_str));
+	if (strcmp(have_str, want))
+		fail("struct %s member %s: the kernel has '%s', gpreempt calls '%s'", what, mem,
+		     have_str, want);
+}
+
 static void do_oneof(char *args)
 {
 	char *name, list[512] = "";
@@ -494,6 +540,8 @@ int main(int argc, char **argv)
 			do_enum(strtok(NULL, ""));
 		else if (!strcmp(kw, "oneof"))
 			do_oneof(strtok(NULL, ""));
+		else if (!strcmp(kw, "optype"))
+			do_optype(strtok(NULL, ""));
 		else
 			fail("spec: unknown keyword '%s'", kw);
 	}

@@ -46,6 +46,11 @@ gen_fails_naming "changed prototype is named" \
 	"call kfd_process_evict_queues int(struct kfd_process *)" \
 	"the kernel has 'int(struct kfd_process *, uint32_t)'"
 gen_fails_naming "missing parameter is named" "hook pqm_destroy_queue pqm nope" "no parameter 'nope'"
+gen_fails_naming "changed dqm->ops member type is named (issue 21)" \
+	"optype device_queue_manager_ops.update_queue int(struct device_queue_manager *, struct queue *)" \
+	"member update_queue: the kernel has 'int(struct device_queue_manager *, struct queue *, struct mqd_update_info *)'"
+gen_fails_naming "a member that is not a function pointer is named" \
+	"optype device_queue_manager_ops.nope int(void)" "has no field 'nope'"
 
 printf 'struct queue_properties priority ?no_such_flag\n' >"$tmp/spec"
 if $gen $base $kfd "$tmp/spec" >"$tmp/h2" 2>/dev/null &&
