@@ -7,7 +7,7 @@
  *                                          creates at 7 and sets priority later);
  *                                          a kretprobe: recorded only if it succeeded
  *   pqm_destroy_queue(pqm, qid)            queue destroyed (a kretprobe: only
- *                                          if KFD succeeded, still under p->mutex)
+ *                                          if KFD freed it, still under p->mutex)
  *   kfd_process_notifier_release(mn, mm)   process dying (mm going away)
  *   kfd_process_notifier_release_internal(p)  7.2+: any context's teardown;
  *                                          a secondary context's only one
@@ -21,7 +21,10 @@
  *
  * Handlers run in atomic context: they only update the registry (spinlock,
  * GFP_ATOMIC) and wake the monitor; they never sleep or call into KFD.
- * Argument positions come from BTF (gp_layout.h).
+ * Argument positions come from BTF (gp_layout.h).  Every probed function
+ * returns int: a return handler reads gp_ret(), never the raw register,
+ * whose upper half the x86-64 ABI leaves undefined (-ETIME in eax is
+ * 0x00000000ffffffc2 in rax).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -32,6 +35,12 @@
 #include "../module/kfd.h"
 
 #define GP_ARG(regs, fn, name) regs_get_kernel_argument(regs, GP_ARG_##fn##__##name)
+
+/* The int a probed KFD function returned (see the top of the file). */
+static inline int gp_ret(struct pt_regs *regs)
+{
+	return (int)regs_return_value(regs);
+}
 
 static int gp_on_add_queue(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -75,7 +84,7 @@ static int gp_on_update_return(struct kretprobe_instance *ri, struct pt_regs *re
 	 * update may have changed them: the monitor re-reads them from KFD
 	 * under p->mutex.  These values are only a fast hint.
 	 */
-	if (regs_return_value(regs) == 0)
+	if (gp_ret(regs) == 0)
 		gp_registry_update_queue(c->p, c->qid, c->priority, c->percent);
 	else
 		gp_registry_update_queue(c->p, c->qid, U32_MAX, U32_MAX);
@@ -109,17 +118,22 @@ static int gp_on_destroy_entry(struct kretprobe_instance *ri, struct pt_regs *re
 }
 
 /*
- * KFD can fail a destroy and keep the queue (-EBUSY for a debugged qpd, any
- * error but -ETIME in 6.12's err_destroy_queue): gone only on success.  The
+ * Gone when KFD freed the queue: on success, and on the two errors after
+ * which pqm_destroy_queue() frees it anyway (6.12.117's "if (retval !=
+ * -ETIME && retval != -EIO) goto err_destroy_queue;": a hung HWS, or a GPU
+ * reset holding reset_domain->sem).  On any other error (-EBUSY for a
+ * debugged qpd, ...) KFD keeps the queue, and so does gpreempt.  On a
+ * kernel without the -EIO backport, a queue kept after -EIO stays unmanaged
+ * from then on: the safe side, never managed after it was freed.  The
  * return runs before the caller drops p->mutex, so under p->mutex the
  * backends never see a freed queue that is not marked gone.
  */
 static int gp_on_destroy_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
-	long ret = regs_return_value(regs);
+	int ret = gp_ret(regs);
 
-	if (ret == 0 || ret == -ETIME)
+	if (ret == 0 || ret == -ETIME || ret == -EIO)
 		gp_registry_del_queue(c->p, c->qid);
 	return 0;
 }
@@ -180,7 +194,7 @@ static int gp_on_dbg_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 
-	if (regs_return_value(regs) == 0)
+	if (gp_ret(regs) == 0)
 		gp_registry_proc_debugged(c->p, true);
 	return 0;
 }
@@ -210,7 +224,7 @@ static int gp_on_dbg_off_return(struct kretprobe_instance *ri, struct pt_regs *r
 {
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 
-	if (regs_return_value(regs) == 0)
+	if (gp_ret(regs) == 0)
 		gp_registry_proc_debugged(c->p, false);
 	return 0;
 }

@@ -94,7 +94,20 @@ static void gp_list_add_grouped_locked(struct gp_queue *e)
 		list_add_tail(&e->node, &gp_reg.queues);
 }
 
-static int gp_add(struct queue *q, gfp_t gfp)
+/**
+ * gp_add() - register a KFD queue
+ * @q: the queue, complete; its process's mutex is held by the caller
+ * @from_probe: reported by the creation probe (kfd_procfs_add_queue), which
+ *	fires once per new KFD queue: an entry for the same (process, qid) is
+ *	then always a dead queue's whose destroy gpreempt missed, even with the
+ *	same @q (the slab recycled the dead queue's memory), and is replaced.
+ *	False for gp_registry_adopt_existing(), which may meet a queue the
+ *	probe has registered already: the same @q is then a duplicate.
+ * @gfp: allocation flags
+ *
+ * Return: 0 (registered, ignored type or duplicate), -ENOMEM or -ENOSPC.
+ */
+static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 {
 	struct kfd_process *p = kfd_q_process(q);
 	struct task_struct *lead = kfd_p_lead_thread(p);
@@ -140,14 +153,18 @@ static int gp_add(struct queue *q, gfp_t gfp)
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	old = gp_find_locked(p, qid);
-	if (old && old->q == q) {
+	if (old && old->q == q && !from_probe) {
 		spin_unlock_irqrestore(&gp_reg.lock, flags);
 		kfree(e);
 		kfree(new_pr);
 		return 0;	/* adopted and hooked at once */
 	}
 	if (old) {
-		/* KFD reused the qid: the old queue is gone (its destroy was missed). */
+		/*
+		 * KFD reused the qid (and maybe the memory): the old queue is
+		 * gone, its destroy was missed.  Nothing of its entry (state,
+		 * pointers, priority, generation) belongs to the new queue.
+		 */
 		gp_mark_gone_locked(old);
 	}
 	if (gp_reg.nqueues >= (gp_param.test_max_queues ?: GP_MAX_QUEUES)) {
@@ -200,7 +217,7 @@ static int gp_add(struct queue *q, gfp_t gfp)
  */
 int gp_registry_add_queue(struct queue *q)
 {
-	return gp_add(q, GFP_ATOMIC);
+	return gp_add(q, true, GFP_ATOMIC);
 }
 
 /**
@@ -488,7 +505,8 @@ void gp_registry_free_all(void (*release)(struct gp_queue *e))
  * SRCU-protected lookup, +1 reference) and each process's queue list under
  * p->mutex, the lock KFD's ioctls hold while creating/destroying queues.
  * Runs after the probes are registered, so no queue slips between the two;
- * duplicates are ignored by gp_add().
+ * a queue the creation probe registered already is a duplicate, ignored by
+ * gp_add().
  *
  * Return: number of queues adopted.
  */
@@ -516,7 +534,7 @@ int gp_registry_adopt_existing(void)
 			char *pqn = (char *)pos - GP_OFF_process_queue_node__process_queue_list;
 			struct queue *q = *(struct queue **)(pqn + GP_OFF_process_queue_node__q);
 
-			if (q && !gp_add(q, GFP_KERNEL))
+			if (q && !gp_add(q, false, GFP_KERNEL))
 				n++;
 		}
 		mutex_unlock(kfd_p_mutex(p));

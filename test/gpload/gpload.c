@@ -8,7 +8,11 @@
  *             measures submit -> completion per request
  *     be    : best-effort stream, keeps --inflight dispatches in flight per
  *             queue; measures completed work (workgroup-us) per second
- *     churn : creates and destroys short-lived queues
+ *     churn : creates and destroys short-lived queues (one at a time: a
+ *             destroy that fails with EBUSY is retried; ETIME and EIO mean
+ *             KFD freed the queue anyway); each queue's packet is waited
+ *             for --drain-ms (default 10000), and --gap-ms pass after each
+ *             destroy
  *     idle  : creates queues and waits (registration/scan tests)
  *     producer: serves the dependencies of an lc --dep-shm process (below)
  *   gpload test NAME : kfdsim behaviour tests (TAP lines), see selftest.c
@@ -107,8 +111,8 @@
 
 static struct {
 	const char *mode;
-	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms;
-	int reset_ms;
+	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms, gap_ms;
+	int drain_ms, reset_ms;
 	int dep_prio, dep_backlog;
 	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us, dep_wg_us;
 	const char *dep_shm;
@@ -118,7 +122,7 @@ static struct {
 } opt = {
 	.mode = "lc", .prio = 7, .queues = 1, .wg = 8, .k = 1, .inflight = 4,
 	.duration = 5, .wg_us = 200, .period_us = 5000, .seed = 1,
-	.be_prio = -1, .be_wg = 8, .be_wg_us = 2000,
+	.be_prio = -1, .be_wg = 8, .be_wg_us = 2000, .drain_ms = 10000,
 	.dep_prio = -1, .dep_backlog = 2, .dep_wg_us = 1000,
 };
 
@@ -342,14 +346,14 @@ static void report(double *lat, long nlat, long packets, double busy_us, double 
 			errors++;
 			return;
 		}
-		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"gpu_busy_us\": %.1f, \"copies\": %ld, \"copy_us\": %.1f, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"destroy_retries\": %ld, \"dep\": \"%s\", \"requests\": %ld, \"barriers\": %ld, \"productions\": %ld, \"producer_packets\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
+		fprintf(f, "{\"mode\": \"%s\", \"prio\": %d, \"queues\": %d, \"context\": \"%s\", \"be_packets\": %ld, \"pid\": %d, \"duration_s\": %.3f, \"count\": %ld, \"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, \"mean_us\": %.1f, \"packets\": %ld, \"gpu_busy_us\": %.1f, \"copies\": %ld, \"copy_us\": %.1f, \"throughput_wgus_per_s\": %.1f, \"updates\": %ld, \"destroy_retries\": %ld, \"destroy_freed\": %ld, \"dep\": \"%s\", \"requests\": %ld, \"barriers\": %ld, \"productions\": %ld, \"producer_packets\": %ld, \"errors\": %ld, \"lost\": %ld, \"double\": %ld}\n",
 			opt.mode, opt.prio, opt.queues, opt.secondary ? "secondary" : "primary",
 			be_packets, getpid(), elapsed_s, nlat,
 			pct(lat, nlat, 50), pct(lat, nlat, 90), pct(lat, nlat, 99),
 			nlat ? lat[nlat - 1] : 0, nlat ? sum / nlat : 0, packets, busy_us,
 			copies, opt.copy_us, busy_us / elapsed_s, updates, destroy_retries,
-			!dep ? "none" : prod_on ? "stream" : "shm", nlat, barriers, productions,
-			prod_packets, errors, lost, doubles);
+			destroy_freed, !dep ? "none" : prod_on ? "stream" : "shm", nlat, barriers,
+			productions, prod_packets, errors, lost, doubles);
 		fclose(f);
 	}
 	if (opt.lat_out) {
@@ -578,12 +582,15 @@ static int run(void)
 				break;
 			}
 			q_submit(&q, opt.wg, opt.wg_us);
-			if (q_drain(&q, 10e6)) {
+			if (q_drain(&q, opt.drain_ms * 1e3)) {
 				packets++;
 				busy += q.busy_us;
 			}
 			r = q_destroy(&q);
-			/* An injected destroy fault: the queue stays; retry, as ROCr would. */
+			/*
+			 * An injected EBUSY: the queue stays; retry, as ROCr
+			 * would (ETIME/EIO: KFD freed it, q_destroy() says 0).
+			 */
 			while (r && r != -EINVAL && destroy_retries < 100000) {
 				destroy_retries++;
 				sleep_us(1000);
@@ -591,6 +598,8 @@ static int run(void)
 			}
 			if (r)
 				errors++;
+			if (opt.gap_ms)
+				sleep_us(opt.gap_ms * 1e3);
 		} else {
 			sleep_us(10000);
 		}
@@ -732,6 +741,7 @@ static void usage(void)
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
 		"              [--dep-shm NAME] (lc), --shm NAME (producer)\n"
+		"              [--gap-ms MS] [--drain-ms MS] (churn)\n"
 		"              [--json FILE] [--lat-out FILE] [--seed N] [--quiet]\n"
 		"       gpload test bad-ioctls|nesting|reset|hang|prio|storm|timing|pfnmap|sdma|\n"
 		"                   contexts|barrier|deps\n"
@@ -757,6 +767,7 @@ int main(int argc, char **argv)
 		{ "reset-ms", 1, 0, 'T' },
 		{ "dep-stream", 1, 0, 'e' }, { "dep-backlog", 1, 0, 'n' },
 		{ "dep-wg-us", 1, 0, 'y' }, { "dep-shm", 1, 0, 'z' }, { "shm", 1, 0, 'Z' },
+		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -809,6 +820,8 @@ int main(int argc, char **argv)
 		case 'y': opt.dep_wg_us = atof(optarg); break;
 		case 'z': opt.dep_shm = optarg; break;
 		case 'Z': opt.dep_shm = optarg; break;
+		case 'g': opt.gap_ms = atoi(optarg); break;
+		case 'N': opt.drain_ms = atoi(optarg); break;
 		case 'G':
 			if (parse_gpus(optarg)) {
 				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",
@@ -844,6 +857,7 @@ int main(int argc, char **argv)
 	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 || opt.reset_ms < 0 ||
 	    opt.update_ms < 0 || opt.period_us < 0 || opt.be_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
 	    opt.be_wg < 1 || opt.be_wg_us < 0 || opt.hold_ms < 0 || opt.hold_ms > 600000 ||
+	    opt.gap_ms < 0 || opt.gap_ms > 600000 || opt.drain_ms < 0 || opt.drain_ms > 600000 ||
 	    opt.copy_us < 0 || (opt.wg_us_max && opt.wg_us_max < opt.wg_us) ||
 	    opt.dep_prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.dep_backlog < 0 ||
 	    opt.dep_backlog >= RING_SLOTS - 1 || opt.dep_wg_us < 0) {

@@ -57,7 +57,7 @@ extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
 extern uint32_t queue_type;	/* KFDSIM_QUEUE_TYPE_* of new queues */
 extern uint32_t gpu_id;		/* device of new queues */
 extern uint16_t pkt_flags;	/* KFDSIM_PKT_F_* of new packets (--barrier) */
-extern long errors, lost, doubles, updates, destroy_retries;
+extern long errors, lost, doubles, updates, destroy_retries, destroy_freed;
 
 double now_us(void);
 void sleep_us(double us);

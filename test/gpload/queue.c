@@ -19,7 +19,7 @@ int fd = -1;
 bool use_pfnmap;
 uint32_t queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
 uint16_t pkt_flags;
-long errors, lost, doubles, updates, destroy_retries;
+long errors, lost, doubles, updates, destroy_retries, destroy_freed;
 
 double now_us(void)
 {
@@ -129,10 +129,25 @@ int q_create(struct gq *q, int prio, bool rocr)
 	return q_create_in(q, prio, rocr, NULL, 0, NULL);
 }
 
+/*
+ * KFD frees the queue on these errors too (6.12.117 pqm_destroy_queue: a
+ * hung HWS, a GPU reset): it is destroyed, and must not be destroyed again
+ * (its id may already be another queue's).  Counted in destroy_freed.
+ */
+static int q_destroy_result(int r)
+{
+	if (r == -ETIME || r == -EIO) {
+		destroy_freed++;
+		return 0;
+	}
+	return r;
+}
+
+/* Returns 0 once the queue is destroyed (also after ETIME/EIO), else -errno. */
 int q_destroy(struct gq *q)
 {
 	struct kfdsim_destroy_queue_args a = { .queue_id = q->id };
-	int r = ioctl(q->fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0;
+	int r = q_destroy_result(ioctl(q->fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0);
 
 	munmap(q->mem, q->len);
 	q->mem = NULL;
@@ -147,7 +162,7 @@ int q_destroy_id(uint32_t id)
 {
 	struct kfdsim_destroy_queue_args a = { .queue_id = id };
 
-	return ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0;
+	return q_destroy_result(ioctl(fd, KFDSIM_IOC_DESTROY_QUEUE, &a) ? -errno : 0);
 }
 
 int q_outstanding(struct gq *q)

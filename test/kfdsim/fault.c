@@ -53,7 +53,7 @@ MODULE_PARM_DESC(fault_evict_process_queues, "Fault spec for evict_process_queue
 module_param_named(fault_restore_process_queues, fault_spec[KS_F_RESTORE], charp, 0444);
 MODULE_PARM_DESC(fault_restore_process_queues, "Fault spec for restore_process_queues");
 module_param_named(fault_destroy_queue, fault_spec[KS_F_DESTROY], charp, 0444);
-MODULE_PARM_DESC(fault_destroy_queue, "Fault spec for pqm_destroy_queue (the queue stays)");
+MODULE_PARM_DESC(fault_destroy_queue, "Fault spec for pqm_destroy_queue (EBUSY: the queue stays; EIO, ETIME: freed anyway)");
 module_param_named(fault_slow_runlist_us, ks_fault_knobs.slow_runlist_us, uint, 0444);
 MODULE_PARM_DESC(fault_slow_runlist_us, "Extra time every runlist update / MES call takes, in us [0..10000000]");
 module_param_named(fault_hws_hang_after, ks_fault_knobs.hws_hang_after, uint, 0444);

@@ -138,7 +138,13 @@ int ks_pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
  * @pqm: queue manager
  * @qid: queue id
  *
- * Return: 0, -EINVAL, or an injected error (the queue then stays).
+ * An injected error is what the dqm's destroy_queue returned in 6.12.117
+ * (pqm_destroy_queue: "if (retval != -ETIME && retval != -EIO) goto
+ * err_destroy_queue;"): after -ETIME (hung HWS) or -EIO (GPU reset) the
+ * queue is freed anyway and the error returned; after any other (-EBUSY)
+ * the queue stays, fully usable.
+ *
+ * Return: 0, -EINVAL, or an injected error.
  */
 KS_KFD_ENTRY int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned int qid)
 {
@@ -153,9 +159,9 @@ KS_KFD_ENTRY int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned i
 	q = pqn->q;
 	ret = ks_fault(KS_F_DESTROY);
 	if (ret) {
-		/* 6.12 err_destroy_queue: the queue stays, fully usable. */
 		pr_err_ratelimited("destroy queue failed: %d\n", ret);
-		return ret;
+		if (ret != -ETIME && ret != -EIO)
+			return ret;	/* err_destroy_queue: the queue stays */
 	}
 	ks_dqm_destroy_queue(q, &ks_pdd(pqm->process, q->device)->qpd);
 	list_del(&pqn->process_queue_list);
@@ -163,7 +169,7 @@ KS_KFD_ENTRY int pqm_destroy_queue(struct process_queue_manager *pqm, unsigned i
 	ks_queue_unpin(q);
 	ks_queue_free(q);
 	kfree(pqn);
-	return 0;
+	return ret;
 }
 
 /**

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # gpreempt under injected KFD faults and races (kfdsim's fault/ knobs, the
-# test_*_delay_us race windows of gpreempt): review findings C4, C5, C7.
+# test_*_delay_us race windows of gpreempt): review findings C4, C5, C7,
+# M4, and REVIEW-S3's F1/F2.
 # Every wait polls for a state; no wall-clock time is asserted.  Runs inside
 # the test guest (test/run-vm sim).
 . test/lib/tap.sh
@@ -217,6 +218,81 @@ echo "EBUSY 0 0" >$F/destroy_queue
 kill -TERM $churn
 wait $churn
 tap_check "M4: gpreempt manages no queue once the process exited" wait_for 20 gq_zero
+unload
+
+# 10. F1/F2 (REVIEW-S3): a destroy that fails with ETIME (hung HWS) or EIO
+# (GPU reset) still frees the queue, as 6.12.117's pqm_destroy_queue does:
+# gpreempt must drop it, and the queue the process creates next, with the
+# same qid and (reuse_queue_mem) the same memory, is a new queue with fresh
+# state, never the dead one's PARKED entry.  A busy priority-12 stream keeps
+# the churn queue parked (no starvation slice, no unpark in its gaps), so it
+# is parked when destroyed: its drain times out after --drain-ms and its
+# packet (120 s, so that a queue left running by a stale entry cannot finish
+# and be destroyed early either) is dropped with it; churn's exit status is
+# not checked.  --gap-ms leaves the process without a queue for a while after
+# each destroy.  Polls are slow in the memory-debugging guest (a bpftool dump
+# takes seconds): one dump each, every window is many polls long, and a
+# check names what its last poll saw.
+load "fault_reuse_queue_mem=1" "backend=suspend max_suspend_ms=600000 hysteresis_us=5000000"
+$GPLOAD --mode be --prio 12 --wg 8 --wg-us 2000 --inflight 4 --duration 300 --quiet &
+hi=$!
+$GPLOAD --mode churn --prio 3 --wg 1 --wg-us 120000000 --drain-ms 30000 --gap-ms 15000 --duration 300 \
+	--json /tmp/churn-f1.json --quiet 2>/dev/null &
+churn=$!
+# One dump of gp_queues: "ENTRIES CHURN_ENTRIES CHURN_STATE".
+gq_churn() {
+	bpftool -j map dump name gp_queues 2>/dev/null | jq -r --argjson t $churn \
+		'[.[].formatted.value] | [length, ([.[] | select(.tgid == $t)] | length),
+		 ([.[] | select(.tgid == $t)][0].state // "-")] | map(tostring) | join(" ")'
+}
+# Parked for real: gpreempt's only entry for it says 2 and kfdsim suspended=1.
+churn_parked() {
+	local k g
+	k=$(ksq 3 | grep -o 'qid=[0-9]*\|suspended=[01]' | tr '\n' ' ') g=$(gq_churn)
+	saw="gp_queues: $g; kfdsim: ${k:-none}"
+	case "$k" in *suspended=1*) [ "${g#* }" = "1 2" ] ;; *) false ;; esac
+}
+# Gone: no kfdsim queue, no gp_queues entry, as many entries as kfdsim queues.
+churn_gone() {
+	local k g n
+	k=$(ksq 3) g=$(gq_churn) n=$(kstat queues)
+	saw="gp_queues: $g; kfdsim queues $n"
+	[ -z "$k" ] && [ "$g" = "$n 0 -" ]
+}
+churn_back() { [ -n "$(ksq 3)" ]; }
+tap_check "F1: the churn queue is parked" wait_for 60 churn_parked
+for err in ETIME EIO; do
+	n=$(fcount destroy_queue) r=$(fcount queue_reuses)
+	echo "$err 0 1" >$F/destroy_queue
+	# The parked queue's drain times out, then its destroy fails.
+	wait_for 90 fc_ge destroy_queue $((n + 1))
+	seen=$(gstat queues_seen)
+	wait_for 10 churn_gone
+	gone=$?
+	tap_check "F1: a destroy failed with $err freed the queue, gpreempt dropped it too (entries, the churn's, its state: $saw)" \
+		test $gone -eq 0
+	wait_for 30 churn_back
+	tap_check "F2: recreated after $err with the same qid and memory (reuses $r -> $(fcount queue_reuses), $(ksq 3 | grep -o 'qid=[0-9]*'))" \
+		test "$(fcount queue_reuses)" -gt "$r"
+	wait_for 10 stat_ge queues_seen $((seen + 1))
+	tap_check "F2: the recreated queue is registered as a new queue (queues_seen $seen -> $(gstat queues_seen))" \
+		test "$(gstat queues_seen)" = $((seen + 1))
+	wait_for 20 churn_parked
+	parked=$?
+	tap_check "F2: the recreated queue is parked: gpreempt's one entry and kfdsim agree ($saw)" \
+		test $parked -eq 0
+done
+kill -TERM $hi
+wait $hi
+hi_rc=$?
+kill -TERM $churn
+wait $churn
+freed=$(jq -r .destroy_freed /tmp/churn-f1.json) retried=$(jq -r .destroy_retries /tmp/churn-f1.json)
+tap_check "F1: churn: the ETIME and EIO destroys count as done, never retried (freed $freed, retried $retried)" \
+	test "$freed" = 2 -a "$retried" = 0
+tap_check "F1: priority-12 packets exactly once" test $hi_rc -eq 0
+echo off >$F/destroy_queue
+tap_check "F1: gpreempt manages no queue once the processes exited" wait_for 30 gq_zero
 unload
 
 tap_dmesg_clean "faults: dmesg has no BUG/WARNING/Oops/KFENCE"

@@ -168,7 +168,8 @@ LC="--prio 12 --wg 2 --wg-us 200 --period-us 1500 --poisson"
 # Fault injection in kfdsim (test/kfdsim/README.md, "Fault injection"), when
 # this kfdsim has it, every kind: update_queue, evict, restore and destroy
 # fail at 2 % of calls (the error kind rotating among EIO, ETIME, EBUSY; a
-# failed destroy leaves the queue, gpload churn retries it), and every second
+# destroy failed with EBUSY leaves the queue and gpload churn retries it, one
+# failed with ETIME or EIO freed it, as KFD does), and every second
 # or so the runlist gets slow, lookups get delayed, a process's p->mutex is
 # held by a long "ioctl", or a destroyed queue's memory goes to the next
 # created one; the HWS hangs in the hang phase.  Turned off before the
