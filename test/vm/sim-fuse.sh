@@ -37,7 +37,7 @@ remapped() { grep -q remapped "$T/evil.out"; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
 dmesg -C
-modprobe fuse 2>/dev/null
+modprobe -d "${GP_KROOT:-/}" fuse 2>/dev/null || modprobe fuse 2>/dev/null
 mountpoint -q $CG || mount -t cgroup2 none $CG
 mkdir -p $MNT $CG/gp-lc
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F6: kfdsim loads"; exit 1; }

@@ -12,6 +12,10 @@ GPLOAD=$OBJ/build/gpload
 DBG=/sys/kernel/debug/kfdsim
 T=$(mktemp -d)
 gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+qparks() {	# tgid -> park count of its queues in gp_queues
+	bpftool -j map dump name gp_queues |
+		jq --argjson t "$1" '[.[].formatted.value | select(.tgid == $t) | .preempts] | add // 0'
+}
 
 # run HINT: BE compute (prio 3) with its own copy queue, and an LC process
 # (prio 12) that only copies (5 ms every 20 ms) for 3 s.  Prints the parks
@@ -41,6 +45,9 @@ run() {
 	rc=$?
 	local parks
 	parks=$(gstat preempts)
+	# Counted, not sampled: a short park can fall between two samples.
+	[ "$(qparks $be)" -gt 0 ] 2>/dev/null && be_parked=1
+	[ "$(qparks $bc)" = 0 ] && [ "$(qparks $lc)" = 0 ] || sdma_parked=1
 	kill -TERM $be $bc
 	wait $be
 	brc=$?
