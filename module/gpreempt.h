@@ -148,6 +148,8 @@ struct gp_proc {
  * @info: the gp_queues map value (monitor-owned)
  * @pending_since_ns: when pending was first seen in this busy period
  * @info_parked_at: when the current park began
+ * @leftover: found suspended at load, not by a debugger: an earlier
+ *	      gpreempt's park it could not undo at unload (S3 F20)
  * @reset: KFD reset the queue, or one of its process on its device (6.12
  *	   has_reset_queue): it is never parked again (S3 F12)
  * @seen: the monitor has set the queue up
@@ -188,6 +190,7 @@ struct gp_queue {
 	struct gp_queue_info info;
 	u64 pending_since_ns;
 	u64 info_parked_at;
+	bool leftover;
 	bool reset;
 	bool seen;
 	bool acted;

@@ -453,7 +453,14 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 	in->ptr_path = e->ptr_path;
 	e->pq.state = GP_PS_RUNNING;
 	e->pq.state_since_ns = now;
-	if (gp_evict_held(e->proc, e->dev)) {
+	if (e->leftover) {
+		pr_info("queue %u of %d: left parked by an earlier gpreempt, taken over\n", e->qid,
+			e->proc->tgid);
+		e->pq.state = GP_PS_PARKED;
+		e->backend = GP_BACKEND_SUSPEND;
+		e->info_parked_at = now;
+		in->state = GP_Q_SUSPENDED;
+	} else if (gp_evict_held(e->proc, e->dev)) {
 		/* Created while gpreempt holds its process evicted: KFD made it inactive. */
 		e->pq.state = GP_PS_PARKED;
 		e->backend = GP_BACKEND_EVICT;

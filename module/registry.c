@@ -150,6 +150,14 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	e->ptr_path = GP_PTR_NONE;
 	e->aql = READ_ONCE(*KFD_QP(q, format, u32)) == GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	e->sdma = type != GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
+	/*
+	 * S3 F20: only KFD's debugger sets is_suspended besides gpreempt.  At
+	 * load, such a queue of a process no debugger holds is one an earlier
+	 * gpreempt could not resume at its unload: taken over as parked, so
+	 * the policy releases it.
+	 */
+	e->leftover = !from_probe && !e->sdma && kfd_q_suspended_flag(q) &&
+		      READ_ONCE(*kfd_q_suspended_flag(q)) && !kfd_p_debugged(p);
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	old = gp_find_locked(p, qid);
