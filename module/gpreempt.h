@@ -39,6 +39,7 @@ struct gp_params {
 	bool env_priority;
 	unsigned int env_max_priority;
 	unsigned int user_max_priority;	/* cap of user-controlled sources (S3 F3) */
+	unsigned int max_hold_s;	/* longest park by hand, 0: none (S3 F7) */
 	unsigned int test_action_delay_us;	/* test-only race windows */
 	unsigned int test_reap_delay_us;
 	unsigned int test_max_queues;
@@ -263,6 +264,7 @@ void gp_maps_exit(void);
 void gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
 void gp_maps_del_queue(const struct gp_queue_key *key);
 void gp_maps_forget_tgid(pid_t tgid);
+void gp_maps_release_hold(const struct gp_queue_key *key);
 void gp_maps_put_stats(const struct gp_stats *st);
 bool gp_maps_prio_pid(pid_t tgid, int *prio);
 bool gp_maps_prio_cgroup(u64 id, int *prio);

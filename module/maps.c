@@ -153,6 +153,30 @@ void gp_maps_del_queue(const struct gp_queue_key *key)
 	rcu_read_unlock();
 }
 
+/**
+ * gp_maps_release_hold() - clear the hold of one gp_queue_ctl entry
+ * @key: tgid and qid
+ *
+ * Its priority stays; an entry left with neither is deleted.
+ */
+void gp_maps_release_hold(const struct gp_queue_key *key)
+{
+	struct gp_queue_ctl *v, val;
+
+	rcu_read_lock();
+	v = gp_map_queue_ctl->ops->map_lookup_elem(gp_map_queue_ctl, (void *)key);
+	if (v) {
+		val.priority = READ_ONCE(v->priority);
+		val.hold = 0;
+		if (val.priority == -1)
+			gp_map_queue_ctl->ops->map_delete_elem(gp_map_queue_ctl, (void *)key);
+		else
+			gp_map_queue_ctl->ops->map_update_elem(gp_map_queue_ctl, (void *)key, &val,
+							      BPF_EXIST);
+	}
+	rcu_read_unlock();
+}
+
 /* gp_queue_ctl keys collected per pass of gp_maps_forget_tgid(). */
 #define GP_FORGET_BATCH 32
 

@@ -440,6 +440,23 @@ static void gp_publish(int n, u64 now, bool force)
 		gp_last_publish_ns = now;
 }
 
+/* S3 F7: a hold older than max_hold_s is released, in the map too. */
+static void gp_hold_expire(struct gp_queue *e, u64 now)
+{
+	u64 max = (u64)READ_ONCE(gp_param.max_hold_s) * NSEC_PER_SEC;
+	struct gp_queue_key key;
+
+	if (!e->hold || !max || e->pq.state != GP_PS_PARKED || now - e->pq.state_since_ns < max)
+		return;
+	key = (struct gp_queue_key){ .tgid = e->proc->tgid, .qid = gp_map_qid(e) };
+	gp_maps_release_hold(&key);
+	e->hold = false;
+	e->info.held = false;
+	e->dirty = true;
+	pr_info_ratelimited("queue %u of %d: held parked for max_hold_s (%u s): released\n",
+			    e->qid, e->proc->tgid, READ_ONCE(gp_param.max_hold_s));
+}
+
 /* First sight of a queue: pointers, identity fields of the map value. */
 static void gp_first_sight(struct gp_queue *e, u64 now)
 {
@@ -527,6 +544,7 @@ static unsigned int gp_tick(void)
 		}
 		prio = READ_ONCE(e->kfd_priority);
 		src = gp_rules_apply(e, &prio);
+		gp_hold_expire(e, t0);
 		e->pq.hold = e->hold;
 
 		if (pending && !e->pq.pending)

@@ -31,6 +31,7 @@ struct gp_params gp_param = {
 	.env_priority = false,
 	.env_max_priority = GP_PRIO_NORMAL,
 	.user_max_priority = GP_PRIO_NORMAL,
+	.max_hold_s = 3600,
 };
 
 struct gp_uint_range {
@@ -290,6 +291,19 @@ static struct gp_uint_range gp_range_user_max = {
 module_param_cb(user_max_priority, &gp_uint_ops, &gp_range_user_max, 0644);
 MODULE_PARM_DESC(user_max_priority,
 		 "Highest priority a source users control may give: the queue's KFD priority, comm rules, GPREEMPT_PRIORITY (default 7: only root's queue, pid and cgroup rules rank above normal) [0..15]");
+
+/*
+ * S3 F7: a hold (gpreemptctl park) has no starvation guard; it ends after
+ * this long, so a forgotten one cannot starve a job for ever.
+ */
+static struct gp_uint_range gp_range_max_hold = {
+	.val = &gp_param.max_hold_s, .min = 0, .max = 7 * 24 * 3600,
+	.name = "max_hold_s",
+};
+
+module_param_cb(max_hold_s, &gp_uint_ops, &gp_range_max_hold, 0644);
+MODULE_PARM_DESC(max_hold_s,
+		 "Longest a queue stays parked by hand (gpreemptctl park); then the hold is released (default 3600, 0: no limit) [0..604800]");
 
 /*
  * Test-only race windows (0 = off, the default).  They widen two windows
