@@ -169,7 +169,7 @@ ifneq ($(MDIR),$(TOP))
 	@# Sources only: a link to a generated file (*.mod.c) would let this
 	@# kernel's modpost write another kernel's file (issue 21).
 	@find $(MDIR) -name '*.mod.c' -type l -delete 2>/dev/null || true
-	@cd $(TOP) && find Kbuild module hooks bpf test/kfdsim \( -name '*.[ch]' -o -name Kbuild \) \
+	@cd $(TOP) && find Kbuild module bpf test/kfdsim \( -name '*.[ch]' -o -name Kbuild \) \
 		! -name '*.mod.c' | \
 		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
 endif

@@ -284,7 +284,7 @@ void gp_monitor_kick(void);
 void gp_monitor_release_all(void);
 void gp_monitor_free(void);
 
-/* ---- hooks (hooks/probes.c) ---- */
+/* ---- hooks (probes.c) ---- */
 int gp_hooks_init(void);
 void gp_hooks_exit(void);
 u64 gp_hooks_missed(void);

@@ -31,8 +31,8 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
-#include "../module/gpreempt.h"
-#include "../module/kfd.h"
+#include "gpreempt.h"
+#include "kfd.h"
 
 #define GP_ARG(regs, fn, name) regs_get_kernel_argument(regs, GP_ARG_##fn##__##name)
 
