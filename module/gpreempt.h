@@ -86,6 +86,9 @@ int gp_layout_check(struct module *owner);
  * @env_prio: monitor-owned: GPREEMPT_PRIORITY (uncapped), -1 absent/unreadable
  * @env_read: monitor-owned: the environment has been read (once per process)
  * @env_first_ns: monitor-owned: first read that found pages not present
+ * @restore_owed: a queue of it went while gpreempt holds an eviction:
+ *		  check each such device for a restore (S3 F13); set and
+ *		  cleared by the monitor under gp_reg.lock (gp_reg.nowed)
  * @rules_dropped: monitor-owned: its pid rule and queue controls were
  *		   deleted when it ended (S3 F7)
  * @nrefs: queue entries (gone or not) that point at this process; it is
@@ -114,6 +117,7 @@ struct gp_proc {
 	bool env_read;
 	u64 env_first_ns;
 	bool rules_dropped;
+	bool restore_owed;
 	int nrefs;
 	struct {
 		struct kfd_node *dev;
@@ -221,6 +225,7 @@ struct gp_registry {
 	struct list_head procs;
 	unsigned int nqueues;
 	unsigned int nprocs;
+	unsigned int nowed;	/* processes with restore_owed set */
 	unsigned long gen;	/* bumped on every change */
 	unsigned long untracked;	/* queues left unmanaged: GP_MAX_QUEUES, or no memory */
 };
@@ -240,6 +245,9 @@ void gp_registry_free_all(void (*release)(struct gp_queue *e));
 int gp_registry_restore_evictions(void);
 int gp_registry_adopt_existing(void);
 bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
+int gp_registry_restores_owed(struct gp_proc **out, int max);
+void gp_registry_set_owed(struct gp_proc *pr, bool owed);
+bool gp_registry_dev_has_compute(struct gp_proc *pr, struct kfd_node *dev);
 
 /* ---- pointer access (ptr_access.c) ---- */
 void gp_ptr_setup(struct gp_queue *e);

@@ -187,14 +187,50 @@ static void gp_release_queue(struct gp_queue *e)
 		gp_maps_forget_tgid(pr->tgid);
 		pr->rules_dropped = true;
 	}
-	if (!pr->evicted || READ_ONCE(pr->nqueues))
+	if (!pr->evicted)
 		return;
 	if (READ_ONCE(pr->dead)) {
 		/* Its evictions died with it: KFD freed the qpd. */
-		gp_evict_forget_all(pr);
+		if (!READ_ONCE(pr->nqueues))
+			gp_evict_forget_all(pr);
 	} else {
-		/* Last queue of a live process gpreempt evicted: balance it. */
-		gp_evict_restore_all(pr, false);
+		/* Maybe its last compute queue on a device it is evicted on. */
+		gp_registry_set_owed(pr, true);
+	}
+}
+
+/*
+ * S3 F13: an eviction gpreempt holds on a device where the process has no
+ * compute queue left has nothing to unpark it any more: restore it.  Tried
+ * every tick until it is done (p->mutex is only tried), so a contended
+ * mutex at the destroy does not leave the device evicted.
+ */
+static void gp_restore_owed(void)
+{
+	static struct gp_proc *owed[16];
+	int n, k, i;
+
+	n = gp_registry_restores_owed(owed, ARRAY_SIZE(owed));
+	for (k = 0; k < n; k++) {
+		struct gp_proc *pr = owed[k];
+		bool again = false;
+
+		if (READ_ONCE(pr->dead)) {
+			/* Its evictions die with it (gp_release_queue). */
+			gp_registry_set_owed(pr, false);
+			continue;
+		}
+		for (i = 0; i < GP_MAX_DEVS && pr->evicted; i++) {
+			struct kfd_node *dev = pr->ev[i].dev;
+			int ret;
+
+			if (!pr->ev[i].evicted || gp_registry_dev_has_compute(pr, dev))
+				continue;
+			ret = gp_evict_process(pr, dev, false);
+			if (ret && gp_evict_held(pr, dev))
+				again = true;
+		}
+		gp_registry_set_owed(pr, again);
 	}
 }
 
@@ -503,6 +539,7 @@ static unsigned int gp_tick(void)
 		gp_last_gen = READ_ONCE(gp_reg.gen);
 		gp_registry_reap(gp_release_queue);
 	}
+	gp_restore_owed();
 	gp_effective_params(&pp, &tick_us, t0);
 	gp_rules_tick(t0);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);

@@ -375,6 +375,74 @@ int gp_registry_snapshot(struct gp_queue **out, int max)
 }
 
 /**
+ * gp_registry_restores_owed() - live processes owed an eviction check
+ * @out: array to fill
+ * @max: its size
+ *
+ * Entries stay valid: only the monitor, the caller, frees processes.
+ * Return: number written (those with @restore_owed; dead ones too, for
+ * the caller to clear).
+ */
+int gp_registry_restores_owed(struct gp_proc **out, int max)
+{
+	struct gp_proc *pr;
+	unsigned long flags;
+	int n = 0;
+
+	if (!READ_ONCE(gp_reg.nowed))
+		return 0;	/* the common case: no list walk per tick */
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(pr, &gp_reg.procs, node) {
+		if (n == max)
+			break;
+		if (pr->restore_owed)
+			out[n++] = pr;
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	return n;
+}
+
+/**
+ * gp_registry_set_owed() - set or clear @pr's restore_owed
+ * @pr: process
+ * @owed: the new value
+ */
+void gp_registry_set_owed(struct gp_proc *pr, bool owed)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	if (pr->restore_owed != owed)
+		gp_reg.nowed += owed ? 1 : -1;
+	pr->restore_owed = owed;
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+}
+
+/**
+ * gp_registry_dev_has_compute() - has @pr a live compute queue on @dev?
+ * @pr: process
+ * @dev: device
+ *
+ * Return: true if so.
+ */
+bool gp_registry_dev_has_compute(struct gp_proc *pr, struct kfd_node *dev)
+{
+	struct gp_queue *e;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(e, &gp_reg.queues, node) {
+		if (e->proc == pr && e->dev == dev && !e->gone && !e->sdma) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	return found;
+}
+
+/**
  * gp_registry_tgid_managed() - does another live KFD process have @tgid?
  * @tgid: thread group id
  * @except: the process to leave out (may be NULL)
@@ -444,6 +512,8 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 		if (!pr->nrefs && (pr->dead || !pr->evicted)) {
 			list_move(&pr->node, &dead_procs);
 			gp_reg.nprocs--;
+			if (pr->restore_owed)
+				gp_reg.nowed--;
 		}
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);

@@ -82,6 +82,8 @@
  * Each side verifies its own packets exactly once; the LC also checks each
  * S it used is exactly 1 (the production dispatch ran exactly once).
  * SIGINT/SIGTERM: stop submitting, drain, verify, report.
+ * --destroy-ms N destroys the last of --queues N ms after the start, its
+ * work unverified (its process keeps the others).
  * --reset-ms N marks the process's first device as having a reset queue
  * (6.12 pdd->has_reset_queue) N ms after the start, SIGUSR1 does it at
  * once; its work is then lost and not verified.
@@ -112,7 +114,7 @@
 static struct {
 	const char *mode;
 	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms, gap_ms;
-	int drain_ms, reset_ms;
+	int drain_ms, reset_ms, destroy_ms;
 	int dep_prio, dep_backlog;
 	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us, dep_wg_us;
 	const char *dep_shm;
@@ -410,7 +412,7 @@ static int run(void)
 	double busy = 0;
 	double *lat = malloc(cap * sizeof(*lat));
 	double t0, end, next_arrival, next_update, evict_at;
-	bool evicted = false, reset = false;
+	bool evicted = false, reset = false, destroyed = false;
 	int i;
 
 	if (!qs || !lat)
@@ -498,6 +500,14 @@ static int run(void)
 			if (test_op(KFDSIM_TEST_SET_RESET, 0, NULL))
 				errors++;
 			reset = true;
+		}
+		if (opt.destroy_ms && opt.queues > 1 && !destroyed &&
+		    now_us() >= t0 + opt.destroy_ms * 1e3) {
+			/* The last queue goes mid-run, its work with it (not verified). */
+			if (q_destroy(&qs[opt.queues - 1]))
+				errors++;
+			opt.queues--;
+			destroyed = true;
 		}
 		if (opt.evict_ms && !evicted && now_us() >= evict_at) {
 			if (test_op(KFDSIM_TEST_EVICT, 0, NULL))
@@ -736,7 +746,7 @@ static void usage(void)
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
-		"              [--reset-ms MS]\n"
+		"              [--reset-ms MS] [--destroy-ms MS]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
@@ -767,7 +777,7 @@ int main(int argc, char **argv)
 		{ "reset-ms", 1, 0, 'T' },
 		{ "dep-stream", 1, 0, 'e' }, { "dep-backlog", 1, 0, 'n' },
 		{ "dep-wg-us", 1, 0, 'y' }, { "dep-shm", 1, 0, 'z' }, { "shm", 1, 0, 'Z' },
-		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' },
+		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' }, { "destroy-ms", 1, 0, 'K' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -822,6 +832,7 @@ int main(int argc, char **argv)
 		case 'Z': opt.dep_shm = optarg; break;
 		case 'g': opt.gap_ms = atoi(optarg); break;
 		case 'N': opt.drain_ms = atoi(optarg); break;
+		case 'K': opt.destroy_ms = atoi(optarg); break;
 		case 'G':
 			if (parse_gpus(optarg)) {
 				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",
@@ -854,7 +865,7 @@ int main(int argc, char **argv)
 	}
 	if (opt.queues < 1 || opt.wg < 1 || opt.k < 1 || opt.k >= RING_SLOTS ||
 	    opt.inflight < 1 || opt.inflight >= RING_SLOTS || opt.wg_us < 0 ||
-	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 || opt.reset_ms < 0 ||
+	    opt.prio < 0 || opt.prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.evict_ms < 0 || opt.reset_ms < 0 || opt.destroy_ms < 0 ||
 	    opt.update_ms < 0 || opt.period_us < 0 || opt.be_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
 	    opt.be_wg < 1 || opt.be_wg_us < 0 || opt.hold_ms < 0 || opt.hold_ms > 600000 ||
 	    opt.gap_ms < 0 || opt.gap_ms > 600000 || opt.drain_ms < 0 || opt.drain_ms > 600000 ||
