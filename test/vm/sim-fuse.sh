@@ -11,27 +11,13 @@
 # the faulting read path (a06be8c) the monitor slept in fuse_read_folio,
 # its ticks stopped and rmmod blocked.  Runs inside the test guest.
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
-CTL=build/gpreemptctl
 STALL=build/fuse-stall
 CG=/sys/fs/cgroup
 MNT=/tmp/fuse-stall
 T=$(mktemp -d)
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
-qfield() {
-	bpftool -j map dump name gp_queues 2>/dev/null |
-		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
-}
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 stalled() { grep -q 'read stalled' "$T/fuse.out"; }
 remapped() { grep -q remapped "$T/evil.out"; }
 gone() { ! kill -0 "$1" 2>/dev/null; }

@@ -8,11 +8,10 @@
 # every millisecond, the ticks must stay well below the updates (counts, not
 # times).  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 T=$(mktemp -d)
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
-ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; exit 1; }

@@ -9,21 +9,11 @@
 # born evicted.  Now the eviction is restored once the device has no
 # compute queue of the process.  Runs inside the test guest.
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
-kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 refs_ge1() { [ "$(kstat evicted_refs)" -ge 1 ] 2>/dev/null; }
 refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
-ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" ndev=2 || { tap_not_ok "F13: kfdsim ndev=2 loads"; exit 1; }

@@ -7,26 +7,12 @@
 # Now the module deletes gp_prio[tgid] and gp_queue_ctl[tgid:*] once the
 # process has ended; a live process keeps them.  Runs inside the test guest.
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
-CTL=build/gpreemptctl
 rules_of() { $CTL --json list | jq -r --arg p "$1" '[.[] | select(.target == $p or (.target | startswith($p + ":")))] | length'; }
 no_rules() { [ "$(rules_of "$1")" = 0 ]; }
-qf() {
-	$CTL --json status 2>/dev/null |
-		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
-}
 has_queue() { [ -n "$(qf "$1" qid)" ]; }
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F7: kfdsim loads"; exit 1; }

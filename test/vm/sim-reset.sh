@@ -9,25 +9,9 @@
 # longer gpreempt's parked one, and other processes are still parked and
 # resumed.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
-CTL=build/gpreemptctl
-qf() {
-	$CTL --json status 2>/dev/null |
-		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
-}
-is() { [ "$(qf "$1" "$2")" = "$3" ]; }
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F12: kfdsim loads"; exit 1; }

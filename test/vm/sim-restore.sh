@@ -8,26 +8,15 @@
 # gpreempt dropped its slot and the best-effort process stayed evicted for
 # good.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 F=/sys/kernel/debug/kfdsim/fault
 T=$(mktemp -d)
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
-kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
 fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 be_evicted() { grep ' prio=3 ' /sys/kernel/debug/kfdsim/queues | grep -q 'evicted=1'; }
 be_running() { ! be_evicted; }
 refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
-ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" sched=mes || { tap_not_ok "F8: kfdsim sched=mes loads"; exit 1; }

@@ -10,26 +10,12 @@
 # With user_max_priority=15 (the old behaviour) the same user parks it: the
 # check can fail.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
-CTL=build/gpreemptctl
 CG=/sys/fs/cgroup
 P=/sys/module/gpreempt/parameters
 T=$(mktemp -d)
-qf() {	# tgid field -> value of its first queue (gpreemptctl --json status)
-	$CTL --json status 2>/dev/null |
-		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
-}
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-is() { [ "$(qf "$1" "$2")" = "$3" ]; }
 prio_src() { is "$1" priority "$2" && is "$1" source "$3"; }
 check_prio() {	# NAME tgid prio source
 	if wait_for 20 prio_src "$2" "$3" "$4"; then

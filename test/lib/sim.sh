@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0
+# test/lib/sim.sh - helpers of the kfdsim VM tests (sourced after tap.sh).
+CTL=${CTL:-build/gpreemptctl}
+
+# wait_for SECONDS CMD...: run CMD every 50 ms until it succeeds; 1 on timeout.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# gstat FIELD: a gp_stats field.
+gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+# qfield TGID FIELD: a gp_queues field of the process's first queue (raw values).
+qfield() {
+	bpftool -j map dump name gp_queues 2>/dev/null |
+		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
+}
+# qf TGID FIELD: the same through 'gpreemptctl --json status' (names for states, sources).
+qf() {
+	$CTL --json status 2>/dev/null |
+		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
+}
+# is TGID FIELD VALUE
+is() { [ "$(qf "$1" "$2")" = "$3" ]; }
+# kstat KEY: a kfdsim stats counter.
+kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
+# ks_idle: kfdsim has no queue and no process left.
+ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
