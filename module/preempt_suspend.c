@@ -54,7 +54,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	struct device_queue_manager *dqm;
 	struct kfd_process *p;
 	struct queue *q;
-	bool *flag, prev;
+	bool *flag, prev, reset;
 	int ret;
 
 	p = gp_backend_get_process(e->proc);
@@ -93,16 +93,17 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		goto out_unlock;
 	}
 	ret = gp_backend_dev_parkable(p, kfd_q_device(q), &pdd, park);
+	reset = pdd && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd));
 	if (!ret && park && kfd_q_is_reset(q)) {
 		gp_stats.skipped_reset++;
 		ret = -EIO;
 	}
 	/* A reset queue is never mapped again: never try to park it again. */
-	if (pdd && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd)))
+	if (reset)
 		e->reset = true;
 	if (ret)
 		goto out_unlock;
-	if (!park && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
+	if (!park && reset) {
 		/*
 		 * S3 F12: KFD maps no queue of a process with a reset queue
 		 * again, and update_queue() would unmap the whole device
