@@ -8,6 +8,7 @@
 # process, rmmod under load, and on kernels with KFD contexts (7.2+) the
 # same with one process owning two contexts.
 . test/lib/tap.sh
+. test/lib/sim.sh
 . test/lib/modcheck.sh
 OBJ=${GP_OBJ:-.}
 LAYOUT=$OBJ/build/gp_layout.h
@@ -19,16 +20,6 @@ have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
 qfield() {	# tgid field -> value from gp_queues (first queue of tgid)
 	bpftool -j map dump name gp_queues 2>/dev/null |
 		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
-}
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
-wait_for() {	# seconds cmd...
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
 }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 cfield() {	# tgid ctx(0: primary, 1: a secondary context) field -> value

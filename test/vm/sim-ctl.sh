@@ -9,6 +9,7 @@
 # apply; LC parking BE in one `top -n 1` frame; rmmod).  Runs
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 GPLOAD=build/gpload
 CTL=build/gpreemptctl
 CG=/sys/fs/cgroup
@@ -19,15 +20,6 @@ LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 qf() {	# tgid field -> value of its first queue, through gpreemptctl --json status
 	$CTL --json status 2>/dev/null |
 		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t)][0].$2 // empty"
-}
-wait_for() {	# seconds cmd...
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
 }
 is() { [ "$(qf "$1" "$2")" = "$3" ]; }
 prio_src() { is "$1" priority "$2" && is "$1" source "$3"; }

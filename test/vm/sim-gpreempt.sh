@@ -6,6 +6,7 @@
 # BE must be parked while LC has work and unparked after.  Runs inside the
 # test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 . test/lib/modcheck.sh
 GPLOAD=build/gpload
 LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200"
@@ -15,18 +16,8 @@ qfield() {	# tgid field -> value from gp_queues (first queue of tgid)
 	bpftool -j map dump name gp_queues 2>/dev/null |
 		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
 }
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
 ksq() {	# pasid-less lookup: the kfdsim line of the queue with priority $1
 	grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1
-}
-wait_for() {	# seconds cmd...
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
 }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 stat_is() { [ "$(gstat "$1")" = "$2" ]; }

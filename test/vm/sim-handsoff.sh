@@ -7,6 +7,7 @@
 # wait polls for a state; no wall-clock time is asserted.  Runs inside the
 # test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 GPLOAD=build/gpload
 F=/sys/kernel/debug/kfdsim/fault
 P=/sys/module/gpreempt/parameters
@@ -18,19 +19,8 @@ qfield() {
 	bpftool -j map dump name gp_queues 2>/dev/null |
 		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
 }
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
-kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
 fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
 ksq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 path_is() { [ "$(qfield "$1" ptr_path)" = "$2" ]; }

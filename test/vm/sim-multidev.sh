@@ -13,6 +13,7 @@
 # Every packet must complete exactly once (gpload's exit status).  Runs
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+. test/lib/sim.sh
 GPLOAD=build/gpload
 LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200 --period-us 1000"
 BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
@@ -35,15 +36,6 @@ ksline() {	# tgid qid -> kfdsim's line of that queue
 }
 ksfield() {	# tgid qid field -> value from kfdsim's line
 	ksline "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p"
-}
-wait_for() {	# seconds cmd...
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -lt $end ]; do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
 }
 state_is() { [ "$(qfield "$1" "$2" state)" = "$3" ]; }
 on_dev() { [ "$(ksfield "$1" "$2" dev)" = "$3" ]; }
