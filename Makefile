@@ -186,6 +186,25 @@ ifeq ($(MDIR),$(TOP))
 		for f in *.[ch] Kbuild; do case $$f in *.mod.c) continue ;; esac; \
 			ln -sfn "$(TOP)/test/kfdsim/$$f" "$(abspath $(BUILD))/kfdsim-skew/$$f"; done
 	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(abspath $(BUILD))/kfdsim-skew KCFLAGS=-DKS_SKEW=8 modules
+	@# gpreempt built for kfdsim's build id (next to kfdsim without .BTF,
+	@# the build-id check passes): live-ok with the right layout, live-skew
+	@# with kfd_process's pdds, n_pdds, pqm and debug_trap_enabled 16 bytes
+	@# later, as a DKMS tree read without its config.h gives.  The live
+	@# layout check must refuse live-skew (test/vm/sim-layout.sh).
+	@for v in ok skew; do d=$(abspath $(BUILD))/live-$$v; \
+		mkdir -p $$d/module $$d/bpf $$d/build && \
+		find $$d -name '*.mod.c' -type l -delete && \
+		for f in $(TOP)/module/*.[ch] $(TOP)/module/Kbuild; do \
+			case $$f in *.mod.c) continue ;; esac; ln -sfn $$f $$d/module/; done && \
+		ln -sfn $(TOP)/bpf/gp_maps.h $$d/bpf/ && \
+		ln -sfn $(abspath $(BUILD))/gp_maps.lskel.h $(abspath $(BUILD))/inc $$d/build/ && \
+		$(TOP)/test/layout/layout-variant --ko $(TOP)/test/kfdsim/kfdsim.ko \
+			$$([ $$v = skew ] && for m in pdds n_pdds pqm debug_trap_enabled; do \
+				echo --shift kfd_process.$$m=16; done) \
+			< $(BUILD)/gp_layout.h > $$d/build/gp_layout.h.tmp || exit 1; \
+		cmp -s $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h || \
+			mv $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h; rm -f $$d/build/gp_layout.h.tmp; \
+		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d/module modules || exit 1; done
 endif
 	@$(TOP)/scripts/ibt-check --gpreempt $(MDIR)/module/gpreempt.ko \
 		$(if $(GP_AMDGPU_KO),--kfd $(GP_AMDGPU_KO)) \

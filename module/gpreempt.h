@@ -5,6 +5,7 @@
 #ifndef GP_GPREEMPT_H
 #define GP_GPREEMPT_H
 
+#include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/types.h>
 #include <linux/spinlock.h>
@@ -63,6 +64,11 @@ bool gp_ksyms_op_callable(const void *fn);
 
 /* ---- the running KFD has the built-in layout (layout_check.c) ---- */
 int gp_layout_check(struct module *owner);
+
+/* ---- live KFD objects match the built-in layout (layout_live.c) ---- */
+int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq);
+void gp_layout_live_passed(unsigned int nproc, unsigned int nq, ktime_t t0);
+bool gp_layout_live_admit(struct queue *q);
 
 /* ---- registry (registry.c) ---- */
 /**
@@ -243,7 +249,7 @@ int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));
 int gp_registry_restore_evictions(void);
-int gp_registry_adopt_existing(void);
+int gp_registry_walk_existing(bool adopt);
 bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 int gp_registry_restores_owed(struct gp_proc **out, int max);
 void gp_registry_set_owed(struct gp_proc *pr, bool owed);

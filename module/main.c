@@ -11,7 +11,8 @@
  * everything it parked.
  *
  * Setup order: KFD symbols -> layout check -> maps -> registry -> probes ->
- * existing queues -> monitor.  Teardown is the exact reverse.
+ * existing processes (live layout check, adopted queues) -> monitor.
+ * Teardown is the exact reverse.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,8 +37,12 @@ static int __init gp_init(void)
 	ret = gp_hooks_init();
 	if (ret)
 		goto err_maps;
-	if (gp_param.adopt_existing)
-		adopted = gp_registry_adopt_existing();
+	/* The live layout check, and adopt_existing: nothing acts before it. */
+	adopted = gp_registry_walk_existing(gp_param.adopt_existing);
+	if (adopted < 0) {
+		ret = adopted;
+		goto err_hooks;
+	}
 	ret = gp_monitor_start();
 	if (ret)
 		goto err_hooks;

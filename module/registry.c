@@ -101,7 +101,7 @@ static void gp_list_add_grouped_locked(struct gp_queue *e)
  *	fires once per new KFD queue: an entry for the same (process, qid) is
  *	then always a dead queue's whose destroy gpreempt missed, even with the
  *	same @q (the slab recycled the dead queue's memory), and is replaced.
- *	False for gp_registry_adopt_existing(), which may meet a queue the
+ *	False for gp_registry_walk_existing(), which may meet a queue the
  *	probe has registered already: the same @q is then a duplicate.
  * @gfp: allocation flags
  *
@@ -221,11 +221,20 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
  * @q: KFD's queue, complete, with its process's mutex held by the caller
  *
  * Return: 0, or -ENOMEM or -ENOSPC (GP_MAX_QUEUES): the queue stays
- * unmanaged, counted in gp_stats.queues_untracked.
+ * unmanaged, counted in gp_stats.queues_untracked; so does every queue once
+ * the live layout check failed (gp_layout_live_admit(), returns 0).
  */
 int gp_registry_add_queue(struct queue *q)
 {
-	return gp_add(q, true, GFP_ATOMIC);
+	unsigned long flags;
+
+	if (gp_layout_live_admit(q))
+		return gp_add(q, true, GFP_ATOMIC);
+	/* The layout is wrong (logged once): disarmed, never managed. */
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	gp_reg.untracked++;
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	return 0;
 }
 
 /**
@@ -577,20 +586,25 @@ void gp_registry_free_all(void (*release)(struct gp_queue *e))
 }
 
 /**
- * gp_registry_adopt_existing() - register the queues that existed before load
+ * gp_registry_walk_existing() - the KFD processes that existed before load
+ * @adopt: register their queues (adopt_existing)
  *
  * Walks every PASID through kfd_lookup_process_by_pasid() (KFD's own
- * SRCU-protected lookup, +1 reference) and each process's queue list under
- * p->mutex, the lock KFD's ioctls hold while creating/destroying queues.
- * Runs after the probes are registered, so no queue slips between the two;
- * a queue the creation probe registered already is a duplicate, ignored by
- * gp_add().
+ * SRCU-protected lookup, +1 reference).  Each process is first checked
+ * against the built-in layout (gp_layout_live_process()): one that does not
+ * match fails the walk, and insmod.  Then, with @adopt, its queue list is
+ * walked under p->mutex, the lock KFD's ioctls hold while creating and
+ * destroying queues.  Runs after the probes are registered, so no queue
+ * slips between the two; a queue the creation probe registered already is a
+ * duplicate, ignored by gp_add().
  *
- * Return: number of queues adopted.
+ * Return: number of queues adopted, or -ENOEXEC (the layout is wrong).
  */
-int gp_registry_adopt_existing(void)
+int gp_registry_walk_existing(bool adopt)
 {
-	int n = 0;
+	unsigned int nproc = 0, nq = 0, pnq;
+	ktime_t t0 = ktime_get();
+	int n = 0, ret;
 	u32 pasid;
 
 	for (pasid = 1; pasid < (1U << 16); pasid++) {
@@ -600,8 +614,20 @@ int gp_registry_adopt_existing(void)
 
 		if (!p)
 			continue;
+		pnq = 0;
+		ret = gp_layout_live_process(p, pasid, &pnq);
+		if (ret) {
+			gp_kfd_unref(p);
+			return ret;
+		}
 		/* 6.17+: one PASID per device; visit each process once. */
 		if (kfd_p_pasid(p) != pasid) {
+			gp_kfd_unref(p);
+			continue;
+		}
+		nproc++;
+		nq += pnq;
+		if (!adopt) {
 			gp_kfd_unref(p);
 			continue;
 		}
@@ -619,5 +645,6 @@ int gp_registry_adopt_existing(void)
 		gp_kfd_unref(p);
 		cond_resched();
 	}
+	gp_layout_live_passed(nproc, nq, t0);
 	return n;
 }
