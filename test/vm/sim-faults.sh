@@ -285,5 +285,31 @@ echo off >$F/destroy_queue
 tap_check "F1: gpreempt manages no queue once the processes exited" wait_for 30 gq_zero
 unload
 
+# 11. F14 (REVIEW-S3): a park whose update_queue fails after update_mqd()
+# (a failed map_queues_cpsch()): the queue is off the runlist when KFD
+# returns the error.  The flag stays with it, gpreempt counts it parked and
+# unparks it once LC is gone.  The old code put the flag back: the queue was
+# left off the runlist (active=0 suspended=0) while gpreempt showed it
+# running, and nothing moved it again once LC stopped (the ETIME fences
+# parks for 500 ms, so no later park came to repair it).
+load "" "backend=suspend"
+echo "ETIME 0 1" >$F/update_queue_map
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD $LC_ARGS --duration 60 --quiet &
+lc=$!
+wait_for 20 fc_ge update_queue_map 1
+kill -TERM $lc
+wait $lc
+tap_check "F14: the park failed after update_mqd (injected $(fcount update_queue_map))" \
+	test "$(fcount update_queue_map)" = 1
+tap_check "F14: LC gone, BE runs again" wait_for 30 be_running
+tap_diag "F14: kfdsim: $(ksq 3 | grep -o 'active=.*')"
+tap_check "F14: gpreempt shows BE running" wait_for 10 state_is $be 0
+kill -TERM $be
+wait $be
+tap_check "F14: BE packets exactly once" test $? -eq 0
+unload
 tap_dmesg_clean "faults: dmesg has no BUG/WARNING/Oops/KFENCE"
 tap_done
