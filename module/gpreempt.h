@@ -238,7 +238,17 @@ struct gp_registry {
 
 extern struct gp_registry gp_reg;
 
-void gp_registry_init(void);
+/**
+ * struct gp_registry_ops - what the registry tells its user
+ * @changed: something to scan (a queue came, went or changed): any context
+ * @proc_freed: @pr is about to be freed: drop what the backends hold for it
+ */
+struct gp_registry_ops {
+	void (*changed)(void);
+	void (*proc_freed)(struct gp_proc *pr);
+};
+
+void gp_registry_init(const struct gp_registry_ops *ops);
 int gp_registry_add_queue(struct queue *q);
 void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent);
 void gp_registry_del_queue(struct kfd_process *p, u32 qid);
@@ -248,7 +258,7 @@ void gp_registry_proc_dbg_suspend(struct kfd_process *p);
 int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));
-int gp_registry_restore_evictions(void);
+struct gp_proc *gp_registry_next_evicted(void);
 int gp_registry_walk_existing(bool adopt);
 bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 int gp_registry_restores_owed(struct gp_proc **out, int max);
@@ -290,8 +300,8 @@ bool gp_maps_config(struct gp_config *cfg);
 void gp_rules_tick(u64 now);
 u32 gp_rules_apply(struct gp_queue *e, int *prio);
 
-/* ---- monitor (monitor.c) ---- */
-extern struct gp_stats gp_stats;	/* monitor-owned copy of the map value */
+/* ---- monitor (monitor.c; release.c: unload; stats.c: gp_stats) ---- */
+extern struct gp_stats gp_stats;	/* the map value: stats.c, written by the monitor thread */
 int gp_monitor_start(void);
 void gp_monitor_stop(void);
 void gp_monitor_kick(void);

@@ -20,6 +20,12 @@
 #include "gpreempt.h"
 #include "kfd.h"
 
+/* The registry's user: the monitor, and the evict backend's per-process slots. */
+static const struct gp_registry_ops gp_reg_ops = {
+	.changed = gp_monitor_kick,
+	.proc_freed = gp_evict_forget_all,
+};
+
 static int __init gp_init(void)
 {
 	int ret, adopted = 0;
@@ -33,7 +39,7 @@ static int __init gp_init(void)
 	ret = gp_maps_init();
 	if (ret)
 		goto err_ksyms;
-	gp_registry_init();
+	gp_registry_init(&gp_reg_ops);
 	ret = gp_hooks_init();
 	if (ret)
 		goto err_maps;

@@ -35,11 +35,16 @@ static u32 gp_key(struct kfd_process *p, u32 qid)
 	return hash_ptr(p, 32) ^ hash_32(qid, 32);
 }
 
+static const struct gp_registry_ops *gp_reg_ops;
+
 /**
  * gp_registry_init() - empty registry
+ * @ops: what the registry tells its user (the monitor, wired in main.c);
+ *	the registry itself names neither the monitor nor a backend (S3 F19)
  */
-void gp_registry_init(void)
+void gp_registry_init(const struct gp_registry_ops *ops)
 {
+	gp_reg_ops = ops;
 	spin_lock_init(&gp_reg.lock);
 	INIT_LIST_HEAD(&gp_reg.queues);
 	INIT_LIST_HEAD(&gp_reg.procs);
@@ -212,7 +217,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	gp_reg.gen++;
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	kfree(new_pr);
-	gp_monitor_kick();
+	gp_reg_ops->changed();
 	return 0;
 }
 
@@ -263,7 +268,7 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (e)
-		gp_monitor_kick();
+		gp_reg_ops->changed();
 }
 
 /**
@@ -282,7 +287,7 @@ void gp_registry_del_queue(struct kfd_process *p, u32 qid)
 		gp_mark_gone_locked(e);
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (e)
-		gp_monitor_kick();
+		gp_reg_ops->changed();
 }
 
 /**
@@ -313,7 +318,7 @@ void gp_registry_proc_dead(struct kfd_process *p)
 	gp_reg.gen++;
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (found)
-		gp_monitor_kick();
+		gp_reg_ops->changed();
 }
 
 /**
@@ -337,7 +342,7 @@ void gp_registry_proc_debugged(struct kfd_process *p, bool on)
 			WRITE_ONCE(pr->dbg_suspended, false);
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	gp_monitor_kick();
+	gp_reg_ops->changed();
 }
 
 /**
@@ -527,42 +532,34 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	list_for_each_entry_safe(pr, ptmp, &dead_procs, node) {
-		gp_evict_forget_all(pr);
+		gp_reg_ops->proc_freed(pr);
 		kfree(pr);
 	}
 }
 
 /**
- * gp_registry_restore_evictions() - restore every eviction gpreempt holds
+ * gp_registry_next_evicted() - a process gpreempt holds evicted, if any
  *
- * Module unload, after the monitor stopped and before anything is marked
- * dead: waits for each process's mutex.
+ * Module unload, after the monitor stopped (only that thread frees procs,
+ * so the result stays valid unlocked): the caller restores it, which clears
+ * pr->evicted, and asks again.
  *
- * Return: processes whose restore failed.
+ * Return: a live process with evictions held, or NULL.
  */
-int gp_registry_restore_evictions(void)
+struct gp_proc *gp_registry_next_evicted(void)
 {
-	struct gp_proc *pr;
+	struct gp_proc *pr, *found = NULL;
 	unsigned long flags;
-	int failed = 0;
 
-again:
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	list_for_each_entry(pr, &gp_reg.procs, node) {
-		if (!pr->evicted || pr->dead)
-			continue;
-		/* Only this thread frees procs: @pr stays valid unlocked. */
-		spin_unlock_irqrestore(&gp_reg.lock, flags);
-		if (gp_evict_restore_all(pr, true))
-			failed++;
-		if (pr->evicted) {
-			/* Cannot happen: every restore clears its slot. */
-			gp_evict_forget_all(pr);
+		if (pr->evicted && !pr->dead) {
+			found = pr;
+			break;
 		}
-		goto again;
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	return failed;
+	return found;
 }
 
 /**
