@@ -237,6 +237,16 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 				gp_commit(e, pp, ret, GP_BACKEND_SUSPEND, t0, t1);
 				continue;
 			}
+			/*
+			 * S3 F20: KFD evicts and counts before it can fail, and
+			 * gpreempt then holds the eviction (the error is
+			 * counted).  Committed as running, the process would
+			 * stay evicted until the policy happened to park it
+			 * again: it is parked, and restored when the policy
+			 * says so.
+			 */
+			if (ret && act == GP_ACT_PARK && gp_evict_held(e->proc, e->dev))
+				ret = 0;
 			/* The whole process moved: commit each of its queues. */
 			for (j = 0; j < n; j++) {
 				struct gp_queue *x = gp_snap[j];
