@@ -89,7 +89,9 @@ for v in low 0 15 normal; do
 	want=$(case $v in low) echo 3 ;; normal) echo 7 ;; 15) echo 12 ;; *) echo $v ;; esac)
 	out=$("${RUN[@]}" --rm --privileged --annotation $ANN=$v gpbb /gp/gpreemptctl --json list 2>/dev/null |
 		jq -r '.[] | select(.kind == "cgroup" and .target == "/sys/fs/cgroup") | .priority')
-	tap_check "$ANN=$v: rule at $want${v/15/ (above the default cap, high)}" test "$out" = "$want"
+	note=
+	[ "$v" = 15 ] && note=" (above the default cap, high)"
+	tap_check "$ANN=$v: rule at $want$note" test "$out" = "$want"
 done
 
 # 3. LC (annotated high) parks BE (no annotation); both run gpload on kfdsim.

@@ -145,6 +145,8 @@ int hook_parse(const char *buf, size_t len, bool nri, struct hook_req *r, char *
 		why_set(why, wlen, "input too long");
 		goto out;
 	}
+	/* RFC 8259 only: no single quotes, no trailing commas. */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	root = json_tokener_parse_ex(tok, buf, len);
 	jerr = json_tokener_get_error(tok);
 	if (jerr == json_tokener_continue) {
@@ -207,7 +209,9 @@ int hook_parse(const char *buf, size_t len, bool nri, struct hook_req *r, char *
 		if (json_object_is_type(v, json_type_string)) {
 			s = json_object_get_string(v);
 			printable(s, r->prio_text, sizeof(r->prio_text));
-			r->prio_ok = strlen(s) < sizeof(r->prio_text) && !hook_prio(s, &r->prio);
+			/* "high\u0000x" is not "high" */
+			r->prio_ok = strlen(s) == (size_t)json_object_get_string_len(v) &&
+				     strlen(s) < sizeof(r->prio_text) && !hook_prio(s, &r->prio);
 		} else {
 			printable(json_object_to_json_string(v), r->prio_text,
 				  sizeof(r->prio_text));
