@@ -175,7 +175,7 @@ int hook_parse(const char *buf, size_t len, bool nri, struct hook_req *r, char *
 			HOOK_ID_LEN - 1);
 		goto out;
 	}
-	strcpy(r->id, s);
+	snprintf(r->id, sizeof(r->id), "%s", s);
 	if (json_object_object_get_ex(root, "pid", &v)) {
 		if (!json_object_is_type(v, json_type_int)) {
 			why_set(why, wlen, "\"pid\" is not a number");
