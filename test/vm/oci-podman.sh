@@ -185,6 +185,26 @@ rmdir /sys/fs/cgroup/gone.scope
 tap_check "hook gc removes the rule of a cgroup gone without poststop" \
 	sh -c "$CTL hook gc | grep -q '^1 stale' && [ \$($CTL --json list | jq '[.[] | select(.kind == \"cgroup\")] | length') = 0 ] && [ ! -e $RUNDIR/missed1 ]"
 
+# A container created again under the same id in another cgroup (a restart
+# whose poststop never ran): its earlier rule goes, the new one is set.
+mkdir /sys/fs/cgroup/r1.scope /sys/fs/cgroup/r2.scope
+for d in r1 r2; do
+	sh -c "echo \$\$ > /sys/fs/cgroup/$d.scope/cgroup.procs; exec sleep 60" &
+	eval "p_$d=\$!"
+done
+sleep 0.2
+for d in r1 r2; do
+	eval "pid=\$p_$d"
+	echo "{\"id\":\"again1\",\"pid\":$pid,\"status\":\"created\",\"annotations\":{\"$ANN\":\"low\"}}" |
+		$CTL hook --log $LOG create
+done
+tap_check "created again in another cgroup: only the new cgroup has a rule" \
+	sh -c "$CTL --json list | jq -e '[.[] | select(.kind == \"cgroup\")] | length == 1 and .[0].target == \"/sys/fs/cgroup/r2.scope\"'"
+echo '{"id":"again1","status":"stopped"}' | $CTL hook --log $LOG poststop
+tap_check "its poststop: no rule left" sh -c "[ \$($CTL --json list | jq '[.[] | select(.kind == \"cgroup\")] | length') = 0 ]"
+kill $p_r1 $p_r2; wait $p_r1 $p_r2 2>/dev/null
+rmdir /sys/fs/cgroup/r1.scope /sys/fs/cgroup/r2.scope
+
 # 8. The loop: containers come and go, no rule is left.
 : >$W/loop.log
 t0=$(date +%s.%N)

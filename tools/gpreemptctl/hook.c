@@ -385,9 +385,15 @@ static int hook_create(const struct hook_req *r)
 	}
 	gc(&c, r->id);
 	key = rec.cgid;
-	if (!record_read(hk->run_dir, r->id, &old) && old.cgid == rec.cgid)
-		rec.prev = old.prev;	/* created twice: keep the first one's "before" */
-	else if (!bpf_map_lookup_elem(c.fd[M_PRIO_CGROUP], &key, &v))
+	if (!record_read(hk->run_dir, r->id, &old)) {
+		if (old.cgid == rec.cgid) {
+			rec.prev = old.prev;	/* created twice: keep the first "before" */
+		} else if (rule_undo(&c, &old)) {	/* restarted, poststop missed */
+			hlog(LOG_WARNING, "container %.12s: cannot remove its earlier rule on cgroup id %lu: %s",
+			     r->id, (unsigned long)old.cgid, strerror(errno));
+		}
+	}
+	if (rec.prev < 0 && !bpf_map_lookup_elem(c.fd[M_PRIO_CGROUP], &key, &v))
 		rec.prev = v.priority;
 	if (record_write(hk->run_dir, r->id, &rec)) {
 		hlog(LOG_WARNING, "container %.12s: no rule set: cannot write %s/%s: %s", r->id,
