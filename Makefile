@@ -235,10 +235,16 @@ $(BUILD)/fuse-stall: $(TOP)/test/fuse-stall/fuse-stall.c | $(BUILD)
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h
 $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) -lbpf
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) -lbpf -ljson-c
 
 DESTDIR ?=
 PREFIX ?= /usr/local
+# Container hooks (README "Containers"): the OCI hooks.d files podman and
+# CRI-O read, and the NRI v0.1 plugin of containerd 1.6 (/opt/nri/bin/<type>,
+# a link to gpreemptctl, named in /etc/nri/conf.json; an existing conf.json
+# is left alone: add the plugin to it from share/gpreempt/nri-conf.json).
+OCI_HOOKS_DIR ?= /usr/share/containers/oci/hooks.d
+NRI_BIN_DIR ?= /opt/nri/bin
 install: all
 	install -D -m 0755 $(BUILD)/gpreemptctl $(DESTDIR)$(PREFIX)/sbin/gpreemptctl
 	install -D -m 0644 $(TOP)/tools/gpreemptctl/gpreemptctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/gpreemptctl.8
@@ -246,6 +252,14 @@ install: all
 	install -D -m 0644 $(TOP)/etc/gpreempt.service $(DESTDIR)/etc/systemd/system/gpreempt.service
 	test -e $(DESTDIR)/etc/gpreempt.conf || install -D -m 0644 $(TOP)/etc/gpreempt.conf $(DESTDIR)/etc/gpreempt.conf
 	test -e $(DESTDIR)/etc/modprobe.d/gpreempt.conf || install -D -m 0644 $(TOP)/etc/modprobe.d/gpreempt.conf $(DESTDIR)/etc/modprobe.d/gpreempt.conf
+	for h in create poststop; do \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|' $(TOP)/etc/oci-hooks.d/gpreempt-$$h.json > $(BUILD)/gpreempt-$$h.json && \
+		install -D -m 0644 $(BUILD)/gpreempt-$$h.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-$$h.json || exit 1; \
+	done
+	install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json
+	test -e $(DESTDIR)/etc/nri/conf.json || install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)/etc/nri/conf.json
+	install -d $(DESTDIR)$(NRI_BIN_DIR)
+	ln -sfn $(PREFIX)/sbin/gpreemptctl $(DESTDIR)$(NRI_BIN_DIR)/gpreempt
 	@test -n "$(DESTDIR)" || depmod $(GP_KVER_INSTALL)
 
 # --- tests -------------------------------------------------------------------
