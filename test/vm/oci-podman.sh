@@ -10,7 +10,7 @@
 # unannotated BE one, both running kfdsim loads; an invalid value refuses
 # the container with one line; the admin cap (container max_priority)
 # lowers it; apply keeps container rules; no rule is left after a loop of
-# containers (GP_OCI_LOOP, default 100); a missed poststop is cleaned up by
+# containers (GP_OCI_LOOP: 20 in make check, 100 in make soak); a missed poststop is cleaned up by
 # hook gc; podman kube play with the annotation in the pod YAML.  Runs
 # inside the test guest (test/run-vm oci; scripts/vm -a maxcpus=1).
 . test/lib/tap.sh
@@ -18,7 +18,7 @@
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
 GPLOAD=$PWD/build/gpload
-LOOP=${GP_OCI_LOOP:-100}
+LOOP=${GP_OCI_LOOP:-20}
 W=/tmp/oci
 LOG=$W/hook.log
 CONF=$W/gpreempt.conf
