@@ -178,14 +178,14 @@ ifneq ($(MDIR),$(TOP))
 		! -name '*.mod.c' | \
 		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
 endif
-	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) modules
+	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) $(if $(GP_DKMS),GP_DKMS=1) modules
 	@# Headers without vmlinux (Debian 6.1) make kbuild skip module BTF.
 	@# kfdsim needs it as amdgpu has it: gpreempt checks the layout against
 	@# it at insmod (module/layout_check.c).  Same pahole step as kbuild's.
 	@ko=$(MDIR)/test/kfdsim/kfdsim.ko; if [ -f $$ko ] && ! readelf -S $$ko | grep -q ' \.BTF '; then \
 		echo "  BTF     $$ko (on $(BTF_BASE))"; \
 		LLVM_OBJCOPY=objcopy pahole -J --btf_base $(BTF_BASE) $$ko || exit 1; fi
-ifeq ($(MDIR),$(TOP))
+ifeq ($(MDIR)$(GP_DKMS),$(TOP))
 	@# kfdsim with one field moved: gpreempt must refuse it (test/vm/sim-layout.sh)
 	@mkdir -p $(BUILD)/kfdsim-skew && find $(BUILD)/kfdsim-skew -name '*.mod.c' -type l -delete && cd $(TOP)/test/kfdsim && \
 		for f in *.[ch] Kbuild; do case $$f in *.mod.c) continue ;; esac; \

@@ -14,6 +14,8 @@
 # modules with a tmpfs on top (install, depmod); all undone at the end.
 . test/lib/tap.sh
 . test/lib/modcheck.sh
+# shellcheck source=/dev/null
+[ -f "${GP_VM_SCRATCH:-}/kernel.env" ] && . "$GP_VM_SCRATCH/kernel.env"
 kver=$(uname -r)
 tmp=$(mktemp -d)
 mounts=()
@@ -40,6 +42,7 @@ dmesg -C
 
 # /lib/modules/<kver>: the cached kernel's modules, writable on top.
 mods=$GP_KROOT/lib/modules/$kver
+modprobe -d "$GP_KROOT" overlay 2>/dev/null
 mnt /lib/modules -t tmpfs tmpfs && mkdir -p "/lib/modules/$kver" "$tmp/ovl"
 mnt "$tmp/ovl" -t tmpfs tmpfs && mkdir -p "$tmp/ovl/upper" "$tmp/ovl/work"
 if ! mnt "/lib/modules/$kver" -t overlay overlay \
