@@ -106,10 +106,13 @@ endif
 # The layout comes from BTF when the KFD's BTF file exists; else from a KFD
 # source tree (scripts/kfd-src-layout): KFD_SRC=<drivers/gpu/drm/amd of a
 # kernel source, or a ROCm DKMS /usr/src/amdgpu-<version>/>, by default the
-# newest /usr/src/amdgpu-*/; KFD_KO=<the amdgpu.ko built from it> records its
-# build id, the only amdgpu insmod then accepts.  KFD_SRC= on the command line
-# wins over BTF.
-KFD_SRC_AUTO = $(shell ls -d /usr/src/amdgpu-*/ 2>/dev/null | sort -V | tail -n 1)
+# amdgpu-dkms tree `dkms status` says was built for the kernel
+# (scripts/amdgpu-dkms-src); a DKMS tree is configured for KDIR's kernel by
+# its own configure step, or takes KFD_DKMS_CONFIG=<the config.h an amdgpu
+# DKMS build wrote>.  KFD_KO=<the amdgpu.ko built from it>, by default the
+# one modprobe loads (modinfo -k <kver> -n amdgpu), records its build id, the
+# only amdgpu insmod then accepts.  KFD_SRC= on the command line wins over BTF.
+KFD_SRC_AUTO = $(shell $(TOP)/scripts/amdgpu-dkms-src $(GP_KVER_INSTALL) 2>/dev/null)
 ifneq ($(filter command environment,$(origin KFD_SRC)),)
 LAYOUT_FROM := src
 else ifneq ($(wildcard $(BTF_KFD)),)
@@ -119,12 +122,12 @@ KFD_SRC := $(patsubst %/,%,$(KFD_SRC_AUTO))
 LAYOUT_FROM := $(if $(KFD_SRC),src,none)
 endif
 ifeq ($(LAYOUT_FROM),src)
-KFD_KO ?= $(firstword $(wildcard /lib/modules/$(GP_KVER_INSTALL)/updates/dkms/amdgpu.ko*))
+KFD_KO ?= $(shell modinfo -k $(GP_KVER_INSTALL) -n amdgpu 2>/dev/null | grep '^/')
 endif
 
 # What the layout came from: a change (BTF <-> source, another tree or .ko)
 # regenerates it.
-LAYOUT_KEY := $(LAYOUT_FROM) $(KFD_SRC) $(KFD_KO) $(BTF_KFD) $(BTF_BASE)
+LAYOUT_KEY := $(LAYOUT_FROM) $(KFD_SRC) $(KFD_KO) $(KFD_DKMS_CONFIG) $(BTF_KFD) $(BTF_BASE)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(BUILD)/layout.from 2>/dev/null)" = "$(LAYOUT_KEY)" ] || echo "$(LAYOUT_KEY)" > $(BUILD)/layout.from; })
 
 ifeq ($(LAYOUT_FROM),btf)
@@ -138,6 +141,7 @@ $(BUILD)/gp_layout.h: $(TOP)/scripts/kfd-src-layout $(TOP)/scripts/layout.spec $
 	@test -d "$(KFD_SRC)" || { echo "error: KFD_SRC=$(KFD_SRC): no such directory"; exit 1; }
 	@echo "  GEN     $@ (from KFD source $(KFD_SRC)$(if $(KFD_KO), for $(KFD_KO), no KFD_KO: insmod will need the KFD's BTF))"
 	@$(TOP)/scripts/kfd-src-layout --from "$(KFD_SRC)" $(if $(KFD_KO),--ko "$(KFD_KO)") \
+		$(if $(KFD_DKMS_CONFIG),--dkms-config "$(KFD_DKMS_CONFIG)") \
 		$(if $(KBUILD_RUN),--kbuild-run "$(KBUILD_RUN) --ro-bind $(realpath $(KFD_SRC)) $(realpath $(KFD_SRC))") \
 		$(KDIR) $(KFD_SRC) $(TOP)/scripts/layout.spec $(BUILD)/kfd-src-probe > $@.tmp || { rm -f $@.tmp; exit 1; }
 	@mv $@.tmp $@
@@ -145,7 +149,8 @@ else
 $(BUILD)/gp_layout.h:
 	@echo "error: no KFD layout source: no amdgpu BTF at '$(BTF_KFD)' and no KFD source tree."
 	@echo "  Load amdgpu (its BTF is /sys/kernel/btf/amdgpu), or run scripts/setup, or set BTF_KFD=<amdgpu.ko with .BTF>;"
-	@echo "  on a ROCm DKMS machine install amdgpu-dkms (its source is /usr/src/amdgpu-<version>/) or set KFD_SRC=<tree>."
+	@echo "  on a ROCm DKMS machine rebuild amdgpu with BTF (AMDGPU_BTF=1 dkms install --force amdgpu/<version>),"
+	@echo "  or build amdgpu-dkms for this kernel (dkms status -k <kver> amdgpu), or set KFD_SRC=<tree>."
 	@exit 1
 endif
 
@@ -173,14 +178,14 @@ ifneq ($(MDIR),$(TOP))
 		! -name '*.mod.c' | \
 		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
 endif
-	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) modules
+	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) $(if $(GP_DKMS),GP_DKMS=1) modules
 	@# Headers without vmlinux (Debian 6.1) make kbuild skip module BTF.
 	@# kfdsim needs it as amdgpu has it: gpreempt checks the layout against
 	@# it at insmod (module/layout_check.c).  Same pahole step as kbuild's.
 	@ko=$(MDIR)/test/kfdsim/kfdsim.ko; if [ -f $$ko ] && ! readelf -S $$ko | grep -q ' \.BTF '; then \
 		echo "  BTF     $$ko (on $(BTF_BASE))"; \
 		LLVM_OBJCOPY=objcopy pahole -J --btf_base $(BTF_BASE) $$ko || exit 1; fi
-ifeq ($(MDIR),$(TOP))
+ifeq ($(MDIR)$(GP_DKMS),$(TOP))
 	@# kfdsim with one field moved: gpreempt must refuse it (test/vm/sim-layout.sh)
 	@mkdir -p $(BUILD)/kfdsim-skew && find $(BUILD)/kfdsim-skew -name '*.mod.c' -type l -delete && cd $(TOP)/test/kfdsim && \
 		for f in *.[ch] Kbuild; do case $$f in *.mod.c) continue ;; esac; \
@@ -278,6 +283,7 @@ check: setup
 		$(TOP)/test/run-unit || echo "not ok - test/run-unit exit status"; \
 		$(TOP)/scripts/lint || echo "not ok - scripts/lint exit status"; \
 		$(TOP)/test/run-src-layout || echo "not ok - test/run-src-layout exit status"; \
+		$(TOP)/test/run-dkms-fixture || echo "not ok - test/run-dkms-fixture exit status"; \
 		$(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; \
 		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
 		echo "# make check: $$(( $$(date +%s) - start )) s"; \

@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# DKMS end to end (issue 21): Debian's dkms adds and builds gpreempt
+# (dkms.conf, scripts/dkms-build) for this guest's kernel on the host
+# (test/run-dkms-build, run by test/run-vm first: the compile is ~50x faster
+# there than in this TCG guest), into build/dkms/<kver>/, which the guest
+# sees over 9p.  Here, dkms status finds that build of this very tree,
+# dkms install installs it without compiling anything, the installed module
+# loads clean (taint OE, vermagic, __versions, tracepoints) with its layout
+# checked against the real amdgpu, and dkms remove takes it away again.
+# Then the systemd unit, with gpreemptctl and its man page installed where
+# it names them, passes systemd-analyze verify.
+# The guest root is the host's, read-only: DKMS's state goes to a tmpfs on
+# /var/lib/dkms (a copy of the host's dkms tree), and /lib/modules/<kver> is
+# a tmpfs holding amdgpu and its dependencies from the cached kernel
+# (install, depmod); all undone at the end.
+. test/lib/tap.sh
+. test/lib/modcheck.sh
+# shellcheck source=/dev/null
+[ -f "${GP_VM_SCRATCH:-}/kernel.env" ] && . "$GP_VM_SCRATCH/kernel.env"
+kver=$(uname -r)
+tmp=$(mktemp -d)
+mounts=()
+undo() {
+	local i
+	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+		umount "${mounts[i]}" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap undo EXIT
+mnt() {   # mnt TARGET MOUNT-ARGS...: mount, remembered for undo
+	local t=$1
+	shift
+	mount "$@" "$t" && mounts+=("$t")
+}
+
+if ! command -v dkms >/dev/null; then
+	tap_not_ok "dkms: the dkms package is installed (scripts/setup)"
+	tap_done
+	exit
+fi
+dmesg -C
+
+# /lib/modules/<kver> on a tmpfs: amdgpu and what it needs, linked from the
+# cached kernel (depmod of all its 4000 modules takes minutes in a TCG guest).
+mods=$GP_KROOT/lib/modules/$kver
+mnt /lib/modules -t tmpfs tmpfs && mkdir -p "/lib/modules/$kver"
+modprobe -d "$GP_KROOT" -S "$kver" --show-depends amdgpu | awk '$1 == "insmod" { print $2 }' |
+	while read -r m; do
+		mkdir -p "$(dirname "/lib/modules/$kver/${m#"$mods"/}")"
+		ln -s "$m" "/lib/modules/$kver/${m#"$mods"/}"
+	done
+cp "$mods"/modules.builtin* "$mods"/modules.order "/lib/modules/$kver/"
+depmod -a "$kver"
+pre=$PWD/build/dkms/$kver
+dkt=$pre/dkms/gpreempt/0.1
+if [ ! -d "$dkt/$kver/$(uname -m)/module" ]; then
+	tap_not_ok "dkms: the host built gpreempt/0.1 for $kver into $pre (run test/run-dkms-build first)"
+	tap_done
+	exit
+fi
+# The host's build is of the tree under test, not of an older one.
+tap_check "dkms: the host's dkms build is of this tree (build/dkms/$kver/source.sha256)" \
+	sha256sum --quiet -c "$pre/source.sha256"
+mnt /var/lib/dkms -t tmpfs tmpfs
+mkdir -p /var/lib/dkms/gpreempt && cp -a "$dkt" /var/lib/dkms/gpreempt/
+dk=(-m gpreempt -v 0.1 -k "$kver")
+
+tap_check "dkms: status: gpreempt/0.1 built for $kver (by the host's dkms add/build)" \
+	sh -c "dkms status ${dk[*]} | grep -q ': built\$'"
+# No headers at /lib/modules/<kver>/build: an install that compiled would fail.
+if out=$(dkms install "${dk[@]}" 2>&1) && [[ $out != *"Building module"* ]]; then
+	tap_ok "dkms: install gpreempt/0.1 (the host's build; nothing compiled in the guest)"
+else
+	tap_not_ok "dkms: install gpreempt/0.1 (the host's build; nothing compiled in the guest)"
+	printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
+fi
+ko=$(modinfo -k "$kver" -n gpreempt 2>/dev/null)
+tap_check "dkms: modprobe finds the installed module in /lib/modules/$kver/updates/dkms ($ko)" \
+	test -n "$ko" -a "${ko#/lib/modules/"$kver"/updates/dkms/}" != "$ko"
+case $ko in
+*.xz) xz -dc "$ko" >"$tmp/gpreempt.ko" ;;
+*.zst) zstd -qdc "$ko" >"$tmp/gpreempt.ko" ;;
+*) cp "$ko" "$tmp/gpreempt.ko" 2>/dev/null ;;
+esac
+
+if modprobe amdgpu && modprobe gpreempt; then
+	tap_ok "dkms: modprobe amdgpu, modprobe gpreempt"
+	line=$(dmesg | grep -m1 "amdgpu has the layout gpreempt was built for")
+	tap_check "dkms: the installed gpreempt checked amdgpu's layout at insmod" test -n "$line"
+	tap_clean_load "dkms" "$tmp/gpreempt.ko"
+	tap_check "dkms: modprobe -r gpreempt" modprobe -r gpreempt
+else
+	tap_not_ok "dkms: modprobe amdgpu, modprobe gpreempt # $(dmesg | tail -n 3 | tr '\n' ' ')"
+fi
+tap_check "dkms: remove gpreempt/0.1" dkms remove "${dk[@]}"
+tap_check_fails "dkms: after remove, modprobe no longer finds gpreempt" \
+	modinfo -k "$kver" -n gpreempt
+modprobe -r amdgpu 2>/dev/null
+
+# The unit, with what it runs where it names it.
+mnt /usr/local/sbin -t tmpfs tmpfs
+mnt /usr/local/share/man -t tmpfs tmpfs
+install -D -m 0755 "$GP_OBJ/build/gpreemptctl" /usr/local/sbin/gpreemptctl
+install -D -m 0644 tools/gpreemptctl/gpreemptctl.8 /usr/local/share/man/man8/gpreemptctl.8
+if out=$(systemd-analyze verify etc/gpreempt.service 2>&1) && [ -z "$out" ]; then
+	tap_ok "dkms: systemd-analyze verify etc/gpreempt.service"
+else
+	tap_not_ok "dkms: systemd-analyze verify etc/gpreempt.service"
+	printf '%s\n' "$out" | head -n 10 | sed 's/^/# /'
+fi
+tap_dmesg_clean "dkms: dmesg clean"
+tap_done
