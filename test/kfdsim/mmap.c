@@ -21,14 +21,6 @@
 #include <linux/vmalloc.h>
 #include "kfdsim.h"
 
-#ifdef KS_NO_VM_FLAGS_SET
-/* Before 6.3 (Debian 6.1) vm_flags was written directly. */
-static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
-{
-	vma->vm_flags |= flags;
-}
-#endif
-
 struct ks_buf {
 	struct kref ref;
 	void *kaddr;

@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfd.c - the real KFD user interface, after amdkfd's kfd_chardev.c, next
+ * to kfdsim's private /dev/kfdsim: /dev/kfd (class "kfd", the ioctls of the
+ * kernel's uapi/linux/kfd_ioctl.h, dispatched and size-checked as
+ * kfd_ioctl() does), its sysfs topology (topology.c) and one stub DRM render
+ * node per device, /dev/dri/renderD<minor>, which libhsakmt opens and hands
+ * to ACQUIRE_VM.  A /dev/kfd open is a KFD process like a /dev/kfdsim open
+ * (the same one, for the same mm), so queues made through either meet the
+ * same pqm/dqm code.
+ *
+ * Never next to amdgpu's KFD: if /dev/kfd, the kfd class or a render node
+ * it would use exists, kfdsim loads without them and says so in one line.
+ * Every ioctl issued on /dev/kfd is counted per number (debugfs
+ * kfdsim/kfd_ioctls), implemented or not.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/device.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/kfd_ioctl.h>
+#include "kfdsim.h"
+
+/* kfd_priv.h: what /dev/kfd's mmap offsets encode */
+#define KS_MMAP_TYPE_SHIFT 62
+#define KS_MMAP_TYPE_MASK (0x3ULL << KS_MMAP_TYPE_SHIFT)
+#define KS_MMAP_TYPE_MMIO (0x0ULL << KS_MMAP_TYPE_SHIFT)
+#define KS_MMAP_GPU_ID_SHIFT 46
+#define KS_MMAP_GPU_ID_MASK (0xffffULL << KS_MMAP_GPU_ID_SHIFT)
+#define KS_MMAP_GPU_ID(id) ((u64)(id) << KS_MMAP_GPU_ID_SHIFT)
+
+/* kfd_flat_memory.c, gfx9: LDS and scratch apertures, the GPUVM range */
+#define KS_LDS_BASE (1ULL << 48)
+#define KS_SCRATCH_BASE (2ULL << 48)
+#define KS_APP_LIMIT(base) (((base) & 0xFFFFFFFF00000000ULL) | 0xFFFFFFFF)
+#define KS_GPUVM_BASE (1ULL << 16)		/* AMDGPU_VA_RESERVED_BOTTOM */
+#define KS_GPUVM_LIMIT (0x0000800000000000ULL - 1)	/* below the GMC hole */
+
+/* A buffer object of ALLOC_MEMORY_OF_GPU (kfd_process's ks_bos). */
+struct ks_bo {
+	u64 va;
+	u64 size;
+	u32 flags;
+	u32 dev;		/* kfdsim device index */
+	unsigned long mapped;	/* devices it is mapped to */
+};
+
+#define KS_HANDLE(dev, idx) (((u64)KS_GPU_ID(dev) << 32) | (idx))
+
+typedef int ks_kfd_fn(struct file *filp, struct kfd_process *p, void *data);
+
+struct ks_kfd_ioctl {
+	unsigned int cmd;
+	ks_kfd_fn *fn;
+};
+
+enum ks_kfd_state { KS_KFD_OFF, KS_KFD_ON, KS_KFD_REFUSED };
+
+static enum ks_kfd_state ks_kfd_state;
+static int ks_kfd_major = -1;
+static struct device *ks_kfd_device;
+static struct class ks_kfd_class = {
+	.name = "kfd",
+};
+
+static atomic64_t ks_kfd_calls[256];	/* by _IOC_NR */
+static struct page *ks_mmio_page[KS_MAX_DEVS];	/* the remapped HDP flush page */
+
+struct ks_render {
+	struct miscdevice misc;
+	char name[24];
+	char nodename[24];
+	bool registered;
+};
+
+static struct ks_render ks_renders[KS_MAX_DEVS];
+
+/* The device with topology gpu_id @gpu_id, or -1. */
+static int ks_dev_index(u32 gpu_id)
+{
+	u32 i = gpu_id - KS_GPU_ID(0);
+
+	return i < ks_param.ndev ? i : -1;
+}
+
+/* kfd_process_device_data_by_id(), under p->mutex. */
+static struct kfd_process_device *ks_pdd_by_id(struct kfd_process *p, u32 gpu_id)
+{
+	int i = ks_dev_index(gpu_id);
+
+	return i >= 0 && i < p->n_pdds ? p->pdds[i] : NULL;
+}
+
+/* ---- the ioctls ---- */
+
+static int ks_kfd_get_version(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_get_version_args *args = data;
+
+	args->major_version = KFD_IOCTL_MAJOR_VERSION;
+	args->minor_version = KFD_IOCTL_MINOR_VERSION;
+	return 0;
+}
+
+static int ks_kfd_set_memory_policy(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_set_memory_policy_args *args = data;
+	int ret = 0;
+
+	if ((args->default_policy != KFD_IOC_CACHE_POLICY_COHERENT &&
+	     args->default_policy != KFD_IOC_CACHE_POLICY_NONCOHERENT) ||
+	    (args->alternate_policy != KFD_IOC_CACHE_POLICY_COHERENT &&
+	     args->alternate_policy != KFD_IOC_CACHE_POLICY_NONCOHERENT))
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	/* gfx9 has no apertures to program: the policy only has to be valid. */
+	if (!ks_pdd_by_id(p, args->gpu_id))
+		ret = -EINVAL;
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+static int ks_kfd_get_clock_counters(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_get_clock_counters_args *args = data;
+
+	/* The simulated GPU counts model time in ns, as kfdsim's CP does. */
+	args->gpu_clock_counter = ks_dev_index(args->gpu_id) >= 0 ? ktime_get_ns() : 0;
+	args->cpu_clock_counter = ktime_get_raw_ns();
+	args->system_clock_counter = ktime_get_boottime_ns();
+	args->system_clock_freq = 1000000000;
+	return 0;
+}
+
+static void ks_apertures(struct kfd_process_device_apertures *pa, unsigned int dev)
+{
+	pa->gpu_id = KS_GPU_ID(dev);
+	pa->lds_base = KS_LDS_BASE;
+	pa->lds_limit = KS_APP_LIMIT(KS_LDS_BASE);
+	pa->scratch_base = KS_SCRATCH_BASE;
+	pa->scratch_limit = KS_APP_LIMIT(KS_SCRATCH_BASE);
+	pa->gpuvm_base = KS_GPUVM_BASE;
+	pa->gpuvm_limit = KS_GPUVM_LIMIT;
+}
+
+static int ks_kfd_get_process_apertures(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_get_process_apertures_args *args = data;
+	u32 i;
+
+	mutex_lock(&p->mutex);
+	for (i = 0; i < p->n_pdds && i < NUM_OF_SUPPORTED_GPUS; i++)
+		ks_apertures(&args->process_apertures[i], i);
+	args->num_of_nodes = i;
+	mutex_unlock(&p->mutex);
+	return 0;
+}
+
+static int ks_kfd_get_process_apertures_new(struct file *filp, struct kfd_process *p,
+					    void *data)
+{
+	struct kfd_ioctl_get_process_apertures_new_args *args = data;
+	struct kfd_process_device_apertures *pa;
+	u32 i, n;
+	int ret;
+
+	if (!args->num_of_nodes) {
+		args->num_of_nodes = p->n_pdds;
+		return 0;
+	}
+	/* kfd_topology_get_num_devices(): the CPU node counts too */
+	if (args->num_of_nodes > ks_param.ndev + 1)
+		return -EINVAL;
+	n = min(args->num_of_nodes, p->n_pdds);
+	pa = kcalloc(n, sizeof(*pa), GFP_KERNEL);
+	if (!pa)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		ks_apertures(&pa[i], i);
+	args->num_of_nodes = n;
+	ret = copy_to_user(u64_to_user_ptr(args->kfd_process_device_apertures_ptr), pa,
+			   n * sizeof(*pa)) ? -EFAULT : 0;
+	kfree(pa);
+	return ret;
+}
+
+static const struct file_operations ks_render_fops;
+
+static int ks_kfd_acquire_vm(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_acquire_vm_args *args = data;
+	struct kfd_process_device *pdd;
+	struct file *drm_file;
+	int dev, ret = 0;
+
+	drm_file = fget(args->drm_fd);
+	if (!drm_file)
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	pdd = ks_pdd_by_id(p, args->gpu_id);
+	dev = ks_dev_index(args->gpu_id);
+	/* amdgpu takes the VM of the device's own DRM file only */
+	if (!pdd || drm_file->f_op != &ks_render_fops ||
+	    drm_file->private_data != &ks_renders[dev].misc)
+		ret = -EINVAL;
+	else if (pdd->ks_drm_file)
+		ret = pdd->ks_drm_file == drm_file ? 0 : -EBUSY;
+	else
+		pdd->ks_drm_file = drm_file;
+	mutex_unlock(&p->mutex);
+	fput(drm_file);
+	return ret;
+}
+
+static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_alloc_memory_of_gpu_args *args = data;
+	int dev = ks_dev_index(args->gpu_id);
+	struct ks_bo *bo;
+	u32 idx;
+	int ret;
+
+	if (dev < 0 || !args->size)
+		return -EINVAL;
+	/* So far only the remapped MMIO page hsaKmtOpenKFD maps. */
+	if (!(args->flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)) {
+		pr_warn_ratelimited("/dev/kfd: ALLOC_MEMORY_OF_GPU flags 0x%x not simulated\n",
+				    args->flags);
+		return -EINVAL;
+	}
+	if (args->size != PAGE_SIZE)
+		return -EINVAL;
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return -ENOMEM;
+	bo->va = args->va_addr;
+	bo->size = args->size;
+	bo->flags = args->flags;
+	bo->dev = dev;
+	mutex_lock(&p->mutex);
+	if (!p->pdds[dev]->ks_drm_file)
+		ret = -ENODEV;	/* kfd_bind_process_to_device(): no VM yet */
+	else
+		ret = xa_alloc(&p->ks_bos, &idx, bo, xa_limit_31b, GFP_KERNEL);
+	mutex_unlock(&p->mutex);
+	if (ret) {
+		kfree(bo);
+		return ret;
+	}
+	args->handle = KS_HANDLE(dev, idx);
+	args->mmap_offset = KS_MMAP_TYPE_MMIO | KS_MMAP_GPU_ID(args->gpu_id);
+	return 0;
+}
+
+/* The handle's buffer, under p->mutex. */
+static struct ks_bo *ks_bo_get(struct kfd_process *p, u64 handle)
+{
+	struct ks_bo *bo = xa_load(&p->ks_bos, (u32)handle);
+
+	return bo && KS_HANDLE(bo->dev, (u32)handle) == handle ? bo : NULL;
+}
+
+static int ks_kfd_free_memory(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_free_memory_of_gpu_args *args = data;
+	struct ks_bo *bo;
+
+	mutex_lock(&p->mutex);
+	bo = ks_bo_get(p, args->handle);
+	if (bo)
+		xa_erase(&p->ks_bos, (u32)args->handle);
+	mutex_unlock(&p->mutex);
+	kfree(bo);
+	return bo ? 0 : -EINVAL;
+}
+
+/* MAP_MEMORY_TO_GPU and UNMAP_MEMORY_FROM_GPU: their args are the same. */
+static int ks_kfd_map(struct kfd_process *p, void *data, bool map)
+{
+	struct kfd_ioctl_map_memory_to_gpu_args *args = data;
+	struct ks_bo *bo;
+	u32 *ids, i;
+	int ret = 0;
+
+	if (!args->n_devices || args->n_success > args->n_devices ||
+	    args->n_devices > ks_param.ndev)
+		return -EINVAL;
+	ids = memdup_user(u64_to_user_ptr(args->device_ids_array_ptr),
+			  args->n_devices * sizeof(u32));
+	if (IS_ERR(ids))
+		return PTR_ERR(ids);
+	mutex_lock(&p->mutex);
+	bo = ks_bo_get(p, args->handle);
+	for (i = args->n_success; bo && i < args->n_devices; i++) {
+		int dev = ks_dev_index(ids[i]);
+
+		if (dev < 0) {
+			ret = -EINVAL;
+			break;
+		}
+		if (map)
+			__set_bit(dev, &bo->mapped);
+		else
+			__clear_bit(dev, &bo->mapped);
+		args->n_success = i + 1;
+	}
+	if (!bo)
+		ret = -EINVAL;
+	mutex_unlock(&p->mutex);
+	kfree(ids);
+	return ret;
+}
+
+static int ks_kfd_map_memory(struct file *filp, struct kfd_process *p, void *data)
+{
+	return ks_kfd_map(p, data, true);
+}
+
+static int ks_kfd_unmap_memory(struct file *filp, struct kfd_process *p, void *data)
+{
+	return ks_kfd_map(p, data, false);
+}
+
+#define KS_IOCTL(ioc, f) [_IOC_NR(AMDKFD_IOC_##ioc)] = { AMDKFD_IOC_##ioc, f }
+
+static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
+	KS_IOCTL(GET_VERSION, ks_kfd_get_version),
+	KS_IOCTL(SET_MEMORY_POLICY, ks_kfd_set_memory_policy),
+	KS_IOCTL(GET_CLOCK_COUNTERS, ks_kfd_get_clock_counters),
+	KS_IOCTL(GET_PROCESS_APERTURES, ks_kfd_get_process_apertures),
+	KS_IOCTL(GET_PROCESS_APERTURES_NEW, ks_kfd_get_process_apertures_new),
+	KS_IOCTL(ACQUIRE_VM, ks_kfd_acquire_vm),
+	KS_IOCTL(ALLOC_MEMORY_OF_GPU, ks_kfd_alloc_memory),
+	KS_IOCTL(FREE_MEMORY_OF_GPU, ks_kfd_free_memory),
+	KS_IOCTL(MAP_MEMORY_TO_GPU, ks_kfd_map_memory),
+	KS_IOCTL(UNMAP_MEMORY_FROM_GPU, ks_kfd_unmap_memory),
+};
+
+/* Names of the ioctls of the oldest uapi header kfdsim builds with (6.1). */
+#define KS_NAME(ioc) [_IOC_NR(AMDKFD_IOC_##ioc)] = #ioc
+
+static const char * const ks_kfd_names[256] = {
+	KS_NAME(GET_VERSION), KS_NAME(CREATE_QUEUE), KS_NAME(DESTROY_QUEUE),
+	KS_NAME(SET_MEMORY_POLICY), KS_NAME(GET_CLOCK_COUNTERS),
+	KS_NAME(GET_PROCESS_APERTURES), KS_NAME(UPDATE_QUEUE), KS_NAME(CREATE_EVENT),
+	KS_NAME(DESTROY_EVENT), KS_NAME(SET_EVENT), KS_NAME(RESET_EVENT),
+	KS_NAME(WAIT_EVENTS), KS_NAME(SET_SCRATCH_BACKING_VA), KS_NAME(GET_TILE_CONFIG),
+	KS_NAME(SET_TRAP_HANDLER), KS_NAME(GET_PROCESS_APERTURES_NEW), KS_NAME(ACQUIRE_VM),
+	KS_NAME(ALLOC_MEMORY_OF_GPU), KS_NAME(FREE_MEMORY_OF_GPU),
+	KS_NAME(MAP_MEMORY_TO_GPU), KS_NAME(UNMAP_MEMORY_FROM_GPU), KS_NAME(SET_CU_MASK),
+	KS_NAME(GET_QUEUE_WAVE_STATE), KS_NAME(GET_DMABUF_INFO), KS_NAME(IMPORT_DMABUF),
+	KS_NAME(ALLOC_QUEUE_GWS), KS_NAME(SMI_EVENTS), KS_NAME(SVM),
+	KS_NAME(SET_XNACK_MODE), KS_NAME(CRIU_OP), KS_NAME(AVAILABLE_MEMORY),
+};
+
+static long ks_kfd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct kfd_process *p = filp->private_data;
+	unsigned int nr = _IOC_NR(cmd), usize, asize;
+	const struct ks_kfd_ioctl *ioctl;
+	void *kdata;
+	int ret;
+
+	atomic64_inc(&ks_kfd_calls[nr]);
+	ioctl = nr < ARRAY_SIZE(ks_kfd_ioctls) ? &ks_kfd_ioctls[nr] : NULL;
+	if (!ioctl || !ioctl->fn) {
+		pr_warn_ratelimited("/dev/kfd: ioctl %s (nr 0x%02x) not simulated\n",
+				    ks_kfd_names[nr] ?: "?", nr);
+		return ioctl ? -EINVAL : -ENOTTY;
+	}
+	/* As KFD: only the process that opened the file may use it. */
+	if (p->lead_thread != current->group_leader)
+		return -EBADF;
+	/* As kfd_ioctl(): an older, smaller argument struct is zero-extended. */
+	usize = _IOC_SIZE(cmd);
+	asize = max(usize, _IOC_SIZE(ioctl->cmd));
+	cmd = ioctl->cmd;
+	kdata = kzalloc(asize ?: 1, GFP_KERNEL);
+	if (!kdata)
+		return -ENOMEM;
+	if ((cmd & IOC_IN) && copy_from_user(kdata, (void __user *)arg, usize)) {
+		ret = -EFAULT;
+		goto out;
+	}
+	ret = ioctl->fn(filp, p, kdata);
+	if ((cmd & IOC_OUT) && copy_to_user((void __user *)arg, kdata, usize))
+		ret = -EFAULT;
+out:
+	kfree(kdata);
+	return ret;
+}
+
+static int ks_kfd_open(struct inode *inode, struct file *filp)
+{
+	struct kfd_process *p;
+	int ret;
+
+	if (iminor(inode) != 0)
+		return -ENODEV;
+	if (in_compat_syscall())
+		return -EPERM;
+	ret = ks_process_create(&p);
+	if (ret)
+		return ret;
+	filp->private_data = p;
+	return 0;
+}
+
+static int ks_kfd_release(struct inode *inode, struct file *filp)
+{
+	ks_process_file_release(filp->private_data);
+	return 0;
+}
+
+/* kfd_mmap(): so far the remapped MMIO page of a device. */
+static int ks_kfd_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	int dev = ks_dev_index((off & KS_MMAP_GPU_ID_MASK) >> KS_MMAP_GPU_ID_SHIFT);
+
+	if ((off & KS_MMAP_TYPE_MASK) != KS_MMAP_TYPE_MMIO || dev < 0 ||
+	    vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
+		     VM_PFNMAP);
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	return remap_pfn_range(vma, vma->vm_start, page_to_pfn(ks_mmio_page[dev]), PAGE_SIZE,
+			       vma->vm_page_prot);
+}
+
+static const struct file_operations ks_kfd_fops = {
+	.owner = THIS_MODULE,
+	.open = ks_kfd_open,
+	.release = ks_kfd_release,
+	.unlocked_ioctl = ks_kfd_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = ks_kfd_mmap,
+};
+
+/* The render node: libhsakmt opens it and passes it to ACQUIRE_VM. */
+static int ks_render_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return -ENODEV;
+}
+
+static const struct file_operations ks_render_fops = {
+	.owner = THIS_MODULE,
+	.mmap = ks_render_mmap,
+	.llseek = noop_llseek,
+};
+
+/**
+ * ks_kfd_process_init() - a new process's /dev/kfd state
+ * @p: process
+ */
+void ks_kfd_process_init(struct kfd_process *p)
+{
+	xa_init_flags(&p->ks_bos, XA_FLAGS_ALLOC1);
+}
+
+/**
+ * ks_kfd_process_free() - free what the process left of its buffer objects
+ * @p: process, no longer used by anyone
+ */
+void ks_kfd_process_free(struct kfd_process *p)
+{
+	struct ks_bo *bo;
+	unsigned long i;
+
+	xa_for_each(&p->ks_bos, i, bo)
+		kfree(bo);
+	xa_destroy(&p->ks_bos);
+}
+
+static int ks_kfd_calls_show(struct seq_file *m, void *unused)
+{
+	unsigned int nr;
+	u64 n;
+
+	for (nr = 0; nr < ARRAY_SIZE(ks_kfd_calls); nr++) {
+		n = atomic64_read(&ks_kfd_calls[nr]);
+		if (!n)
+			continue;
+		if (ks_kfd_names[nr])
+			seq_printf(m, "%s %llu\n", ks_kfd_names[nr], n);
+		else
+			seq_printf(m, "0x%02x %llu\n", nr, n);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ks_kfd_calls);
+
+static int ks_kfd_state_show(struct seq_file *m, void *unused)
+{
+	static const char * const state[] = { "off", "on", "refused" };
+
+	seq_printf(m, "%s\nversion %d.%d\n", state[ks_kfd_state], KFD_IOCTL_MAJOR_VERSION,
+		   KFD_IOCTL_MINOR_VERSION);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ks_kfd_state);
+
+static bool ks_path_exists(const char *name)
+{
+	struct path path;
+
+	if (kern_path(name, 0, &path))
+		return false;
+	path_put(&path);
+	return true;
+}
+
+/* Someone else's KFD or render node is there: say so, register nothing. */
+static const char *ks_kfd_conflict(void)
+{
+	static char name[32];
+	unsigned int i;
+
+	if (ks_path_exists("/dev/kfd"))
+		return "/dev/kfd";
+	for (i = 0; i < ks_param.ndev; i++) {
+		snprintf(name, sizeof(name), "/dev/dri/renderD%u", ks_param.render_minor + i);
+		if (ks_path_exists(name))
+			return name;
+	}
+	return NULL;
+}
+
+static void ks_renders_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ks_param.ndev; i++) {
+		if (ks_renders[i].registered)
+			misc_deregister(&ks_renders[i].misc);
+		ks_renders[i].registered = false;
+		if (ks_mmio_page[i])
+			__free_page(ks_mmio_page[i]);
+		ks_mmio_page[i] = NULL;
+	}
+}
+
+static int ks_renders_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ks_param.ndev; i++) {
+		struct ks_render *r = &ks_renders[i];
+
+		ks_mmio_page[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!ks_mmio_page[i])
+			return -ENOMEM;
+		snprintf(r->name, sizeof(r->name), "kfdsim_renderD%u", ks_param.render_minor + i);
+		snprintf(r->nodename, sizeof(r->nodename), "dri/renderD%u",
+			 ks_param.render_minor + i);
+		r->misc.minor = MISC_DYNAMIC_MINOR;
+		r->misc.name = r->name;
+		r->misc.nodename = r->nodename;
+		r->misc.fops = &ks_render_fops;
+		r->misc.mode = 0666;
+		ret = misc_register(&r->misc);
+		if (ret)
+			return ret;
+		r->registered = true;
+	}
+	return 0;
+}
+
+/**
+ * ks_kfd_init() - register /dev/kfd, the kfd class, its topology and the
+ * render nodes, unless kfd=0 or another KFD is there
+ * @debugfs: kfdsim's debugfs directory, for kfd and kfd_ioctls
+ *
+ * Return: 0 (also when refused) or a negative errno.
+ */
+int ks_kfd_init(struct dentry *debugfs)
+{
+	const char *conflict;
+	int ret;
+
+	debugfs_create_file("kfd", 0444, debugfs, NULL, &ks_kfd_state_fops);
+	debugfs_create_file("kfd_ioctls", 0444, debugfs, NULL, &ks_kfd_calls_fops);
+	if (!ks_param.kfd)
+		return 0;
+	conflict = ks_kfd_conflict();
+	if (conflict) {
+		pr_warn("%s exists (amdgpu loaded?): kfdsim registers no /dev/kfd, topology or render node\n",
+			conflict);
+		ks_kfd_state = KS_KFD_REFUSED;
+		return 0;
+	}
+	ret = class_register(&ks_kfd_class);
+	if (ret == -EEXIST) {
+		pr_warn("the kfd class exists (amdgpu loaded?): kfdsim registers no /dev/kfd, topology or render node\n");
+		ks_kfd_state = KS_KFD_REFUSED;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	ks_kfd_major = register_chrdev(0, "kfd", &ks_kfd_fops);
+	if (ks_kfd_major < 0) {
+		ret = ks_kfd_major;
+		goto err_class;
+	}
+	ks_kfd_device = device_create(&ks_kfd_class, NULL, MKDEV(ks_kfd_major, 0), NULL, "kfd");
+	if (IS_ERR(ks_kfd_device)) {
+		ret = PTR_ERR(ks_kfd_device);
+		goto err_chrdev;
+	}
+	ret = ks_renders_init();
+	if (ret)
+		goto err_renders;
+	ret = ks_topology_init(&ks_kfd_device->kobj);
+	if (ret)
+		goto err_renders;
+	ks_kfd_state = KS_KFD_ON;
+	pr_info("/dev/kfd: KFD %d.%d, %u gfx908 node(s), render minor %u..%u\n",
+		KFD_IOCTL_MAJOR_VERSION, KFD_IOCTL_MINOR_VERSION, ks_param.ndev,
+		ks_param.render_minor, ks_param.render_minor + ks_param.ndev - 1);
+	return 0;
+
+err_renders:
+	ks_renders_exit();
+	device_destroy(&ks_kfd_class, MKDEV(ks_kfd_major, 0));
+err_chrdev:
+	unregister_chrdev(ks_kfd_major, "kfd");
+err_class:
+	class_unregister(&ks_kfd_class);
+	return ret;
+}
+
+/**
+ * ks_kfd_exit() - unregister what ks_kfd_init() registered
+ */
+void ks_kfd_exit(void)
+{
+	if (ks_kfd_state != KS_KFD_ON)
+		return;
+	ks_topology_exit();
+	ks_renders_exit();
+	device_destroy(&ks_kfd_class, MKDEV(ks_kfd_major, 0));
+	unregister_chrdev(ks_kfd_major, "kfd");
+	class_unregister(&ks_kfd_class);
+	ks_kfd_state = KS_KFD_OFF;
+}
