@@ -18,6 +18,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/device.h>
+#include <linux/compat.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -41,10 +42,10 @@
 #define KS_MMAP_GPU_ID(id) ((u64)(id) << KS_MMAP_GPU_ID_SHIFT)
 
 /* kfd_flat_memory.c, gfx9: LDS and scratch apertures, the GPUVM range */
-#define KS_LDS_BASE (1ULL << 48)
+#define KS_LDS_BASE BIT_ULL(48)
 #define KS_SCRATCH_BASE (2ULL << 48)
 #define KS_APP_LIMIT(base) (((base) & 0xFFFFFFFF00000000ULL) | 0xFFFFFFFF)
-#define KS_GPUVM_BASE (1ULL << 16)		/* AMDGPU_VA_RESERVED_BOTTOM */
+#define KS_GPUVM_BASE BIT_ULL(16)		/* AMDGPU_VA_RESERVED_BOTTOM */
 #define KS_GPUVM_LIMIT (0x0000800000000000ULL - 1)	/* below the GMC hole */
 
 /* A buffer object of ALLOC_MEMORY_OF_GPU (kfd_process's ks_bos). */
@@ -332,7 +333,8 @@ static int ks_kfd_unmap_memory(struct file *filp, struct kfd_process *p, void *d
 	return ks_kfd_map(p, data, false);
 }
 
-#define KS_IOCTL(ioc, f) [_IOC_NR(AMDKFD_IOC_##ioc)] = { AMDKFD_IOC_##ioc, f }
+#define KS_IOCTL(ioc, f) \
+	[_IOC_NR(AMDKFD_IOC_##ioc)] = { AMDKFD_IOC_##ioc, f }
 
 static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 	KS_IOCTL(GET_VERSION, ks_kfd_get_version),
@@ -348,7 +350,8 @@ static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 };
 
 /* Names of the ioctls of the oldest uapi header kfdsim builds with (6.1). */
-#define KS_NAME(ioc) [_IOC_NR(AMDKFD_IOC_##ioc)] = #ioc
+#define KS_NAME(ioc) \
+	[_IOC_NR(AMDKFD_IOC_##ioc)] = #ioc
 
 static const char * const ks_kfd_names[256] = {
 	KS_NAME(GET_VERSION), KS_NAME(CREATE_QUEUE), KS_NAME(DESTROY_QUEUE),
@@ -423,7 +426,10 @@ static int ks_kfd_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
-/* kfd_mmap(): so far the remapped MMIO page of a device. */
+/*
+ * kfd_mmap(): so far the remapped MMIO (HDP flush) page of a device, here a
+ * zeroed page of RAM, so mapped cached.
+ */
 static int ks_kfd_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
@@ -434,7 +440,6 @@ static int ks_kfd_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
 		     VM_PFNMAP);
-	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	return remap_pfn_range(vma, vma->vm_start, page_to_pfn(ks_mmio_page[dev]), PAGE_SIZE,
 			       vma->vm_page_prot);
 }

@@ -13,6 +13,7 @@
 #include <linux/cpumask.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <uapi/linux/kfd_sysfs.h>
@@ -23,7 +24,7 @@
 #define KS_VENDOR_ID 0x1002
 #define KS_DEVICE_ID 0x738c
 #define KS_SIMD_PER_CU 4
-#define KS_VRAM_SIZE (1ULL << 30)
+#define KS_VRAM_SIZE SZ_1G
 
 /* HSA heap, cache and io-link types (kfd_crat.h) */
 #define KS_HEAP_SYSTEM 0
@@ -48,9 +49,14 @@ struct ks_tfile {
 static LIST_HEAD(ks_tdirs);
 static LIST_HEAD(ks_tfiles);
 
+/* The text is shorter than a page (ks_prop), with its newlines. */
 static ssize_t ks_tfile_show(struct kobject *kobj, struct attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s", container_of(attr, struct ks_tfile, attr)->text);
+	const char *text = container_of(attr, struct ks_tfile, attr)->text;
+	size_t len = strlen(text);
+
+	memcpy(buf, text, len);
+	return len;
 }
 
 static void ks_tdir_release(struct kobject *kobj)
@@ -323,7 +329,8 @@ static int ks_gpu_node(struct kobject *nodes, unsigned int id)
 	ks_prop(&p, "max_engine_clk_fcompute", 1502);
 	ks_prop(&p, "local_mem_size", 0);
 	ks_prop(&p, "fw_version", 60);
-	ks_prop(&p, "capability", HSA_CAP_DOORBELL_TYPE_2_0 << HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT);
+	ks_prop(&p, "capability",
+		HSA_CAP_DOORBELL_TYPE_2_0 << HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT);
 	ks_prop(&p, "debug_prop", 0);
 	ks_prop(&p, "sdma_fw_version", 0);
 	ks_prop(&p, "unique_id", 0x4b53494d00000000ULL + id);	/* "KSIM" */
