@@ -11,10 +11,27 @@
  *                             memory, cache and io-link properties
  *   close <status>            hsaKmtCloseKFD()
  *
+ * With "queue MS" it also makes, on the first GPU node, what a runtime
+ * makes for a queue: system memory (userptr) for the ring and the AQL
+ * read/write dispatch ids, a VRAM buffer it writes and reads back through
+ * its CPU mapping, then an AQL queue (hsaKmtCreateQueue), a CU mask
+ * (hsaKmtSetQueueCUMask) and a priority change (hsaKmtUpdateQueue); prints
+ * "queue_ready" and keeps the queue MS milliseconds before destroying it:
+ *
+ *   vram_rw ok|bad            the VRAM buffer's CPU mapping works
+ *   queue_id <id>             hsaKmtCreateQueue()
+ *   doorbell ok               the doorbell page is mapped and writable
+ *   cu_mask <status>          hsaKmtSetQueueCUMask(queue, 32, 0x0f)
+ *   update <status>           hsaKmtUpdateQueue(queue, 100, HIGH)
+ *   destroy <status>          hsaKmtDestroyQueue()
+ *
  * Exit status 0 when every call succeeded, else 1.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <hsakmt.h>
 
 static int failed;
@@ -100,7 +117,92 @@ out:
 	free(link);
 }
 
-int main(void)
+static void *alloc_mem(HSAuint32 node, HSAuint64 size, int vram)
+{
+	HsaMemFlags f = { 0 };
+	void *mem = NULL;
+	HSAuint64 va;
+
+	f.ui32.HostAccess = 1;
+	f.ui32.ExecuteAccess = 1;
+	f.ui32.PageSize = HSA_PAGE_SIZE_4KB;
+	f.ui32.NonPaged = vram;
+	f.ui32.CoarseGrain = vram;
+	check("hsaKmtAllocMemory", hsaKmtAllocMemory(node, size, f, &mem));
+	if (!mem)
+		return NULL;
+	check("hsaKmtMapMemoryToGPU", hsaKmtMapMemoryToGPU(mem, size, &va));
+	return mem;
+}
+
+static void free_mem(void *mem, HSAuint64 size)
+{
+	if (!mem)
+		return;
+	check("hsaKmtUnmapMemoryToGPU", hsaKmtUnmapMemoryToGPU(mem));
+	check("hsaKmtFreeMemory", hsaKmtFreeMemory(mem, size));
+}
+
+static void run_queue(HSAuint32 node, unsigned int hold_ms)
+{
+	const HSAuint64 ring_size = 4096, vram_size = 8192;
+	HsaQueueResource res = { 0 };
+	HSAuint32 mask[1] = { 0x0f };
+	void *ring, *ptrs, *vram;
+	uint64_t *dispatch_ids;
+	HSAKMT_STATUS st;
+	unsigned int i;
+
+	ring = alloc_mem(0, ring_size, 0);
+	ptrs = alloc_mem(0, 4096, 0);
+	vram = alloc_mem(node, vram_size, 1);
+	if (!ring || !ptrs || !vram) {
+		failed = 1;
+		return;
+	}
+	for (i = 0; i < vram_size / 4; i++)
+		((volatile uint32_t *)vram)[i] = i * 2654435761u;
+	for (i = 0; i < vram_size / 4; i++)
+		if (((volatile uint32_t *)vram)[i] != i * 2654435761u)
+			break;
+	printf("vram_rw %s\n", i == vram_size / 4 ? "ok" : "bad");
+	if (i != vram_size / 4)
+		failed = 1;
+	/* amd_queue_t's read_dispatch_id and write_dispatch_id */
+	dispatch_ids = ptrs;
+	res.QueueRptrValue = (uintptr_t)&dispatch_ids[0];
+	res.QueueWptrValue = (uintptr_t)&dispatch_ids[1];
+	st = hsaKmtCreateQueue(node, HSA_QUEUE_COMPUTE_AQL, 100, HSA_QUEUE_PRIORITY_NORMAL, ring,
+			       ring_size, NULL, &res);
+	check("hsaKmtCreateQueue", st);
+	if (st != HSAKMT_STATUS_SUCCESS)
+		goto out;
+	printf("queue_id %llu\n", (unsigned long long)res.QueueId);
+	if (res.Queue_DoorBell_aql) {
+		*(volatile HSAuint64 *)res.Queue_DoorBell_aql = 0;
+		printf("doorbell ok\n");
+	} else {
+		failed = 1;
+	}
+	st = hsaKmtSetQueueCUMask(res.QueueId, 32, mask);
+	printf("cu_mask %d\n", st);
+	check("hsaKmtSetQueueCUMask", st);
+	st = hsaKmtUpdateQueue(res.QueueId, 100, HSA_QUEUE_PRIORITY_HIGH, ring, ring_size, NULL);
+	printf("update %d\n", st);
+	check("hsaKmtUpdateQueue", st);
+	printf("queue_ready\n");
+	fflush(stdout);
+	usleep(hold_ms * 1000);
+	st = hsaKmtDestroyQueue(res.QueueId);
+	printf("destroy %d\n", st);
+	check("hsaKmtDestroyQueue", st);
+out:
+	free_mem(vram, vram_size);
+	free_mem(ptrs, 4096);
+	free_mem(ring, ring_size);
+}
+
+int main(int argc, char **argv)
 {
 	HsaSystemProperties sp = { 0 };
 	HsaVersionInfo v = { 0 };
@@ -119,6 +221,8 @@ int main(void)
 		printf("nodes %u\n", sp.NumNodes);
 		for (i = 0; i < sp.NumNodes; i++)
 			print_node(i);
+		if (argc == 3 && !strcmp(argv[1], "queue") && sp.NumNodes > 1)
+			run_queue(1, atoi(argv[2]));
 		check("hsaKmtReleaseSystemProperties", hsaKmtReleaseSystemProperties());
 	}
 	st = hsaKmtCloseKFD();

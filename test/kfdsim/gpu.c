@@ -671,7 +671,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -679,7 +679,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
 			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute", q->ks.busy_ns,
-			   q->ks.first_start_ns, q->ks.last_end_ns, d->id);
+			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus);
 	spin_unlock(&g->lock);
 }
 

@@ -27,6 +27,7 @@
 #include <linux/namei.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -36,6 +37,7 @@
 /* kfd_priv.h: what /dev/kfd's mmap offsets encode */
 #define KS_MMAP_TYPE_SHIFT 62
 #define KS_MMAP_TYPE_MASK (0x3ULL << KS_MMAP_TYPE_SHIFT)
+#define KS_MMAP_TYPE_DOORBELL (0x3ULL << KS_MMAP_TYPE_SHIFT)
 #define KS_MMAP_TYPE_MMIO (0x0ULL << KS_MMAP_TYPE_SHIFT)
 #define KS_MMAP_GPU_ID_SHIFT 46
 #define KS_MMAP_GPU_ID_MASK (0xffffULL << KS_MMAP_GPU_ID_SHIFT)
@@ -48,14 +50,29 @@
 #define KS_GPUVM_BASE BIT_ULL(16)		/* AMDGPU_VA_RESERVED_BOTTOM */
 #define KS_GPUVM_LIMIT (0x0000800000000000ULL - 1)	/* below the GMC hole */
 
-/* A buffer object of ALLOC_MEMORY_OF_GPU (kfd_process's ks_bos). */
+/* SOC15: a process's doorbells on a device, 1024 of 8 bytes */
+#define KS_DOORBELL_SLICE (1024 * sizeof(u64))
+#define KS_MAX_BO_SIZE SZ_64M	/* VRAM and GTT buffers are kernel memory */
+
+/*
+ * A buffer object of ALLOC_MEMORY_OF_GPU (kfd_process's ks_bos).  VRAM and
+ * GTT ones are kfdsim driver buffers (mmap.c), mmapped through the render
+ * node at their offset, an index of ks_bo_offsets; the CP reaches queue
+ * memory in them through the buffer, as in user memory (USERPTR) by
+ * pinning it.
+ */
 struct ks_bo {
 	u64 va;
 	u64 size;
 	u32 flags;
 	u32 dev;		/* kfdsim device index */
 	unsigned long mapped;	/* devices it is mapped to */
+	struct ks_buf *buf;	/* VRAM, GTT */
+	u32 offset_idx;		/* in ks_bo_offsets */
 };
+
+/* The render nodes' mmap offsets (>> PAGE_SHIFT): buffers, a reference each. */
+static DEFINE_XARRAY_ALLOC1(ks_bo_offsets);
 
 #define KS_HANDLE(dev, idx) (((u64)KS_GPU_ID(dev) << 32) | (idx))
 
@@ -224,6 +241,55 @@ static int ks_kfd_acquire_vm(struct file *filp, struct kfd_process *p, void *dat
 	return ret;
 }
 
+static void ks_bo_free(struct ks_bo *bo)
+{
+	if (bo->buf) {
+		if (bo->offset_idx)
+			ks_buf_put(xa_erase(&ks_bo_offsets, bo->offset_idx));
+		ks_buf_put(bo->buf);
+	}
+	kfree(bo);
+}
+
+/* The backing of a new buffer object; fills in its mmap_offset. */
+static int ks_bo_back(struct ks_bo *bo, struct kfd_ioctl_alloc_memory_of_gpu_args *args)
+{
+	u32 f = args->flags;
+	int ret;
+
+	if (f & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP) {
+		if (args->size != PAGE_SIZE)
+			return -EINVAL;
+		args->mmap_offset = KS_MMAP_TYPE_MMIO | KS_MMAP_GPU_ID(args->gpu_id);
+	} else if (f & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL) {
+		if (args->size != KS_DOORBELL_SLICE)
+			return -EINVAL;
+		args->mmap_offset = KS_MMAP_TYPE_DOORBELL | KS_MMAP_GPU_ID(args->gpu_id);
+	} else if (f & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
+		/* mmap_offset is the user address; amdgpu pins it when mapped. */
+		if (!PAGE_ALIGNED(args->mmap_offset) || !PAGE_ALIGNED(args->size) ||
+		    !access_ok(u64_to_user_ptr(args->mmap_offset), args->size))
+			return -EINVAL;
+	} else if (f & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) {
+		if (args->size > KS_MAX_BO_SIZE)
+			return -ENOMEM;
+		bo->buf = ks_buf_alloc(PAGE_ALIGN(args->size));
+		if (!bo->buf)
+			return -ENOMEM;
+		ks_buf_get(bo->buf);
+		ret = xa_alloc(&ks_bo_offsets, &bo->offset_idx, bo->buf,
+			       XA_LIMIT(1, (1U << 30) - 1), GFP_KERNEL);
+		if (ret) {
+			ks_buf_put(bo->buf);
+			return ret;
+		}
+		args->mmap_offset = (u64)bo->offset_idx << PAGE_SHIFT;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *data)
 {
 	struct kfd_ioctl_alloc_memory_of_gpu_args *args = data;
@@ -234,14 +300,6 @@ static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *d
 
 	if (dev < 0 || !args->size)
 		return -EINVAL;
-	/* So far only the remapped MMIO page hsaKmtOpenKFD maps. */
-	if (!(args->flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)) {
-		pr_warn_ratelimited("/dev/kfd: ALLOC_MEMORY_OF_GPU flags 0x%x not simulated\n",
-				    args->flags);
-		return -EINVAL;
-	}
-	if (args->size != PAGE_SIZE)
-		return -EINVAL;
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
 	if (!bo)
 		return -ENOMEM;
@@ -249,6 +307,11 @@ static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *d
 	bo->size = args->size;
 	bo->flags = args->flags;
 	bo->dev = dev;
+	ret = ks_bo_back(bo, args);
+	if (ret) {
+		ks_bo_free(bo);
+		return ret;
+	}
 	mutex_lock(&p->mutex);
 	if (!p->pdds[dev]->ks_drm_file)
 		ret = -ENODEV;	/* kfd_bind_process_to_device(): no VM yet */
@@ -256,11 +319,10 @@ static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *d
 		ret = xa_alloc(&p->ks_bos, &idx, bo, xa_limit_31b, GFP_KERNEL);
 	mutex_unlock(&p->mutex);
 	if (ret) {
-		kfree(bo);
+		ks_bo_free(bo);
 		return ret;
 	}
 	args->handle = KS_HANDLE(dev, idx);
-	args->mmap_offset = KS_MMAP_TYPE_MMIO | KS_MMAP_GPU_ID(args->gpu_id);
 	return 0;
 }
 
@@ -282,8 +344,10 @@ static int ks_kfd_free_memory(struct file *filp, struct kfd_process *p, void *da
 	if (bo)
 		xa_erase(&p->ks_bos, (u32)args->handle);
 	mutex_unlock(&p->mutex);
-	kfree(bo);
-	return bo ? 0 : -EINVAL;
+	if (!bo)
+		return -EINVAL;
+	ks_bo_free(bo);
+	return 0;
 }
 
 /* MAP_MEMORY_TO_GPU and UNMAP_MEMORY_FROM_GPU: their args are the same. */
@@ -333,11 +397,120 @@ static int ks_kfd_unmap_memory(struct file *filp, struct kfd_process *p, void *d
 	return ks_kfd_map(p, data, false);
 }
 
+/* KFD_IOC_QUEUE_TYPE_* to kfdsim's; -1: not simulated */
+static int ks_queue_type(u32 type)
+{
+	switch (type) {
+	case KFD_IOC_QUEUE_TYPE_COMPUTE:
+		return KFDSIM_QUEUE_TYPE_COMPUTE_PM4;
+	case KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
+		return KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+	case KFD_IOC_QUEUE_TYPE_SDMA:
+	case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+		return KFDSIM_QUEUE_TYPE_SDMA;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * kfd_ioctl_create_queue(): the ring and the read/write pointers (for AQL,
+ * amd_queue_t's read_dispatch_id and write_dispatch_id) are what the CP
+ * uses; the EOP buffer and the CWSR save area are accepted, not used.
+ */
+static int ks_kfd_create_queue(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_create_queue_args *args = data;
+	int dev = ks_dev_index(args->gpu_id), type = ks_queue_type(args->queue_type);
+	unsigned int qid;
+	bool bound;
+	int ret;
+
+	if (dev < 0)
+		return -EINVAL;
+	if (type < 0)
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	bound = p->pdds[dev]->ks_drm_file;
+	mutex_unlock(&p->mutex);
+	if (!bound)
+		return -ESRCH;	/* kfd_bind_process_to_device() failed: no VM */
+	if (args->ring_size < KFDSIM_MIN_RING_SIZE && is_power_of_2(args->ring_size))
+		args->ring_size = KFDSIM_MIN_RING_SIZE;	/* KFD_MIN_QUEUE_RING_SIZE */
+	ret = ks_queue_create(p, filp, dev, type, args->ring_base_address, args->ring_size,
+			      args->read_pointer_address, args->write_pointer_address, 0, 0,
+			      args->queue_percentage, args->queue_priority, &qid);
+	if (ret)
+		return ret;
+	args->queue_id = qid;
+	/* SOC15: the doorbell's offset in the process's slice is included */
+	args->doorbell_offset = KS_MMAP_TYPE_DOORBELL | KS_MMAP_GPU_ID(args->gpu_id) |
+				(qid * sizeof(u64));
+	return 0;
+}
+
+static int ks_kfd_destroy_queue(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_destroy_queue_args *args = data;
+	int ret;
+
+	mutex_lock(&p->mutex);
+	ret = pqm_destroy_queue(&p->pqm, args->queue_id);
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+static int ks_kfd_update_queue(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_update_queue_args *args = data;
+
+	return ks_queue_update(p, args->queue_id, args->ring_base_address, args->ring_size,
+			       args->queue_percentage, args->queue_priority);
+}
+
+/*
+ * kfd_ioctl_set_cu_mask(): KFD's pqm_update_mqd() hands the mask to the
+ * dqm's update_queue, which rewrites the MQD and remaps the queue; kfdsim
+ * keeps the number of CUs set and remaps the same way.
+ */
+static int ks_kfd_set_cu_mask(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_set_cu_mask_args *args = data;
+	struct device_queue_manager *dqm;
+	u32 count = min(args->num_cu_mask, 1024U), *mask, i, cus = 0;
+	struct queue *q;
+	int ret;
+
+	if (args->num_cu_mask % 32 || !args->num_cu_mask)
+		return -EINVAL;
+	mask = memdup_user(u64_to_user_ptr(args->cu_mask_ptr), count / 8);
+	if (IS_ERR(mask))
+		return PTR_ERR(mask);
+	for (i = 0; i < count / 32; i++)
+		cus += hweight32(mask[i]);
+	kfree(mask);
+	mutex_lock(&p->mutex);
+	q = pqm_get_user_queue(&p->pqm, args->queue_id);
+	if (q) {
+		q->ks.cu_mask_cus = cus;
+		dqm = q->device->dqm;
+		ret = dqm->ops.update_queue(dqm, q, NULL);
+	} else {
+		ret = -EFAULT;	/* pqm_update_mqd(): no such queue */
+	}
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
 #define KS_IOCTL(ioc, f) \
 	[_IOC_NR(AMDKFD_IOC_##ioc)] = { AMDKFD_IOC_##ioc, f }
 
 static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 	KS_IOCTL(GET_VERSION, ks_kfd_get_version),
+	KS_IOCTL(CREATE_QUEUE, ks_kfd_create_queue),
+	KS_IOCTL(DESTROY_QUEUE, ks_kfd_destroy_queue),
+	KS_IOCTL(UPDATE_QUEUE, ks_kfd_update_queue),
+	KS_IOCTL(SET_CU_MASK, ks_kfd_set_cu_mask),
 	KS_IOCTL(SET_MEMORY_POLICY, ks_kfd_set_memory_policy),
 	KS_IOCTL(GET_CLOCK_COUNTERS, ks_kfd_get_clock_counters),
 	KS_IOCTL(GET_PROCESS_APERTURES, ks_kfd_get_process_apertures),
@@ -426,22 +599,58 @@ static int ks_kfd_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+/* The process's doorbell slice on device @dev, allocated at first use. */
+static struct ks_buf *ks_doorbells(struct kfd_process *p, int dev)
+{
+	struct kfd_process_device *pdd;
+	struct ks_buf *b;
+
+	mutex_lock(&p->mutex);
+	pdd = p->pdds[dev];
+	if (!pdd->ks_doorbells)
+		pdd->ks_doorbells = ks_buf_alloc(KS_DOORBELL_SLICE);
+	b = pdd->ks_doorbells;
+	if (b)
+		ks_buf_get(b);
+	mutex_unlock(&p->mutex);
+	return b;
+}
+
 /*
- * kfd_mmap(): so far the remapped MMIO (HDP flush) page of a device, here a
- * zeroed page of RAM, so mapped cached.
+ * kfd_mmap(): a device's remapped MMIO (HDP flush) page, here a zeroed page
+ * of RAM, so mapped cached; or the process's doorbells on a device (the CP
+ * polls the write pointers, so what is written there is not looked at).
  */
 static int ks_kfd_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	int dev = ks_dev_index((off & KS_MMAP_GPU_ID_MASK) >> KS_MMAP_GPU_ID_SHIFT);
+	unsigned long size = vma->vm_end - vma->vm_start;
+	struct ks_buf *b;
+	int ret;
 
-	if ((off & KS_MMAP_TYPE_MASK) != KS_MMAP_TYPE_MMIO || dev < 0 ||
-	    vma->vm_end - vma->vm_start != PAGE_SIZE)
+	if (dev < 0)
 		return -EINVAL;
-	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
-		     VM_PFNMAP);
-	return remap_pfn_range(vma, vma->vm_start, page_to_pfn(ks_mmio_page[dev]), PAGE_SIZE,
-			       vma->vm_page_prot);
+	switch (off & KS_MMAP_TYPE_MASK) {
+	case KS_MMAP_TYPE_MMIO:
+		if (size != PAGE_SIZE)
+			return -EINVAL;
+		vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE |
+			     VM_DONTDUMP | VM_PFNMAP);
+		return remap_pfn_range(vma, vma->vm_start, page_to_pfn(ks_mmio_page[dev]),
+				       PAGE_SIZE, vma->vm_page_prot);
+	case KS_MMAP_TYPE_DOORBELL:
+		if (size != KS_DOORBELL_SLICE || !(vma->vm_flags & VM_SHARED))
+			return -EINVAL;
+		b = ks_doorbells(filp->private_data, dev);
+		if (!b)
+			return -ENOMEM;
+		ret = ks_buf_mmap(b, vma);
+		ks_buf_put(b);
+		return ret;
+	default:
+		return -EINVAL;
+	}
 }
 
 static const struct file_operations ks_kfd_fops = {
@@ -453,10 +662,25 @@ static const struct file_operations ks_kfd_fops = {
 	.mmap = ks_kfd_mmap,
 };
 
-/* The render node: libhsakmt opens it and passes it to ACQUIRE_VM. */
+/*
+ * The render node: libhsakmt opens it, passes it to ACQUIRE_VM and maps
+ * VRAM and GTT buffers through it at their mmap_offset.
+ */
 static int ks_render_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	return -ENODEV;
+	struct ks_buf *b;
+	int ret;
+
+	xa_lock(&ks_bo_offsets);
+	b = xa_load(&ks_bo_offsets, vma->vm_pgoff);
+	if (b)
+		ks_buf_get(b);
+	xa_unlock(&ks_bo_offsets);
+	if (!b)
+		return -EINVAL;
+	ret = ks_buf_mmap(b, vma);
+	ks_buf_put(b);
+	return ret;
 }
 
 static const struct file_operations ks_render_fops = {
@@ -484,8 +708,11 @@ void ks_kfd_process_free(struct kfd_process *p)
 	unsigned long i;
 
 	xa_for_each(&p->ks_bos, i, bo)
-		kfree(bo);
+		ks_bo_free(bo);
 	xa_destroy(&p->ks_bos);
+	for (i = 0; i < p->n_pdds; i++)
+		if (p->pdds[i]->ks_doorbells)
+			ks_buf_put(p->pdds[i]->ks_doorbells);
 }
 
 static int ks_kfd_calls_show(struct seq_file *m, void *unused)

@@ -165,6 +165,7 @@ struct kfd_process_device {
 #endif
 	/* /dev/kfd (kfd.c): the render-node file ACQUIRE_VM bound, not held */
 	const struct file *ks_drm_file;
+	struct ks_buf *ks_doorbells;	/* the process's doorbell slice */
 };
 
 /* kfdsim-private per-queue state: pinned user memory and the CP's view. */
@@ -220,6 +221,7 @@ struct ks_queue {
 	u64 last_end_ns;	/* model time the last finished one ended */
 	u64 packets_done;
 	u64 preemptions;	/* unmapped with workgroups running */
+	u32 cu_mask_cus;	/* CUs in the SET_CU_MASK mask, 0: none set */
 	u64 saves, restores;
 	struct list_head gpu_node;	/* in ks_gpu.queues */
 };
@@ -524,7 +526,10 @@ int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u
 		 u32 sig_size);
 void ks_queue_unpin(struct queue *q);
 int ks_mmap(struct file *filp, struct vm_area_struct *vma);
+struct ks_buf *ks_buf_alloc(size_t size);
+int ks_buf_mmap(struct ks_buf *b, struct vm_area_struct *vma);
 void *ks_buf_lookup(u64 uva, u32 len, struct ks_buf **out);
+void ks_buf_get(struct ks_buf *b);
 void ks_buf_put(struct ks_buf *b);
 
 /* ---- kfd.c: the real KFD interface, /dev/kfd ---- */
@@ -539,6 +544,11 @@ int ks_topology_init(struct kobject *kfd_kobj);
 void ks_topology_exit(void);
 
 /* ---- chardev.c ---- */
+int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, u32 type,
+		    u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig, u32 sig_size,
+		    u32 percentage, u32 priority, unsigned int *qid);
+int ks_queue_update(struct kfd_process *p, unsigned int qid, u64 ring, u32 ring_size,
+		    u32 percentage, u32 priority);
 int ks_chardev_init(void);
 void ks_chardev_exit(void);
 

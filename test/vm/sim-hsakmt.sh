@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kfdsim's real KFD interface (issue 18, stage 1): Debian's libhsakmt
-# (ROCm 5.2.3's thunk, unmodified) opens kfdsim's /dev/kfd, reads its sysfs
-# topology, opens its render nodes, acquires the VMs, maps the MMIO page
-# and reports the nodes kfdsim registered; the ioctls it issued are
-# counted.  kfd=0 registers nothing; an existing /dev/kfd or render node
+# kfdsim's real KFD interface (issue 18, stages 1 and 2): Debian's
+# libhsakmt (ROCm 5.2.3's thunk, unmodified) opens kfdsim's /dev/kfd, reads
+# its sysfs topology, opens its render nodes, acquires the VMs, maps the
+# MMIO page and reports the nodes kfdsim registered; then allocates system
+# memory, VRAM and doorbells and creates, masks, updates and destroys an
+# AQL queue through the same pqm/dqm code as /dev/kfdsim, with gpreempt
+# seeing it.  The ioctls it issued are counted.  kfd=0 registers nothing; an existing /dev/kfd or render node
 # (amdgpu's) makes kfdsim load without its own.  Runs inside the test guest
 # from the repository root (test/run-vm sim); ends with kfdsim unloaded.
 . test/lib/tap.sh
@@ -107,7 +109,7 @@ import errno, fcntl, os, struct, sys
 def ioc(d, nr, size):
     return (d << 30) | (size << 16) | (ord('K') << 8) | nr
 GET_VERSION, ACQUIRE_VM = ioc(2, 0x01, 8), ioc(1, 0x15, 8)
-CREATE_QUEUE = ioc(3, 0x02, 88)
+CREATE_EVENT = ioc(3, 0x08, 32)
 gpu0, gpu1 = (int(open('/sys/devices/virtual/kfd/kfd/topology/nodes/%d/gpu_id' % n).read())
               for n in (1, 2))
 kfd = os.open('/dev/kfd', os.O_RDWR)
@@ -129,7 +131,7 @@ print('acquire', call(ACQUIRE_VM, struct.pack('II', r0, gpu0)))
 print('acquire_again', call(ACQUIRE_VM, struct.pack('II', r0, gpu0)))
 r0b = os.open('/dev/dri/renderD128', os.O_RDWR)
 print('acquire_second_file', call(ACQUIRE_VM, struct.pack('II', r0b, gpu0)))
-print('create_queue', call(CREATE_QUEUE, bytearray(88)))
+print('create_event', call(CREATE_EVENT, bytearray(32)))
 print('unknown', call(ioc(3, 0xf0, 8), bytearray(8)))
 EOF
 python3 $T/ioc.py >$T/ioc 2>&1
@@ -143,10 +145,55 @@ tap_check "ACQUIRE_VM takes the device's render node, again with the same file" 
 	eval 'has $T/ioc acquire 0 && has $T/ioc acquire_again 0'
 tap_check "ACQUIRE_VM refuses a second render file for the same VM (EBUSY)" \
 	has $T/ioc acquire_second_file 16
-tap_check "an ioctl not simulated yet fails (CREATE_QUEUE: EINVAL) and is counted" \
-	eval 'has $T/ioc create_queue 22 && test "$(calls CREATE_QUEUE)" = 1'
+tap_check "an ioctl not simulated yet fails (CREATE_EVENT: EINVAL) and is counted" \
+	eval 'has $T/ioc create_event 22 && test "$(calls CREATE_EVENT)" = 1'
 tap_check "an ioctl KFD does not have fails (ENOTTY) and is counted" \
 	eval 'has $T/ioc unknown 25 && test "$(calls 0xf0)" = 1'
+
+# --- a queue through libhsakmt, with gpreempt loaded (stage 2) ---------------
+tap_check "wait for kfdsim to be idle" wait_for 5 ks_idle
+cp $DBG/kfd_ioctls $T/calls0
+tap_check "insmod gpreempt" insmod module/gpreempt.ko user_max_priority=15
+$HSAKMT queue 3000 >$T/q 2>/dev/null &
+qpid=$!
+tap_check "hsaKmtCreateQueue() + SetQueueCUMask() + UpdateQueue() done" \
+	wait_for 15 grep -qx queue_ready $T/q
+qline=$(grep ' dev=0 ' $DBG/queues)
+tap_diag "kfdsim: $qline"
+tap_check "kfdsim has the queue on device 0, mapped, AQL compute" \
+	eval 'test "$(grep -c . $DBG/queues)" = 1 && [[ "$qline" == *" active=1 "*" mapped=1 "*" type=compute "* ]] && test "$(kstat queues)" = 1'
+tap_check "UPDATE_QUEUE: priority HIGH is KFD priority 11 (libhsakmt's priority_map)" \
+	eval '[[ "$qline" == *" prio=11 "* ]]'
+tap_check "SET_CU_MASK: the queue's mask has 4 CUs" eval '[[ "$qline" == *" cu_mask_cus=4" ]]'
+tap_diag "gpreempt (client pid $qpid): $($CTL --json status 2>&1 | jq -c '.queues[] | {tgid, qid, kfd_priority, priority, state, ptr_path, backend}')"
+# (wait_for: a status read can miss a queue while the monitor republishes them)
+tap_check "gpreempt's hooks saw the queue libhsakmt created (kfd_procfs_add_queue)" \
+	wait_for 2 eval 'test -n "$(qf $qpid qid)"'
+tap_check "gpreempt saw its priority change (KFD priority 11)" \
+	wait_for 2 eval 'test "$(qf $qpid kfd_priority)" = 11'
+wait $qpid
+tap_check "hsakmt-open queue: every libhsakmt call succeeds" test $? -eq 0
+grep -v '^node' $T/q | tr '\n' ' ' | sed 's/^/# /'; echo
+tap_check "VRAM buffer: written and read back through its render-node mapping" has $T/q vram_rw ok
+tap_check "the doorbell page is mapped through /dev/kfd and writable" has $T/q doorbell ok
+tap_check "hsaKmtSetQueueCUMask, hsaKmtUpdateQueue, hsaKmtDestroyQueue = SUCCESS" \
+	eval 'has $T/q cu_mask 0 && has $T/q update 0 && has $T/q destroy 0'
+tap_check "the queue is gone from kfdsim and gpreempt" \
+	eval 'wait_for 5 ks_idle && sleep 0.5 && test -z "$(qf $qpid qid)" && test -z "$(qf $qpid qid)"'
+delta() {
+	local before
+	before=$(awk -v k="$1" '$1 == k {print $2}' $T/calls0)
+	echo $(( $(calls "$1") - ${before:-0} ))
+}
+tap_diag "KFD ioctls of 1 hsakmt-open queue run: $(for c in $(awk '{print $1}' $DBG/kfd_ioctls); do printf '%s %s ' $c $(delta $c); done)"
+tap_check "one CREATE_QUEUE, SET_CU_MASK, UPDATE_QUEUE, DESTROY_QUEUE" \
+	eval 'test "$(delta CREATE_QUEUE)$(delta SET_CU_MASK)$(delta UPDATE_QUEUE)$(delta DESTROY_QUEUE)" = 1111'
+# MMIO page per GPU; ring, dispatch ids, VRAM buffer; libhsakmt's queue
+# struct, EOP buffer (VRAM), CWSR area and doorbells
+tap_check "ALLOC_MEMORY_OF_GPU $((NDEV + 7)) times, each one freed, mapped and unmapped" \
+	eval 'test "$(delta ALLOC_MEMORY_OF_GPU) $(delta FREE_MEMORY_OF_GPU) $(delta MAP_MEMORY_TO_GPU) $(delta UNMAP_MEMORY_FROM_GPU)" = "$((NDEV + 7)) $((NDEV + 7)) $((NDEV + 7)) $((NDEV + 7))"'
+tap_check "rmmod gpreempt" rmmod gpreempt
+
 tap_check "rmmod kfdsim" eval 'wait_for 5 ks_idle && rmmod kfdsim'
 tap_check "/dev/kfd, the class and the render nodes are gone" \
 	eval '! test -e /dev/kfd && ! test -e /sys/class/kfd && ! test -e /dev/dri/renderD128'
