@@ -23,6 +23,14 @@
  *   doorbell ok               the doorbell page is mapped and writable
  *   cu_mask <status>          hsaKmtSetQueueCUMask(queue, 32, 0x0f)
  *   update <status>           hsaKmtUpdateQueue(queue, 100, HIGH)
+ *   dispatch_wgs <n>          an AQL kernel dispatch of 2 x CUs workgroups of
+ *                             1 ms (its kernarg's first 8 bytes) ...
+ *   dispatch_us <us>          ... completed (its signal reached 0) after us
+ *   dispatch_signal <v>       ... its completion signal's value then (0)
+ *   barrier_blocked <rptr>    read_dispatch_id while a barrier-AND waits on
+ *                             a signal of value 1 (1: it waits)
+ *   barrier_done <rptr> <v>   read_dispatch_id and its completion signal's
+ *                             value once the dependency is 0 (2 0)
  *   destroy <status>          hsaKmtDestroyQueue()
  *
  * Exit status 0 when every call succeeded, else 1.
@@ -31,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <hsakmt.h>
 
@@ -143,6 +152,121 @@ static void free_mem(void *mem, HSAuint64 size)
 	check("hsaKmtFreeMemory", hsaKmtFreeMemory(mem, size));
 }
 
+static HSAuint32 props_cus(HSAuint32 node)
+{
+	HsaNodeProperties np = { 0 };
+
+	if (hsaKmtGetNodeProperties(node, &np) || !np.NumSIMDPerCU)
+		return 1;
+	return np.NumFComputeCores / np.NumSIMDPerCU;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Wait up to 5 s for *p == v. */
+static int wait_u64(volatile uint64_t *p, uint64_t v)
+{
+	uint64_t end = now_ns() + 5000000000ull;
+
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v)
+		if (now_ns() > end)
+			return -1;
+	return 0;
+}
+
+/* hsa_kernel_dispatch_packet_t / hsa_barrier_and_packet_t (hsa.h) */
+struct aql_packet {
+	uint16_t header;
+	uint16_t setup;
+	uint16_t workgroup_size[3];
+	uint16_t reserved0;
+	uint32_t grid_size[3];
+	uint32_t private_segment_size;
+	uint32_t group_segment_size;
+	uint64_t kernel_object;
+	uint64_t kernarg_address;
+	uint64_t reserved2;
+	uint64_t completion_signal;
+};
+
+/* amd_signal_t: kind, then the value */
+struct amd_signal {
+	int64_t kind;
+	volatile int64_t value;
+	uint64_t pad[6];
+};
+
+#define AQL_DISPATCH 2
+#define AQL_BARRIER_AND 3
+#define AQL_BARRIER_BIT (1 << 8)
+#define AQL_FENCES (2 << 9 | 2 << 11)	/* system-scope acquire and release */
+
+/*
+ * A kernel dispatch, then a barrier-AND behind a signal the client holds at
+ * 1, written as a runtime writes AQL: body, header last (release), write
+ * index, doorbell.
+ */
+static void run_aql(void *ring, uint64_t *ids, uint8_t *mem, HSAuint64 *doorbell,
+		    HSAuint32 cus)
+{
+	struct aql_packet *pkt = ring;
+	struct amd_signal *done = (void *)mem, *dep = done + 1, *bdone = done + 2;
+	uint64_t *kernarg = (uint64_t *)(done + 3), t0;
+	uint32_t wgs = 2 * cus;
+
+	kernarg[0] = 1000000;	/* ns per workgroup */
+	done->value = 1;
+	dep->value = 1;
+	bdone->value = 1;
+	memset(&pkt[0], 0, sizeof(pkt[0]));
+	pkt[0].setup = 1;
+	pkt[0].workgroup_size[0] = 64;
+	pkt[0].workgroup_size[1] = 1;
+	pkt[0].workgroup_size[2] = 1;
+	pkt[0].grid_size[0] = 64 * wgs;
+	pkt[0].grid_size[1] = 1;
+	pkt[0].grid_size[2] = 1;
+	pkt[0].kernel_object = 0x1000;	/* never run: the time is the kernarg's */
+	pkt[0].kernarg_address = (uintptr_t)kernarg;
+	pkt[0].completion_signal = (uintptr_t)done;
+	t0 = now_ns();
+	__atomic_store_n(&pkt[0].header, AQL_DISPATCH | AQL_BARRIER_BIT | AQL_FENCES,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&ids[1], 1, __ATOMIC_RELEASE);
+	*(volatile HSAuint64 *)doorbell = 0;
+	printf("dispatch_wgs %u\n", wgs);
+	if (wait_u64((volatile uint64_t *)&done->value, 0)) {
+		printf("dispatch_us timeout\n");
+		failed = 1;
+		return;
+	}
+	printf("dispatch_us %llu\n", (unsigned long long)(now_ns() - t0) / 1000);
+	wait_u64(&ids[0], 1);
+	printf("dispatch_signal %lld\n", (long long)done->value);
+
+	memset(&pkt[1], 0, sizeof(pkt[1]));
+	pkt[1].kernarg_address = 0;
+	memcpy((uint8_t *)&pkt[1] + 8, &(uint64_t){ (uintptr_t)dep }, 8);	/* dep_signal[0] */
+	pkt[1].completion_signal = (uintptr_t)bdone;
+	__atomic_store_n(&pkt[1].header, AQL_BARRIER_AND | AQL_BARRIER_BIT | AQL_FENCES,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&ids[1], 2, __ATOMIC_RELEASE);
+	*(volatile HSAuint64 *)doorbell = 1;
+	usleep(50000);
+	printf("barrier_blocked %llu\n", (unsigned long long)__atomic_load_n(&ids[0],
+									 __ATOMIC_ACQUIRE));
+	__atomic_store_n(&dep->value, 0, __ATOMIC_RELEASE);
+	wait_u64(&ids[0], 2);
+	wait_u64((volatile uint64_t *)&bdone->value, 0);
+	printf("barrier_done %llu %lld\n", (unsigned long long)ids[0], (long long)bdone->value);
+}
+
 static void run_queue(HSAuint32 node, unsigned int hold_ms)
 {
 	const HSAuint64 ring_size = 4096, vram_size = 8192;
@@ -190,6 +314,8 @@ static void run_queue(HSAuint32 node, unsigned int hold_ms)
 	st = hsaKmtUpdateQueue(res.QueueId, 100, HSA_QUEUE_PRIORITY_HIGH, ring, ring_size, NULL);
 	printf("update %d\n", st);
 	check("hsaKmtUpdateQueue", st);
+	run_aql(ring, dispatch_ids, (uint8_t *)ptrs + 256, res.Queue_DoorBell_aql,
+		props_cus(node));
 	printf("queue_ready\n");
 	fflush(stdout);
 	usleep(hold_ms * 1000);

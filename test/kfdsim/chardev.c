@@ -69,6 +69,7 @@ static int ks_check_percent_priority(u32 percentage, u32 priority)
  * @sig_size: signal area bytes, or 0
  * @percentage: queue percentage (bits 0-7; 8-15: pm4_target_xcc)
  * @priority: 0..15
+ * @aql: the ring holds real AQL packets (/dev/kfd), not struct kfdsim_packet
  * @qid: the new queue's id
  *
  * The argument checks of kfd_ioctl_create_queue(), then pqm_create_queue().
@@ -77,7 +78,7 @@ static int ks_check_percent_priority(u32 percentage, u32 priority)
  */
 int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, u32 type,
 		    u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig, u32 sig_size,
-		    u32 percentage, u32 priority, unsigned int *qid)
+		    u32 percentage, u32 priority, bool aql, unsigned int *qid)
 {
 	struct queue *q;
 	int ret;
@@ -126,6 +127,7 @@ int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, 
 		q->properties.format = type == KFDSIM_QUEUE_TYPE_COMPUTE_PM4 ?
 				       KS_QUEUE_FORMAT_PM4 : GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	}
+	q->ks.aql = aql && type == KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
 	q->properties.queue_address = ring;
 	q->properties.queue_size = ring_size;
 	q->properties.queue_percent = percentage & 0xff;
@@ -152,10 +154,11 @@ static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user
 	if (copy_from_user(&args, arg, sizeof(args)))
 		return -EFAULT;
 	/* A non-zero pad is refused where an unknown gpu_id is. */
-	ret = ks_queue_create(p, filp, args.pad ? UINT_MAX : args.gpu_id, args.queue_type, args.ring_base_address,
-			      args.ring_size, args.read_pointer_address,
+	ret = ks_queue_create(p, filp, args.pad ? UINT_MAX : args.gpu_id, args.queue_type,
+			      args.ring_base_address, args.ring_size, args.read_pointer_address,
 			      args.write_pointer_address, args.signal_base_address,
-			      args.signal_size, args.queue_percentage, args.queue_priority, &qid);
+			      args.signal_size, args.queue_percentage, args.queue_priority, false,
+			      &qid);
 	if (ret)
 		return ret;
 	args.queue_id = qid;

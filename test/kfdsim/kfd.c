@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <uapi/linux/kfd_ioctl.h>
 #include "kfdsim.h"
 
@@ -69,6 +70,11 @@ struct ks_bo {
 	unsigned long mapped;	/* devices it is mapped to */
 	struct ks_buf *buf;	/* VRAM, GTT */
 	u32 offset_idx;		/* in ks_bo_offsets */
+	/* While mapped to a GPU: in p->ks_vm, the kernel address of va */
+	struct list_head vm_node;
+	void *kaddr;
+	struct page **pages;	/* USERPTR: pinned while mapped */
+	int npages;
 };
 
 /* The render nodes' mmap offsets (>> PAGE_SHIFT): buffers, a reference each. */
@@ -241,8 +247,106 @@ static int ks_kfd_acquire_vm(struct file *filp, struct kfd_process *p, void *dat
 	return ret;
 }
 
-static void ks_bo_free(struct ks_bo *bo)
+/*
+ * The GPU VM: what the simulated GPU reaches is what MAP_MEMORY_TO_GPU
+ * mapped, as on the hardware.  A mapped VRAM or GTT buffer is reached
+ * through its kernel mapping; a USERPTR one is pinned and vmapped while
+ * mapped (amdgpu pins it too).  The CP looks addresses up, and uses what it
+ * finds, under p->ks_vm_lock, so an unmap never pulls memory from under it.
+ */
+static int ks_vm_map(struct kfd_process *p, struct ks_bo *bo)
 {
+	unsigned long first = bo->va;
+	long got;
+
+	if (bo->buf) {
+		bo->kaddr = ks_buf_kaddr(bo->buf);
+	} else if (bo->flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
+		bo->npages = PAGE_ALIGN(bo->size) >> PAGE_SHIFT;
+		bo->pages = kvcalloc(bo->npages, sizeof(*bo->pages), GFP_KERNEL);
+		if (!bo->pages)
+			return -ENOMEM;
+		got = pin_user_pages_fast(first, bo->npages, FOLL_WRITE | FOLL_LONGTERM, bo->pages);
+		if (got != bo->npages) {
+			if (got > 0)
+				unpin_user_pages(bo->pages, got);
+			kvfree(bo->pages);
+			bo->pages = NULL;
+			return -EFAULT;
+		}
+		bo->kaddr = vmap(bo->pages, bo->npages, VM_MAP, PAGE_KERNEL);
+		if (!bo->kaddr) {
+			unpin_user_pages(bo->pages, bo->npages);
+			kvfree(bo->pages);
+			bo->pages = NULL;
+			return -ENOMEM;
+		}
+	} else {
+		return 0;	/* doorbells, MMIO: nothing the CP reads */
+	}
+	spin_lock(&p->ks_vm_lock);
+	list_add(&bo->vm_node, &p->ks_vm);
+	spin_unlock(&p->ks_vm_lock);
+	return 0;
+}
+
+static void ks_vm_unmap(struct kfd_process *p, struct ks_bo *bo)
+{
+	if (!bo->kaddr)
+		return;
+	spin_lock(&p->ks_vm_lock);
+	list_del(&bo->vm_node);
+	spin_unlock(&p->ks_vm_lock);
+	if (bo->pages) {
+		vunmap(bo->kaddr);
+		unpin_user_pages(bo->pages, bo->npages);
+		kvfree(bo->pages);
+		bo->pages = NULL;
+	}
+	bo->kaddr = NULL;
+}
+
+/**
+ * ks_vm_kaddr_locked() - the kernel address of GPU-mapped memory
+ * @p: process, p->ks_vm_lock held (valid until it is dropped)
+ * @va: GPU (= CPU) virtual address
+ * @len: bytes from @va, all in one buffer
+ *
+ * Return: the address, or NULL when [va, va + len) is not mapped.
+ */
+u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len)
+{
+	struct ks_bo *bo;
+
+	lockdep_assert_held(&p->ks_vm_lock);
+	if (va & 7)
+		return NULL;
+	list_for_each_entry(bo, &p->ks_vm, vm_node)
+		if (va >= bo->va && va + len <= bo->va + bo->size)
+			return bo->kaddr + (va - bo->va);
+	return NULL;
+}
+
+/**
+ * ks_vm_read64_locked() - read a u64 of GPU-mapped memory
+ * @p: process, p->ks_vm_lock held
+ * @va: address, 8-byte aligned
+ * @val: the value
+ *
+ * Return: false when @va is not mapped.
+ */
+bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val)
+{
+	u64 *k = ks_vm_kaddr_locked(p, va, 8);
+
+	if (k)
+		*val = READ_ONCE(*k);
+	return k;
+}
+
+static void ks_bo_free(struct kfd_process *p, struct ks_bo *bo)
+{
+	ks_vm_unmap(p, bo);
 	if (bo->buf) {
 		if (bo->offset_idx)
 			ks_buf_put(xa_erase(&ks_bo_offsets, bo->offset_idx));
@@ -266,8 +370,12 @@ static int ks_bo_back(struct ks_bo *bo, struct kfd_ioctl_alloc_memory_of_gpu_arg
 			return -EINVAL;
 		args->mmap_offset = KS_MMAP_TYPE_DOORBELL | KS_MMAP_GPU_ID(args->gpu_id);
 	} else if (f & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
-		/* mmap_offset is the user address; amdgpu pins it when mapped. */
+		/*
+		 * mmap_offset is the user address; amdgpu pins it when mapped.
+		 * kfdsim's GPU VM is the CPU's (SVM): it must be the GPU VA.
+		 */
 		if (!PAGE_ALIGNED(args->mmap_offset) || !PAGE_ALIGNED(args->size) ||
+		    args->mmap_offset != args->va_addr ||
 		    !access_ok(u64_to_user_ptr(args->mmap_offset), args->size))
 			return -EINVAL;
 	} else if (f & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) {
@@ -309,7 +417,7 @@ static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *d
 	bo->dev = dev;
 	ret = ks_bo_back(bo, args);
 	if (ret) {
-		ks_bo_free(bo);
+		ks_bo_free(p, bo);
 		return ret;
 	}
 	mutex_lock(&p->mutex);
@@ -319,7 +427,7 @@ static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *d
 		ret = xa_alloc(&p->ks_bos, &idx, bo, xa_limit_31b, GFP_KERNEL);
 	mutex_unlock(&p->mutex);
 	if (ret) {
-		ks_bo_free(bo);
+		ks_bo_free(p, bo);
 		return ret;
 	}
 	args->handle = KS_HANDLE(dev, idx);
@@ -346,7 +454,7 @@ static int ks_kfd_free_memory(struct file *filp, struct kfd_process *p, void *da
 	mutex_unlock(&p->mutex);
 	if (!bo)
 		return -EINVAL;
-	ks_bo_free(bo);
+	ks_bo_free(p, bo);
 	return 0;
 }
 
@@ -374,10 +482,17 @@ static int ks_kfd_map(struct kfd_process *p, void *data, bool map)
 			ret = -EINVAL;
 			break;
 		}
+		if (map && !bo->mapped) {
+			ret = ks_vm_map(p, bo);
+			if (ret)
+				break;
+		}
 		if (map)
 			__set_bit(dev, &bo->mapped);
 		else
 			__clear_bit(dev, &bo->mapped);
+		if (!map && !bo->mapped)
+			ks_vm_unmap(p, bo);
 		args->n_success = i + 1;
 	}
 	if (!bo)
@@ -439,7 +554,7 @@ static int ks_kfd_create_queue(struct file *filp, struct kfd_process *p, void *d
 		args->ring_size = KFDSIM_MIN_RING_SIZE;	/* KFD_MIN_QUEUE_RING_SIZE */
 	ret = ks_queue_create(p, filp, dev, type, args->ring_base_address, args->ring_size,
 			      args->read_pointer_address, args->write_pointer_address, 0, 0,
-			      args->queue_percentage, args->queue_priority, &qid);
+			      args->queue_percentage, args->queue_priority, true, &qid);
 	if (ret)
 		return ret;
 	args->queue_id = qid;
@@ -696,6 +811,8 @@ static const struct file_operations ks_render_fops = {
 void ks_kfd_process_init(struct kfd_process *p)
 {
 	xa_init_flags(&p->ks_bos, XA_FLAGS_ALLOC1);
+	spin_lock_init(&p->ks_vm_lock);
+	INIT_LIST_HEAD(&p->ks_vm);
 }
 
 /**
@@ -708,7 +825,7 @@ void ks_kfd_process_free(struct kfd_process *p)
 	unsigned long i;
 
 	xa_for_each(&p->ks_bos, i, bo)
-		ks_bo_free(bo);
+		ks_bo_free(p, bo);
 	xa_destroy(&p->ks_bos);
 	for (i = 0; i < p->n_pdds; i++)
 		if (p->pdds[i]->ks_doorbells)

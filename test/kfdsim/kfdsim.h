@@ -179,6 +179,7 @@ struct ks_packet_run {
 	u64 ns_per_wg;
 	bool barrier;		/* KFDSIM_PKT_F_BARRIER */
 	u64 *signal;		/* kernel mapping, or NULL */
+	u64 signal_va;		/* AQL: the completion amd_signal_t, or 0 */
 };
 
 struct ks_saved_wg {
@@ -206,6 +207,7 @@ struct ks_queue {
 	bool mapped;		/* on the simulated hardware */
 	u32 hw_prio;		/* priority of the MQD when last mapped */
 	bool sdma;		/* SDMA: one packet at a time, no CU */
+	bool aql;		/* real AQL packets and amd_signal_t (/dev/kfd queues) */
 	bool sdma_busy;		/* a packet is on the copy engine */
 	u64 sdma_start_ns;
 	u64 sdma_end_ns;
@@ -275,6 +277,8 @@ struct kfd_process {
 	struct kfd_process_device pdd[KS_MAX_DEVS];	/* pdds[i] = &pdd[i] */
 	unsigned long qid_bitmap[BITS_TO_LONGS(1024)];
 	struct xarray ks_bos;	/* /dev/kfd buffer objects by handle (kfd.c) */
+	spinlock_t ks_vm_lock;	/* ks_vm: after the gpu lock */
+	struct list_head ks_vm;	/* buffer objects mapped to a GPU: what the CP reaches */
 };
 
 typedef int ks_dqm_queue_fn(struct device_queue_manager *dqm, struct queue *q,
@@ -530,6 +534,7 @@ struct ks_buf *ks_buf_alloc(size_t size);
 int ks_buf_mmap(struct ks_buf *b, struct vm_area_struct *vma);
 void *ks_buf_lookup(u64 uva, u32 len, struct ks_buf **out);
 void ks_buf_get(struct ks_buf *b);
+void *ks_buf_kaddr(struct ks_buf *b);
 void ks_buf_put(struct ks_buf *b);
 
 /* ---- kfd.c: the real KFD interface, /dev/kfd ---- */
@@ -538,6 +543,8 @@ int ks_kfd_init(struct dentry *debugfs);
 void ks_kfd_exit(void);
 void ks_kfd_process_init(struct kfd_process *p);
 void ks_kfd_process_free(struct kfd_process *p);
+bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val);
+u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
 
 /* ---- topology.c: /sys/devices/virtual/kfd/kfd/topology ---- */
 int ks_topology_init(struct kobject *kfd_kobj);
@@ -546,7 +553,7 @@ void ks_topology_exit(void);
 /* ---- chardev.c ---- */
 int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, u32 type,
 		    u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig, u32 sig_size,
-		    u32 percentage, u32 priority, unsigned int *qid);
+		    u32 percentage, u32 priority, bool aql, unsigned int *qid);
 int ks_queue_update(struct kfd_process *p, unsigned int qid, u64 ring, u32 ring_size,
 		    u32 percentage, u32 priority);
 int ks_chardev_init(void);

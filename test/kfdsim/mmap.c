@@ -45,6 +45,17 @@ void ks_buf_put(struct ks_buf *b)
 }
 
 /**
+ * ks_buf_kaddr() - a driver buffer's kernel address
+ * @b: buffer
+ *
+ * Return: the address of its first byte.
+ */
+void *ks_buf_kaddr(struct ks_buf *b)
+{
+	return b->kaddr;
+}
+
+/**
  * ks_buf_get() - take a buffer reference
  * @b: buffer
  */

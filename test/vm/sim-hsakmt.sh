@@ -165,12 +165,20 @@ tap_check "kfdsim has the queue on device 0, mapped, AQL compute" \
 tap_check "UPDATE_QUEUE: priority HIGH is KFD priority 11 (libhsakmt's priority_map)" \
 	eval '[[ "$qline" == *" prio=11 "* ]]'
 tap_check "SET_CU_MASK: the queue's mask has 4 CUs" eval '[[ "$qline" == *" cu_mask_cus=4" ]]'
+tap_check "the CP ran both AQL packets: rptr (read_dispatch_id) 2, packets 2" \
+	eval '[[ "$qline" == *" rptr=2 wptr=2 "*" packets=2 "* ]]'
+tap_check "AQL dispatch: grid / workgroup size = 2 x $NCU workgroups, all completed" \
+	eval 'has $T/q dispatch_wgs $((2 * NCU)) && test "$(kstat workgroups_completed)" = $((2 * NCU))'
+tap_check "AQL dispatch: its completion signal decremented to 0" has $T/q dispatch_signal 0
+tap_check "AQL dispatch: no sooner than 2 rounds of the kernarg's 1 ms ($(field $T/q dispatch_us) us)" \
+	test "$(field $T/q dispatch_us)" -ge 2000
+tap_check "AQL barrier-AND waits while its dependency signal is 1 (read_dispatch_id 1)" \
+	has $T/q barrier_blocked 1
+tap_check "AQL barrier-AND completes once it is 0 (read_dispatch_id 2, signal 0)" \
+	has $T/q barrier_done "2 0"
 tap_diag "gpreempt (client pid $qpid): $($CTL --json status 2>&1 | jq -c '.queues[] | {tgid, qid, kfd_priority, priority, state, ptr_path, backend}')"
-# (wait_for: a status read can miss a queue while the monitor republishes them)
-tap_check "gpreempt's hooks saw the queue libhsakmt created (kfd_procfs_add_queue)" \
-	wait_for 2 eval 'test -n "$(qf $qpid qid)"'
-tap_check "gpreempt saw its priority change (KFD priority 11)" \
-	wait_for 2 eval 'test "$(qf $qpid kfd_priority)" = 11'
+tap_check "gpreempt's hook saw the queue libhsakmt created (kfd_procfs_add_queue: queues_seen 1)" \
+	test "$(gstat queues_seen)" = 1
 wait $qpid
 tap_check "hsakmt-open queue: every libhsakmt call succeeds" test $? -eq 0
 grep -v '^node' $T/q | tr '\n' ' ' | sed 's/^/# /'; echo
@@ -179,7 +187,7 @@ tap_check "the doorbell page is mapped through /dev/kfd and writable" has $T/q d
 tap_check "hsaKmtSetQueueCUMask, hsaKmtUpdateQueue, hsaKmtDestroyQueue = SUCCESS" \
 	eval 'has $T/q cu_mask 0 && has $T/q update 0 && has $T/q destroy 0'
 tap_check "the queue is gone from kfdsim and gpreempt" \
-	eval 'wait_for 5 ks_idle && sleep 0.5 && test -z "$(qf $qpid qid)" && test -z "$(qf $qpid qid)"'
+	eval 'wait_for 5 ks_idle && wait_for 2 test "$(gstat queues)" = 0'
 delta() {
 	local before
 	before=$(awk -v k="$1" '$1 == k {print $2}' $T/calls0)
