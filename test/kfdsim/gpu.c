@@ -350,6 +350,7 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 				struct ks_packet_run *r)
 {
 	struct kfd_process *p = q->process;
+	/* Pairs with the producer's release store of the header: body first. */
 	u16 header = smp_load_acquire(&pkt->header);
 	u64 ns = 0, wg = 0, ka;
 	u8 type = header & 0xff;
