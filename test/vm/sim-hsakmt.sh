@@ -12,7 +12,8 @@
 # from the repository root (test/run-vm sim); ends with kfdsim unloaded.
 . test/lib/tap.sh
 . test/lib/sim.sh
-KO=test/kfdsim/kfdsim.ko
+OBJ=${GP_OBJ:-.}
+KO=$OBJ/test/kfdsim/kfdsim.ko
 HSAKMT=build/hsakmt-open
 DBG=/sys/kernel/debug/kfdsim
 TOPO=/sys/devices/virtual/kfd/kfd/topology
@@ -153,7 +154,7 @@ tap_check "an ioctl KFD does not have fails (ENOTTY) and is counted" \
 # --- a queue through libhsakmt, with gpreempt loaded (stage 2) ---------------
 tap_check "wait for kfdsim to be idle" wait_for 5 ks_idle
 cp $DBG/kfd_ioctls $T/calls0
-tap_check "insmod gpreempt" insmod module/gpreempt.ko user_max_priority=15
+tap_check "insmod gpreempt" insmod $OBJ/module/gpreempt.ko user_max_priority=15
 $HSAKMT queue 3000 >$T/q 2>/dev/null &
 qpid=$!
 tap_check "hsaKmtCreateQueue() + SetQueueCUMask() + UpdateQueue() done" \
