@@ -161,8 +161,12 @@ tap_check "hsaKmtCreateQueue() + SetQueueCUMask() + UpdateQueue() done" \
 	wait_for 15 grep -qx queue_ready $T/q
 qline=$(grep ' dev=0 ' $DBG/queues)
 tap_diag "kfdsim: $qline"
-tap_check "kfdsim has the queue on device 0, mapped, AQL compute" \
-	eval 'test "$(grep -c . $DBG/queues)" = 1 && [[ "$qline" == *" active=1 "*" mapped=1 "*" type=compute "* ]] && test "$(kstat queues)" = 1'
+one_queue() {
+	[ "$(grep -c '^queue ' $DBG/queues)" = 1 ] && [ "$(kstat queues)" = 1 ] &&
+		[[ "$qline" == *" active=1 "*" mapped=1 "*" type=compute "* ]] ||
+		{ cat $DBG/queues; grep '^queues' $DBG/stats; return 1; }
+}
+tap_check "kfdsim has the queue on device 0, mapped, AQL compute" one_queue
 tap_check "UPDATE_QUEUE: priority HIGH is KFD priority 11 (libhsakmt's priority_map)" \
 	eval '[[ "$qline" == *" prio=11 "* ]]'
 tap_check "SET_CU_MASK: the queue's mask has 4 CUs" eval '[[ "$qline" == *" cu_mask_cus=4" ]]'
