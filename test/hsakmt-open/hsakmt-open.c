@@ -11,12 +11,12 @@
  *                             memory, cache and io-link properties
  *   close <status>            hsaKmtCloseKFD()
  *
- * With "queue MS" it also makes, on the first GPU node, what a runtime
+ * With "queue FILE" it also makes, on the first GPU node, what a runtime
  * makes for a queue: system memory (userptr) for the ring and the AQL
  * read/write dispatch ids, a VRAM buffer it writes and reads back through
  * its CPU mapping, then an AQL queue (hsaKmtCreateQueue), a CU mask
- * (hsaKmtSetQueueCUMask) and a priority change (hsaKmtUpdateQueue); prints
- * "queue_ready" and keeps the queue MS milliseconds before destroying it:
+ * (hsaKmtSetQueueCUMask) and a priority change (hsaKmtUpdateQueue), runs AQL packets on it; prints
+ * "queue_ready" and keeps the queue until FILE exists (at most 60 s):
  *
  *   vram_rw ok|bad            the VRAM buffer's CPU mapping works
  *   queue_id <id>             hsaKmtCreateQueue()
@@ -267,7 +267,7 @@ static void run_aql(void *ring, uint64_t *ids, uint8_t *mem, HSAuint64 *doorbell
 	printf("barrier_done %llu %lld\n", (unsigned long long)ids[0], (long long)bdone->value);
 }
 
-static void run_queue(HSAuint32 node, unsigned int hold_ms)
+static void run_queue(HSAuint32 node, const char *release)
 {
 	const HSAuint64 ring_size = 4096, vram_size = 8192;
 	HsaQueueResource res = { 0 };
@@ -318,7 +318,8 @@ static void run_queue(HSAuint32 node, unsigned int hold_ms)
 		props_cus(node));
 	printf("queue_ready\n");
 	fflush(stdout);
-	usleep(hold_ms * 1000);
+	for (i = 0; i < 6000 && access(release, F_OK); i++)
+		usleep(10000);
 	st = hsaKmtDestroyQueue(res.QueueId);
 	printf("destroy %d\n", st);
 	check("hsaKmtDestroyQueue", st);
@@ -348,7 +349,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < sp.NumNodes; i++)
 			print_node(i);
 		if (argc == 3 && !strcmp(argv[1], "queue") && sp.NumNodes > 1)
-			run_queue(1, atoi(argv[2]));
+			run_queue(1, argv[2]);
 		check("hsaKmtReleaseSystemProperties", hsaKmtReleaseSystemProperties());
 	}
 	st = hsaKmtCloseKFD();

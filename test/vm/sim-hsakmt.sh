@@ -155,7 +155,7 @@ tap_check "an ioctl KFD does not have fails (ENOTTY) and is counted" \
 tap_check "wait for kfdsim to be idle" wait_for 5 ks_idle
 cp $DBG/kfd_ioctls $T/calls0
 tap_check "insmod gpreempt" insmod $OBJ/module/gpreempt.ko user_max_priority=15
-$HSAKMT queue 3000 >$T/q 2>/dev/null &
+$HSAKMT queue $T/release >$T/q 2>/dev/null &
 qpid=$!
 tap_check "hsaKmtCreateQueue() + SetQueueCUMask() + UpdateQueue() done" \
 	wait_for 15 grep -qx queue_ready $T/q
@@ -181,9 +181,13 @@ tap_check "AQL barrier-AND waits while its dependency signal is 1 (read_dispatch
 	has $T/q barrier_blocked 1
 tap_check "AQL barrier-AND completes once it is 0 (read_dispatch_id 2, signal 0)" \
 	has $T/q barrier_done "2 0"
-tap_diag "gpreempt (client pid $qpid): $($CTL --json status 2>&1 | jq -c '.queues[] | {tgid, qid, kfd_priority, priority, state, ptr_path, backend}')"
+tap_diag "gpreempt (client pid $qpid): $($CTL --json status 2>&1 | jq -c '.queues[] | {tgid, qid, kfd_priority, priority, state, ptr_path}')"
 tap_check "gpreempt's hook saw the queue libhsakmt created (kfd_procfs_add_queue: queues_seen 1)" \
 	test "$(gstat queues_seen)" = 1
+# (wait_for: a status read can miss a queue while the monitor republishes them)
+tap_check "gpreempt tracks it: its qid and KFD priority 11 (UPDATE_QUEUE seen)" \
+	wait_for 5 eval 'test "$(qf $qpid qid)" = 0 && test "$(qf $qpid kfd_priority)" = 11'
+touch $T/release
 wait $qpid
 tap_check "hsakmt-open queue: every libhsakmt call succeeds" test $? -eq 0
 grep -v '^node' $T/q | tr '\n' ' ' | sed 's/^/# /'; echo
