@@ -617,6 +617,57 @@ static int ks_kfd_set_cu_mask(struct file *filp, struct kfd_process *p, void *da
 	return ret;
 }
 
+/* kfd_ioctl_set_scratch_backing_va(): HWS programs it; nothing to model */
+static int ks_kfd_set_scratch_backing_va(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_set_scratch_backing_va_args *args = data;
+	int dev = ks_dev_index(args->gpu_id), ret = 0;
+
+	if (dev < 0)
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	if (!p->pdds[dev]->ks_drm_file)
+		ret = -ENODEV;	/* kfd_bind_process_to_device(): no VM yet */
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/*
+ * kfd_ioctl_set_xnack_mode(): the gfx908 kfdsim shows has no XNACK, so the
+ * mode stays off: a query says 0, turning it on is -EPERM, and any change
+ * with queues is -EBUSY, as KFD.
+ */
+static int ks_kfd_set_xnack_mode(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_set_xnack_mode_args *args = data;
+	int ret = 0;
+
+	mutex_lock(&p->mutex);
+	if (args->xnack_enabled < 0)
+		args->xnack_enabled = 0;
+	else if (!list_empty(&p->pqm.queues))
+		ret = -EBUSY;
+	else if (args->xnack_enabled)
+		ret = -EPERM;
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/* kfd_ioctl_set_trap_handler(): the trap handler's TBA/TMA, never run here */
+static int ks_kfd_set_trap_handler(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_set_trap_handler_args *args = data;
+	int dev = ks_dev_index(args->gpu_id), ret = 0;
+
+	if (dev < 0)
+		return -EINVAL;
+	mutex_lock(&p->mutex);
+	if (!p->pdds[dev]->ks_drm_file)
+		ret = -ESRCH;	/* kfd_bind_process_to_device() failed */
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
 #define KS_IOCTL(ioc, f) \
 	[_IOC_NR(AMDKFD_IOC_##ioc)] = { AMDKFD_IOC_##ioc, f }
 
@@ -626,6 +677,9 @@ static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 	KS_IOCTL(DESTROY_QUEUE, ks_kfd_destroy_queue),
 	KS_IOCTL(UPDATE_QUEUE, ks_kfd_update_queue),
 	KS_IOCTL(SET_CU_MASK, ks_kfd_set_cu_mask),
+	KS_IOCTL(SET_SCRATCH_BACKING_VA, ks_kfd_set_scratch_backing_va),
+	KS_IOCTL(SET_XNACK_MODE, ks_kfd_set_xnack_mode),
+	KS_IOCTL(SET_TRAP_HANDLER, ks_kfd_set_trap_handler),
 	KS_IOCTL(SET_MEMORY_POLICY, ks_kfd_set_memory_policy),
 	KS_IOCTL(GET_CLOCK_COUNTERS, ks_kfd_get_clock_counters),
 	KS_IOCTL(GET_PROCESS_APERTURES, ks_kfd_get_process_apertures),

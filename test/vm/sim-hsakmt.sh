@@ -7,8 +7,10 @@
 # MMIO page and reports the nodes kfdsim registered; then allocates system
 # memory, VRAM and doorbells and creates, masks, updates and destroys an
 # AQL queue through the same pqm/dqm code as /dev/kfdsim, with gpreempt
-# seeing it.  The ioctls it issued are counted.  kfd=0 registers nothing; an existing /dev/kfd or render node
-# (amdgpu's) makes kfdsim load without its own.  Runs inside the test guest
+# seeing it; and Debian's ROCr (libhsa-runtime64-1) hsa_init() with polled
+# signals finds the CPU and the GPUs.  The ioctls they issued are counted.
+# kfd=0 registers nothing; an existing /dev/kfd or render node (amdgpu's)
+# makes kfdsim load without its own.  Runs inside the test guest
 # from the repository root (test/run-vm sim); ends with kfdsim unloaded.
 . test/lib/tap.sh
 . test/lib/sim.sh
@@ -210,6 +212,33 @@ tap_check "one CREATE_QUEUE, SET_CU_MASK, UPDATE_QUEUE, DESTROY_QUEUE" \
 tap_check "ALLOC_MEMORY_OF_GPU $((NDEV + 7)) times, each one freed, mapped and unmapped" \
 	eval 'test "$(delta ALLOC_MEMORY_OF_GPU) $(delta FREE_MEMORY_OF_GPU) $(delta MAP_MEMORY_TO_GPU) $(delta UNMAP_MEMORY_FROM_GPU)" = "$((NDEV + 7)) $((NDEV + 7)) $((NDEV + 7)) $((NDEV + 7))"'
 tap_check "rmmod gpreempt" rmmod gpreempt
+
+
+# --- Debian's ROCr (libhsa-runtime64-1) hsa_init, polling signals ----------
+cat >$T/hsa.py <<'PY'
+import ctypes
+lib = ctypes.CDLL("libhsa-runtime64.so.1")
+print("hsa_init %d" % lib.hsa_init())
+CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p)
+def agent(a, data):
+    name, dev = ctypes.create_string_buffer(64), ctypes.c_uint32()
+    lib.hsa_agent_get_info(ctypes.c_uint64(a), 0, name)               # HSA_AGENT_INFO_NAME
+    lib.hsa_agent_get_info(ctypes.c_uint64(a), 17, ctypes.byref(dev))  # HSA_AGENT_INFO_DEVICE
+    print("agent %d %s" % (dev.value, name.value.decode()))
+    return 0
+cb = CB(agent)
+print("iterate %d" % lib.hsa_iterate_agents(cb, None))
+print("shut_down %d" % lib.hsa_shut_down())
+PY
+cp $DBG/kfd_ioctls $T/calls0
+HSA_ENABLE_INTERRUPT=0 timeout 120 python3 $T/hsa.py >$T/hsa 2>&1
+grep -v 'amdgpu_get_auth\|^[a-z_]* ' $T/hsa | head -5 | sed 's/^/# /'
+tap_check "ROCr hsa_init() = HSA_STATUS_SUCCESS (HSA_ENABLE_INTERRUPT=0)" has $T/hsa hsa_init 0
+tap_check "ROCr's agents: the CPU and one gfx908 GPU per kfdsim device" \
+	eval 'test "$(grep -c "^agent 0 " $T/hsa) $(grep -c "^agent 1 gfx908$" $T/hsa)" = "1 $NDEV"'
+tap_check "ROCr hsa_shut_down() = HSA_STATUS_SUCCESS" has $T/hsa shut_down 0
+tap_diag "KFD ioctls of ROCr's hsa_init + hsa_shut_down: $(for c in $(awk '{print $1}' $DBG/kfd_ioctls); do d=$(delta $c); [ "$d" != 0 ] && printf '%s %s ' $c $d; done)"
+tap_check "the ROCr process is gone" wait_for 5 ks_idle
 
 tap_check "rmmod kfdsim" eval 'wait_for 5 ks_idle && rmmod kfdsim'
 tap_check "/dev/kfd, the class and the render nodes are gone" \
