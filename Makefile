@@ -189,6 +189,25 @@ ifeq ($(MDIR),$(TOP))
 		for f in *.[ch] Kbuild; do case $$f in *.mod.c) continue ;; esac; \
 			ln -sfn "$(TOP)/test/kfdsim/$$f" "$(abspath $(BUILD))/kfdsim-skew/$$f"; done
 	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(abspath $(BUILD))/kfdsim-skew KCFLAGS=-DKS_SKEW=8 modules
+	@# gpreempt built for kfdsim's build id (next to kfdsim without .BTF,
+	@# the build-id check passes): live-ok with the right layout, live-skew
+	@# with kfd_process's pdds, n_pdds, pqm and debug_trap_enabled 16 bytes
+	@# later, as a DKMS tree read without its config.h gives.  The live
+	@# layout check must refuse live-skew (test/vm/sim-layout.sh).
+	@for v in ok skew; do d=$(abspath $(BUILD))/live-$$v; \
+		mkdir -p $$d/module $$d/bpf $$d/build && \
+		find $$d -name '*.mod.c' -type l -delete && \
+		for f in $(TOP)/module/*.[ch] $(TOP)/module/Kbuild; do \
+			case $$f in *.mod.c) continue ;; esac; ln -sfn $$f $$d/module/; done && \
+		ln -sfn $(TOP)/bpf/gp_maps.h $$d/bpf/ && \
+		ln -sfn $(abspath $(BUILD))/gp_maps.lskel.h $(abspath $(BUILD))/inc $$d/build/ && \
+		$(TOP)/test/layout/layout-variant --ko $(TOP)/test/kfdsim/kfdsim.ko \
+			$$([ $$v = skew ] && for m in pdds n_pdds pqm debug_trap_enabled; do \
+				echo --shift kfd_process.$$m=16; done) \
+			< $(BUILD)/gp_layout.h > $$d/build/gp_layout.h.tmp || exit 1; \
+		cmp -s $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h || \
+			mv $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h; rm -f $$d/build/gp_layout.h.tmp; \
+		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d/module modules || exit 1; done
 endif
 	@$(TOP)/scripts/ibt-check --gpreempt $(MDIR)/module/gpreempt.ko \
 		$(if $(GP_AMDGPU_KO),--kfd $(GP_AMDGPU_KO)) \
@@ -222,10 +241,16 @@ $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUIL
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h
 $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) -lbpf
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) -lbpf -ljson-c
 
 DESTDIR ?=
 PREFIX ?= /usr/local
+# Container hooks (README "Containers"): the OCI hooks.d files podman and
+# CRI-O read, and the NRI v0.1 plugin of containerd 1.6 (/opt/nri/bin/<type>,
+# a link to gpreemptctl, named in /etc/nri/conf.json; an existing conf.json
+# is left alone: add the plugin to it from share/gpreempt/nri-conf.json).
+OCI_HOOKS_DIR ?= /usr/share/containers/oci/hooks.d
+NRI_BIN_DIR ?= /opt/nri/bin
 install: all
 	install -D -m 0755 $(BUILD)/gpreemptctl $(DESTDIR)$(PREFIX)/sbin/gpreemptctl
 	install -D -m 0644 $(TOP)/tools/gpreemptctl/gpreemptctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/gpreemptctl.8
@@ -233,6 +258,14 @@ install: all
 	install -D -m 0644 $(TOP)/etc/gpreempt.service $(DESTDIR)/etc/systemd/system/gpreempt.service
 	test -e $(DESTDIR)/etc/gpreempt.conf || install -D -m 0644 $(TOP)/etc/gpreempt.conf $(DESTDIR)/etc/gpreempt.conf
 	test -e $(DESTDIR)/etc/modprobe.d/gpreempt.conf || install -D -m 0644 $(TOP)/etc/modprobe.d/gpreempt.conf $(DESTDIR)/etc/modprobe.d/gpreempt.conf
+	for h in create poststop; do \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|' $(TOP)/etc/oci-hooks.d/gpreempt-$$h.json > $(BUILD)/gpreempt-$$h.json && \
+		install -D -m 0644 $(BUILD)/gpreempt-$$h.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-$$h.json || exit 1; \
+	done
+	install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json
+	test -e $(DESTDIR)/etc/nri/conf.json || install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)/etc/nri/conf.json
+	install -d $(DESTDIR)$(NRI_BIN_DIR)
+	ln -sfn $(PREFIX)/sbin/gpreemptctl $(DESTDIR)$(NRI_BIN_DIR)/gpreempt
 	@test -n "$(DESTDIR)" || depmod $(GP_KVER_INSTALL)
 
 # --- tests -------------------------------------------------------------------

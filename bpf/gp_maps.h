@@ -140,7 +140,7 @@ struct gp_stats {
 	__u64 rate_last_sec;	/* state changes on the busiest device in the last full second */
 	__u64 throttled;	/* actions held back by a device's max_rate bucket or back-off */
 	__u64 backoffs;		/* per-device back-offs started after a failed action */
-	__u64 queues_untracked;	/* compute queues left unmanaged: GP_MAX_QUEUES reached or no memory */
+	__u64 queues_untracked;	/* queues left unmanaged: GP_MAX_QUEUES reached, no memory, or the live layout check failed */
 	__u64 rule_first_resolves;	/* of rule_resolves: a new process's first resolve */
 	__u64 rule_first_resolve_ns;	/* total time spent on those */
 	__u64 restore_retries;	/* restores KFD failed without dropping its count: held, retried */

@@ -10,12 +10,14 @@
 struct kfd_process *gp_backend_get_process(struct gp_proc *pr);
 struct kfd_process_device *gp_backend_pdd(struct kfd_process *p, struct kfd_node *dev);
 struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid);
+int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
+			    struct kfd_process_device **pdd, bool park);
+int gp_backend_trylock(struct kfd_process *p, bool blocking);
+
+/* Device health (devhealth.c) */
 bool gp_backend_dev_failed(struct device_queue_manager *dqm);
 bool gp_backend_dev_usable(struct kfd_node *dev);
 bool gp_backend_needs_evict(struct kfd_node *dev);
-int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
-			    struct kfd_process_device **pdd, bool park);
 void gp_backend_note_error(struct device_queue_manager *dqm, int err, const char *what);
-int gp_backend_trylock(struct kfd_process *p, bool blocking);
 
 #endif /* GP_BACKEND_H */

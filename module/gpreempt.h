@@ -5,6 +5,7 @@
 #ifndef GP_GPREEMPT_H
 #define GP_GPREEMPT_H
 
+#include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/types.h>
 #include <linux/spinlock.h>
@@ -63,6 +64,11 @@ bool gp_ksyms_op_callable(const void *fn);
 
 /* ---- the running KFD has the built-in layout (layout_check.c) ---- */
 int gp_layout_check(struct module *owner);
+
+/* ---- live KFD objects match the built-in layout (layout_live.c) ---- */
+int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq);
+void gp_layout_live_passed(unsigned int nproc, unsigned int nq, ktime_t t0);
+bool gp_layout_live_admit(struct queue *q);
 
 /* ---- registry (registry.c) ---- */
 /**
@@ -232,7 +238,17 @@ struct gp_registry {
 
 extern struct gp_registry gp_reg;
 
-void gp_registry_init(void);
+/**
+ * struct gp_registry_ops - what the registry tells its user
+ * @changed: something to scan (a queue came, went or changed): any context
+ * @proc_freed: @pr is about to be freed: drop what the backends hold for it
+ */
+struct gp_registry_ops {
+	void (*changed)(void);
+	void (*proc_freed)(struct gp_proc *pr);
+};
+
+void gp_registry_init(const struct gp_registry_ops *ops);
 int gp_registry_add_queue(struct queue *q);
 void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent);
 void gp_registry_del_queue(struct kfd_process *p, u32 qid);
@@ -242,8 +258,8 @@ void gp_registry_proc_dbg_suspend(struct kfd_process *p);
 int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));
-int gp_registry_restore_evictions(void);
-int gp_registry_adopt_existing(void);
+struct gp_proc *gp_registry_next_evicted(void);
+int gp_registry_walk_existing(bool adopt);
 bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 int gp_registry_restores_owed(struct gp_proc **out, int max);
 void gp_registry_set_owed(struct gp_proc *pr, bool owed);
@@ -284,8 +300,8 @@ bool gp_maps_config(struct gp_config *cfg);
 void gp_rules_tick(u64 now);
 u32 gp_rules_apply(struct gp_queue *e, int *prio);
 
-/* ---- monitor (monitor.c) ---- */
-extern struct gp_stats gp_stats;	/* monitor-owned copy of the map value */
+/* ---- monitor (monitor.c; release.c: unload; stats.c: gp_stats) ---- */
+extern struct gp_stats gp_stats;	/* the map value: stats.c, written by the monitor thread */
 int gp_monitor_start(void);
 void gp_monitor_stop(void);
 void gp_monitor_kick(void);

@@ -126,6 +126,18 @@ static inline u32 kfd_p_pasid_on(struct kfd_process *p, struct kfd_node *dev)
 #endif
 }
 
+/*
+ * Where the PASID kfd_lookup_process_by_pasid() matches lives: in the
+ * process (6.1 .. 6.16), or in each process device (6.17+).
+ */
+#if GP_HAVE_kfd_process__pasid
+#define GP_PASID_IN_PDD 0
+#define GP_OFF_PASID GP_OFF_kfd_process__pasid
+#else
+#define GP_PASID_IN_PDD 1
+#define GP_OFF_PASID GP_OFF_kfd_process_device__pasid
+#endif
+
 /* kfd_p_pasid_on() without a preferred device. */
 static inline u32 kfd_p_pasid(struct kfd_process *p)
 {

@@ -11,13 +11,20 @@
  * everything it parked.
  *
  * Setup order: KFD symbols -> layout check -> maps -> registry -> probes ->
- * existing queues -> monitor.  Teardown is the exact reverse.
+ * existing processes (live layout check, adopted queues) -> monitor.
+ * Teardown is the exact reverse.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include "gpreempt.h"
 #include "kfd.h"
+
+/* The registry's user: the monitor, and the evict backend's per-process slots. */
+static const struct gp_registry_ops gp_reg_ops = {
+	.changed = gp_monitor_kick,
+	.proc_freed = gp_evict_forget_all,
+};
 
 static int __init gp_init(void)
 {
@@ -32,12 +39,16 @@ static int __init gp_init(void)
 	ret = gp_maps_init();
 	if (ret)
 		goto err_ksyms;
-	gp_registry_init();
+	gp_registry_init(&gp_reg_ops);
 	ret = gp_hooks_init();
 	if (ret)
 		goto err_maps;
-	if (gp_param.adopt_existing)
-		adopted = gp_registry_adopt_existing();
+	/* The live layout check, and adopt_existing: nothing acts before it. */
+	adopted = gp_registry_walk_existing(gp_param.adopt_existing);
+	if (adopted < 0) {
+		ret = adopted;
+		goto err_hooks;
+	}
 	ret = gp_monitor_start();
 	if (ret)
 		goto err_hooks;

@@ -46,7 +46,8 @@ static bool gp_already_there(struct queue *q, bool park)
  * (debugged; for an unpark: the debugger suspended queues, the flag is its
  * own now), -EOPNOTSUPP
  * (NO_HWS or CWSR off: use evict or leave alone), -EIO (device fenced) or
- * KFD's error.  On any error the flag is as it was.
+ * KFD's error.  On any error the flag is as it was; a KFD error after the
+ * queue moved (is_active as @park wants it) is counted and returns 0.
  */
 int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 {
@@ -120,10 +121,19 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	WRITE_ONCE(*flag, park);
 	ret = kfd_dqm_update_queue(dqm)(dqm, q, NULL);
 	if (ret) {
-		/* Never leave a half-done action behind: the flag goes back. */
-		WRITE_ONCE(*flag, prev);
 		gp_backend_note_error(dqm, ret, park ? "update_queue (park)" :
 					     "update_queue (unpark)");
+		/*
+		 * S3 F14: KFD can fail after update_mqd() recomputed is_active
+		 * (a failed map_queues_cpsch()): the queue has moved, and the
+		 * flag stays with it, the action done.  Put back, the flag
+		 * would leave the queue off the runlist while everyone thinks
+		 * it runs.  Only if nothing moved does the flag go back.
+		 */
+		if (gp_already_there(q, park))
+			ret = 0;
+		else
+			WRITE_ONCE(*flag, prev);
 	}
 out_unlock:
 	mutex_unlock(kfd_p_mutex(p));

@@ -46,7 +46,7 @@ static int gp_on_add_queue(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct queue *q = (struct queue *)GP_ARG(regs, kfd_procfs_add_queue, q);
 
-	if (q && gp_registry_add_queue(q))
+	if (q && gp_registry_add_queue(q) == -ENOMEM)
 		pr_warn_ratelimited("out of memory: a new queue stays unmanaged\n");
 	return 0;
 }

@@ -35,11 +35,16 @@ static u32 gp_key(struct kfd_process *p, u32 qid)
 	return hash_ptr(p, 32) ^ hash_32(qid, 32);
 }
 
+static const struct gp_registry_ops *gp_reg_ops;
+
 /**
  * gp_registry_init() - empty registry
+ * @ops: what the registry tells its user (the monitor, wired in main.c);
+ *	the registry itself names neither the monitor nor a backend (S3 F19)
  */
-void gp_registry_init(void)
+void gp_registry_init(const struct gp_registry_ops *ops)
 {
+	gp_reg_ops = ops;
 	spin_lock_init(&gp_reg.lock);
 	INIT_LIST_HEAD(&gp_reg.queues);
 	INIT_LIST_HEAD(&gp_reg.procs);
@@ -101,7 +106,7 @@ static void gp_list_add_grouped_locked(struct gp_queue *e)
  *	fires once per new KFD queue: an entry for the same (process, qid) is
  *	then always a dead queue's whose destroy gpreempt missed, even with the
  *	same @q (the slab recycled the dead queue's memory), and is replaced.
- *	False for gp_registry_adopt_existing(), which may meet a queue the
+ *	False for gp_registry_walk_existing(), which may meet a queue the
  *	probe has registered already: the same @q is then a duplicate.
  * @gfp: allocation flags
  *
@@ -212,7 +217,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	gp_reg.gen++;
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	kfree(new_pr);
-	gp_monitor_kick();
+	gp_reg_ops->changed();
 	return 0;
 }
 
@@ -221,11 +226,20 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
  * @q: KFD's queue, complete, with its process's mutex held by the caller
  *
  * Return: 0, or -ENOMEM or -ENOSPC (GP_MAX_QUEUES): the queue stays
- * unmanaged, counted in gp_stats.queues_untracked.
+ * unmanaged, counted in gp_stats.queues_untracked; so does every queue once
+ * the live layout check failed (gp_layout_live_admit(), returns 0).
  */
 int gp_registry_add_queue(struct queue *q)
 {
-	return gp_add(q, true, GFP_ATOMIC);
+	unsigned long flags;
+
+	if (gp_layout_live_admit(q))
+		return gp_add(q, true, GFP_ATOMIC);
+	/* The layout is wrong (logged once): disarmed, never managed. */
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	gp_reg.untracked++;
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	return 0;
 }
 
 /**
@@ -254,7 +268,7 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (e)
-		gp_monitor_kick();
+		gp_reg_ops->changed();
 }
 
 /**
@@ -273,7 +287,7 @@ void gp_registry_del_queue(struct kfd_process *p, u32 qid)
 		gp_mark_gone_locked(e);
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (e)
-		gp_monitor_kick();
+		gp_reg_ops->changed();
 }
 
 /**
@@ -304,7 +318,7 @@ void gp_registry_proc_dead(struct kfd_process *p)
 	gp_reg.gen++;
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (found)
-		gp_monitor_kick();
+		gp_reg_ops->changed();
 }
 
 /**
@@ -328,7 +342,7 @@ void gp_registry_proc_debugged(struct kfd_process *p, bool on)
 			WRITE_ONCE(pr->dbg_suspended, false);
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	gp_monitor_kick();
+	gp_reg_ops->changed();
 }
 
 /**
@@ -518,42 +532,34 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	list_for_each_entry_safe(pr, ptmp, &dead_procs, node) {
-		gp_evict_forget_all(pr);
+		gp_reg_ops->proc_freed(pr);
 		kfree(pr);
 	}
 }
 
 /**
- * gp_registry_restore_evictions() - restore every eviction gpreempt holds
+ * gp_registry_next_evicted() - a process gpreempt holds evicted, if any
  *
- * Module unload, after the monitor stopped and before anything is marked
- * dead: waits for each process's mutex.
+ * Module unload, after the monitor stopped (only that thread frees procs,
+ * so the result stays valid unlocked): the caller restores it, which clears
+ * pr->evicted, and asks again.
  *
- * Return: processes whose restore failed.
+ * Return: a live process with evictions held, or NULL.
  */
-int gp_registry_restore_evictions(void)
+struct gp_proc *gp_registry_next_evicted(void)
 {
-	struct gp_proc *pr;
+	struct gp_proc *pr, *found = NULL;
 	unsigned long flags;
-	int failed = 0;
 
-again:
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	list_for_each_entry(pr, &gp_reg.procs, node) {
-		if (!pr->evicted || pr->dead)
-			continue;
-		/* Only this thread frees procs: @pr stays valid unlocked. */
-		spin_unlock_irqrestore(&gp_reg.lock, flags);
-		if (gp_evict_restore_all(pr, true))
-			failed++;
-		if (pr->evicted) {
-			/* Cannot happen: every restore clears its slot. */
-			gp_evict_forget_all(pr);
+		if (pr->evicted && !pr->dead) {
+			found = pr;
+			break;
 		}
-		goto again;
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	return failed;
+	return found;
 }
 
 /**
@@ -577,20 +583,25 @@ void gp_registry_free_all(void (*release)(struct gp_queue *e))
 }
 
 /**
- * gp_registry_adopt_existing() - register the queues that existed before load
+ * gp_registry_walk_existing() - the KFD processes that existed before load
+ * @adopt: register their queues (adopt_existing)
  *
  * Walks every PASID through kfd_lookup_process_by_pasid() (KFD's own
- * SRCU-protected lookup, +1 reference) and each process's queue list under
- * p->mutex, the lock KFD's ioctls hold while creating/destroying queues.
- * Runs after the probes are registered, so no queue slips between the two;
- * a queue the creation probe registered already is a duplicate, ignored by
- * gp_add().
+ * SRCU-protected lookup, +1 reference).  Each process is first checked
+ * against the built-in layout (gp_layout_live_process()): one that does not
+ * match fails the walk, and insmod.  Then, with @adopt, its queue list is
+ * walked under p->mutex, the lock KFD's ioctls hold while creating and
+ * destroying queues.  Runs after the probes are registered, so no queue
+ * slips between the two; a queue the creation probe registered already is a
+ * duplicate, ignored by gp_add().
  *
- * Return: number of queues adopted.
+ * Return: number of queues adopted, or -ENOEXEC (the layout is wrong).
  */
-int gp_registry_adopt_existing(void)
+int gp_registry_walk_existing(bool adopt)
 {
-	int n = 0;
+	unsigned int nproc = 0, nq = 0, pnq;
+	ktime_t t0 = ktime_get();
+	int n = 0, ret;
 	u32 pasid;
 
 	for (pasid = 1; pasid < (1U << 16); pasid++) {
@@ -600,8 +611,20 @@ int gp_registry_adopt_existing(void)
 
 		if (!p)
 			continue;
+		pnq = 0;
+		ret = gp_layout_live_process(p, pasid, &pnq);
+		if (ret) {
+			gp_kfd_unref(p);
+			return ret;
+		}
 		/* 6.17+: one PASID per device; visit each process once. */
 		if (kfd_p_pasid(p) != pasid) {
+			gp_kfd_unref(p);
+			continue;
+		}
+		nproc++;
+		nq += pnq;
+		if (!adopt) {
 			gp_kfd_unref(p);
 			continue;
 		}
@@ -619,5 +642,6 @@ int gp_registry_adopt_existing(void)
 		gp_kfd_unref(p);
 		cond_resched();
 	}
+	gp_layout_live_passed(nproc, nq, t0);
 	return n;
 }

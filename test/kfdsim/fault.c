@@ -2,7 +2,8 @@
 /*
  * fault.c - fault injection, for the tests of gpreempt's error paths.
  *
- * Call points (dqm->ops.update_queue, evict_process_queues,
+ * Call points (dqm->ops.update_queue, before it changes anything or after
+ * update_mqd() moved the queue, evict_process_queues,
  * restore_process_queues, pqm_destroy_queue) fail with -EIO, -ETIME or
  * -EBUSY at a rate or on the Nth call from now; runlist updates can be made
  * slow; the HWS can hang after N more runlist updates; a process's mutex can
@@ -40,6 +41,7 @@ static struct ks_fault ks_faults[KS_F_NR] = {
 	[KS_F_EVICT] = { .name = "evict_process_queues" },
 	[KS_F_RESTORE] = { .name = "restore_process_queues" },
 	[KS_F_DESTROY] = { .name = "destroy_queue" },
+	[KS_F_UPDATE_MAP] = { .name = "update_queue_map" },
 };
 
 struct ks_fault_knobs ks_fault_knobs;
@@ -54,6 +56,8 @@ module_param_named(fault_restore_process_queues, fault_spec[KS_F_RESTORE], charp
 MODULE_PARM_DESC(fault_restore_process_queues, "Fault spec for restore_process_queues");
 module_param_named(fault_destroy_queue, fault_spec[KS_F_DESTROY], charp, 0444);
 MODULE_PARM_DESC(fault_destroy_queue, "Fault spec for pqm_destroy_queue (EBUSY: the queue stays; EIO, ETIME: freed anyway)");
+module_param_named(fault_update_queue_map, fault_spec[KS_F_UPDATE_MAP], charp, 0444);
+MODULE_PARM_DESC(fault_update_queue_map, "Fault spec for update_queue after update_mqd(): the queue moved, the error returns");
 module_param_named(fault_slow_runlist_us, ks_fault_knobs.slow_runlist_us, uint, 0444);
 MODULE_PARM_DESC(fault_slow_runlist_us, "Extra time every runlist update / MES call takes, in us [0..10000000]");
 module_param_named(fault_hws_hang_after, ks_fault_knobs.hws_hang_after, uint, 0444);

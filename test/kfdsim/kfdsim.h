@@ -452,6 +452,7 @@ enum ks_fault_point {
 	KS_F_EVICT,
 	KS_F_RESTORE,
 	KS_F_DESTROY,
+	KS_F_UPDATE_MAP,
 	KS_F_NR,
 };
 

@@ -52,7 +52,7 @@ tap_check "state changes per device per second <= max_rate + burst + owed ($r)" 
 
 # 3. A failing backend backs off (no retry storm) and recovers.  -ETIME (a
 # preemption timeout) charges the device's back-off; -EIO is left to the
-# device fence (monitor.c gp_dev_charge()).
+# device fence (apply.c gp_dev_charge()).
 echo 1000 >/sys/module/gpreempt/parameters/max_rate
 echo "ETIME 1000 0" >$F/update_queue
 tap_check "a failed park starts a back-off" wait_for 60 stat_ge backoffs 1

@@ -23,6 +23,7 @@ state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 fc_ge() { [ "$(fcount "$1")" -ge "$2" ] 2>/dev/null; }
 gq_zero() { [ "$(gstat queues)" = 0 ]; }
 stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
+refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
 be_running() { case "$(ksq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }
@@ -285,5 +286,54 @@ echo off >$F/destroy_queue
 tap_check "F1: gpreempt manages no queue once the processes exited" wait_for 30 gq_zero
 unload
 
+# 11. F14 (REVIEW-S3): a park whose update_queue fails after update_mqd()
+# (a failed map_queues_cpsch()): the queue is off the runlist when KFD
+# returns the error.  The flag stays with it, gpreempt counts it parked and
+# unparks it once LC is gone.  The old code put the flag back: the queue was
+# left off the runlist (active=0 suspended=0) while gpreempt showed it
+# running, and nothing moved it again once LC stopped (the ETIME fences
+# parks for 500 ms, so no later park came to repair it).
+load "" "backend=suspend"
+echo "ETIME 0 1" >$F/update_queue_map
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD $LC_ARGS --duration 60 --quiet &
+lc=$!
+wait_for 20 fc_ge update_queue_map 1
+kill -TERM $lc
+wait $lc
+tap_check "F14: the park failed after update_mqd (injected $(fcount update_queue_map))" \
+	test "$(fcount update_queue_map)" = 1
+tap_check "F14: LC gone, BE runs again" wait_for 30 be_running
+tap_diag "F14: kfdsim: $(ksq 3 | grep -o 'active=.*')"
+tap_check "F14: gpreempt shows BE running" wait_for 10 state_is $be 0
+kill -TERM $be
+wait $be
+tap_check "F14: BE packets exactly once" test $? -eq 0
+unload
+# 12. F20 (REVIEW-S3): an evict that fails after KFD evicted and counted
+# (kfdsim's evict_process_queues fault) leaves the eviction held.  It is
+# committed as parked, and restored once LC is done, with gpreempt still
+# loaded.  LC is one request: it is done well inside the 500 ms in which
+# the EIO fences parks, so no later park comes.  The old code committed the
+# queue as running, nothing restored the eviction, and BE stayed evicted
+# while gp_queues showed it running.
+load "" "backend=evict"
+echo "EIO 0 1" >$F/evict_process_queues
+$GPLOAD $BE_ARGS --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 30000000 --duration 1 --quiet
+lrc=$?
+tap_check "F20: the evict failed after KFD evicted (injected $(fcount evict_process_queues))" \
+	test "$(fcount evict_process_queues)" = 1
+tap_check "F20: LC done, the eviction is restored with gpreempt loaded" wait_for 30 refs_zero
+tap_check "F20: BE runs again" wait_for 10 be_running
+tap_check "F20: gpreempt shows BE running" wait_for 10 state_is $be 0
+kill -TERM $be
+wait $be
+tap_check "F20: LC and BE packets exactly once" test $? -eq 0 -a $lrc -eq 0
+unload
 tap_dmesg_clean "faults: dmesg has no BUG/WARNING/Oops/KFENCE"
 tap_done

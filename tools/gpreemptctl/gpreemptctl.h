@@ -5,6 +5,7 @@
 #ifndef GPREEMPTCTL_H
 #define GPREEMPTCTL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,5 +70,39 @@ int cmd_unset(struct ctl *c, int argc, char **argv);
 int cmd_park(struct ctl *c, int argc, char **argv, bool park);
 int cmd_apply(struct ctl *c, int argc, char **argv);
 int config_set_kv(struct gp_config *cfg, const char *kv);
+
+/* hookparse.c, hook.c: the container hook (OCI hooks, NRI v0.1) */
+#define HOOK_ANNOTATION "gpreempt.io/priority"
+#define HOOK_ID_LEN 129			/* container ids: 1..128 characters */
+#define HOOK_DEFAULT_MAX GP_PRIO_HIGH	/* highest an annotation grants, by default */
+#define HOOK_RUN_DIR "/run/gpreempt/containers"
+#define GP_CONF "/etc/gpreempt.conf"
+
+struct hook_req {
+	char id[HOOK_ID_LEN];
+	char sandbox_id[HOOK_ID_LEN];	/* NRI: the pod's sandbox, "" if none */
+	char state[16];			/* OCI "status" or NRI "state" */
+	int pid;			/* 0: none */
+	char cgroups_path[PATH_MAX];	/* NRI: spec.cgroupsPath */
+	bool has_prio;			/* the annotation is there ... */
+	bool prio_ok;			/* ... and valid: prio */
+	int prio;
+	char prio_text[40];		/* its value, printable and bounded */
+};
+
+struct hook_conf {
+	int max_priority;		/* highest an annotation grants */
+};
+
+bool hook_id_ok(const char *id);
+int hook_prio(const char *v, int *prio);
+void hook_refusal(const char *value, char *buf, size_t len);
+int hook_parse(const char *buf, size_t len, bool nri, struct hook_req *r, char *why, size_t wlen);
+int hook_cgroup_line(const char *text, char *out, size_t len);
+int hook_cgroups_path(const char *spec, char *out, size_t len);
+int hook_conf_kv(const char *kv, struct hook_conf *conf, char *why, size_t wlen);
+int hook_conf_read(FILE *f, const char *name, struct hook_conf *conf, char *why, size_t wlen);
+int cmd_hook(int argc, char **argv);
+bool hook_recorded(uint64_t cgid);
 
 #endif /* GPREEMPTCTL_H */

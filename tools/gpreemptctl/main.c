@@ -32,6 +32,9 @@ static void usage(FILE *f)
 		"  apply [FILE]                     make rules and knobs match FILE\n"
 		"                                   (default /etc/gpreempt.conf)\n"
 		"  exec --priority PRIO -- CMD...   run CMD with GPREEMPT_PRIORITY=PRIO\n"
+		"containers (gpreemptctl hook --help):\n"
+		"  hook create|poststop|nri|gc      OCI hook / NRI v0.1 plugin: the annotation\n"
+		"                                   gpreempt.io/priority becomes a cgroup rule\n"
 		"\n"
 		"exit status: 0 ok, 1 error, 2 usage, 3 gpreempt not loaded, 4 not permitted,\n"
 		"             5 value out of range, 6 no such cgroup, pid or queue\n");
@@ -59,6 +62,12 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int ret;
 
+	/* Installed as an NRI v0.1 plugin (/opt/nri/bin/gpreempt): its name is its type. */
+	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
+		prog = strrchr(argv[0], '/') + 1;
+	else if (argc > 0 && argv[0] && argv[0][0])
+		prog = argv[0];
+
 	while (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2]) {
 		if (!strcmp(argv[1], "--json")) {
 			c.json = true;
@@ -85,6 +94,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "exec"))
 		return cmd_exec(argc, argv);
+	if (!strcmp(cmd, "hook") || !strcmp(cmd, "invoke"))
+		return cmd_hook(argc, argv);
 	if (strcmp(cmd, "status") && strcmp(cmd, "top") && strcmp(cmd, "stats") &&
 	    strcmp(cmd, "list") && strcmp(cmd, "config") && strcmp(cmd, "set") &&
 	    strcmp(cmd, "unset") && strcmp(cmd, "park") && strcmp(cmd, "unpark") &&

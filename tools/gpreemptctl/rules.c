@@ -273,7 +273,9 @@ static int prune(struct ctl *c, int map, size_t ksz, const struct want *w, int n
 	while (k < APPLY_MAX && !bpf_map_get_next_key(c->fd[map], prev, next)) {
 		memcpy(key, next, ksz);
 		prev = key;
-		if (!wanted(w, n, map, key))
+		/* A container's rule (gpreemptctl hook) lives until its poststop. */
+		if (!wanted(w, n, map, key) &&
+		    !(map == M_PRIO_CGROUP && hook_recorded(*(__u64 *)key)))
 			memcpy(keys[k++], key, ksz);
 	}
 	for (i = 0; i < k; i++)
@@ -328,6 +330,16 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 				ret = config_set_kv(&cfg, tok[i]);
 			if (nt == 4 && !ret)
 				ret = err(EX_USAGE, "too many settings on one line");
+		} else if (!strcmp(tok[0], "container") && nt >= 2) {
+			/* read by gpreemptctl hook; checked here */
+			struct hook_conf hc;
+			char why[256];
+
+			for (i = 1; i < nt && !ret; i++)
+				if (hook_conf_kv(tok[i], &hc, why, sizeof(why)))
+					ret = err(EX_RANGE, "%s", why);
+			if (nt == 4 && !ret)
+				ret = err(EX_USAGE, "too many settings on one line");
 		} else if ((!strcmp(tok[0], "cgroup") || !strcmp(tok[0], "comm")) && nt == 3) {
 			ret = parse_target(tok[0], tok[1], &tg);
 			if (!ret)
@@ -342,7 +354,7 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 				n++;
 			}
 		} else {
-			ret = err(EX_USAGE, "expected 'cgroup PATH PRIO', 'comm NAME PRIO' or 'config KEY=VALUE'");
+			ret = err(EX_USAGE, "expected 'cgroup PATH PRIO', 'comm NAME PRIO', 'config KEY=VALUE' or 'container max_priority=PRIO'");
 		}
 		if (ret) {
 			fprintf(stderr, "%s: %s:%d: line not applied; nothing changed\n", prog, file,

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * apply.c - the policy's decisions carried out: parks and unparks through
+ * the backends (per queue: suspend; per process: evict), each committed to
+ * the policy's state, the maps and the tracepoints; and the per-device rate
+ * buckets (max_rate) that bound them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ktime.h>
+#include "backend.h"
+#include "monitor_int.h"
+#include "kfd.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+/**
+ * gp_set_state() - a queue's state as the maps show it (counted per state)
+ * @e: queue
+ * @st: new state
+ */
+void gp_set_state(struct gp_queue *e, enum gp_qstate st)
+{
+	if (e->info.state != st) {
+		e->info.state = st;
+		gp_stats.state_transitions[st]++;
+		e->dirty = true;
+	}
+}
+
+/*
+ * Per-device arbitration: each tick maps every queue's kfd_node to a small
+ * dense index (the policy compares only queues of one device).  Monitor-only
+ * state, static to keep it off the kthread's stack.
+ */
+static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
+static u32 gp_ndevs;
+/* M3: each device's allowance of state changes, and its count this second. */
+static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
+static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
+static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
+static u64 gp_rate_window_ns;
+
+/*
+ * Charge a backend call on device slot @d to its bucket, and back off on a
+ * device error.  -EIO (fenced device, reset queue) is paced by the device
+ * fence's own back-off, not here.
+ */
+static void gp_dev_charge(u32 d, int ret, u64 now)
+{
+	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM ||
+		  ret == -EIO;
+
+	gp_bucket_take(&gp_bkt[d], READ_ONCE(gp_param.max_rate), 1);
+	gp_dev_changes[d]++;
+	if (gp_bucket_result(&gp_bkt[d], ok, now))
+		gp_stats.backoffs++;
+}
+
+/**
+ * gp_dev_budgets() - per-device allowances for this tick, and the rate of the last full second
+ * @pp: this tick's parameters: gets the budgets
+ * @now: the tick's time
+ */
+void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
+{
+	u32 d, rate = READ_ONCE(gp_param.max_rate), busiest = 0;
+
+	for (d = 0; d < gp_ndevs; d++)
+		gp_dev_budget[d] = gp_bucket_avail(&gp_bkt[d], rate, now);
+	pp->dev_budget = gp_dev_budget;
+	gp_stats.rate_limit = rate;
+	if (now - gp_rate_window_ns < NSEC_PER_SEC)
+		return;
+	for (d = 0; d < gp_ndevs; d++) {
+		busiest = max(busiest, gp_dev_changes[d]);
+		gp_dev_changes[d] = 0;
+	}
+	gp_stats.rate_last_sec = busiest;
+	gp_rate_window_ns = now;
+}
+
+/**
+ * gp_dev_index() - the dense slot of device @dev (the policy compares only queues of one slot)
+ * @dev: a queue's device
+ *
+ * Return: its slot; past GP_POLICY_MAX_DEVS devices, the last one.
+ */
+u32 gp_dev_index(struct kfd_node *dev)
+{
+	u32 d;
+
+	for (d = 0; d < gp_ndevs; d++)
+		if (gp_devs[d] == dev)
+			return d;
+	if (gp_ndevs == GP_POLICY_MAX_DEVS) {
+		pr_warn_once("more than %d devices: the rest are arbitrated together\n",
+			     GP_POLICY_MAX_DEVS);
+		return GP_POLICY_MAX_DEVS - 1;
+	}
+	gp_devs[gp_ndevs] = dev;
+	return gp_ndevs++;
+}
+
+static bool gp_wants_evict(struct gp_queue *e, int n)
+{
+	int i;
+
+	if (READ_ONCE(gp_param.backend) == GP_BACKEND_SUSPEND && !gp_backend_needs_evict(e->dev))
+		return false;
+	/*
+	 * Process granularity only when every live queue of the process on the
+	 * device goes.  What the policy wanted, not what the budget granted:
+	 * one evict parks them all, and a max_actions below the process's
+	 * queue count must not keep it from ever being parked.
+	 */
+	for (i = 0; i < n; i++) {
+		struct gp_queue *x = gp_snap[i];
+
+		if (x->proc != e->proc || x->dev != e->dev || x->gone || x->sdma)
+			continue;
+		if (x->pq.state != GP_PS_PARKED && x->pq.wanted != GP_ACT_PARK)
+			return false;
+		if (x->pq.state == GP_PS_PARKED && x->backend != GP_BACKEND_EVICT)
+			return false;
+	}
+	return true;
+}
+
+static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int ret,
+		      int backend, u64 t0, u64 t1)
+{
+	bool park = e->pq.action == GP_ACT_PARK;
+	bool ok = !ret;
+
+	if (park)
+		trace_preempt(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret,
+			      t1 - t0);
+	else
+		trace_resume(e->proc->tgid, e->qid, e->pq.prio, backend, e->pq.reason, ret,
+			     t1 - t0);
+
+	/*
+	 * A queue that is gone is not coming back, and one a debugger may
+	 * own now is not gpreempt's any more: treat unpark as done.  A
+	 * lookup that failed (-ESRCH) means gone only for a process known to
+	 * be dead (S3 F9): else the queue is still parked, and the unpark is
+	 * tried again.
+	 */
+	if (!park && (ret == -ENOENT || ret == -EPERM ||
+		      (ret == -ESRCH && (READ_ONCE(e->proc->dead) || READ_ONCE(e->gone)))))
+		ok = true;
+	if (!ok) {
+		gp_set_state(e, park ? GP_Q_RUNNING : GP_Q_SUSPENDED);
+		if (ret != -EBUSY) {
+			e->info.errors++;
+			e->dirty = true;
+		}
+		return;
+	}
+	gp_policy_commit(pp, &e->pq, true, t1);
+	e->dirty = true;
+	if (park) {
+		e->backend = backend;
+		e->info.backend = backend;
+		e->info.preempts++;
+		e->info.last_preempt_ns = t1 - t0;
+		gp_stats.preempts++;
+		gp_hist_add(gp_stats.preempt_hist, t1 - t0);
+		gp_set_state(e, GP_Q_SUSPENDED);
+	} else {
+		e->info.resumes++;
+		e->info.suspended_ns += t1 - e->info_parked_at;
+		gp_stats.resumes++;
+		if (e->pq.reason == GP_WHY_STARVING)
+			gp_stats.starvation_slices++;
+		gp_set_state(e, GP_Q_RUNNING);
+	}
+	if (park)
+		e->info_parked_at = t1;
+}
+
+/*
+ * S3 F21: under HWS a park or unpark unmaps and remaps the whole device, so
+ * a higher level with work there is preempted too, for the whole call.
+ */
+static void gp_count_lc_preempt(const struct gp_queue *e, u64 ns)
+{
+	u32 d = gp_pq_dev(&e->pq);
+
+	if (!(gp_res.pend_valid & (1ULL << d)) || gp_res.pend_top[d] <= e->pq.prio)
+		return;
+	gp_stats.lc_preempts++;
+	gp_stats.lc_preempt_ns += ns;
+}
+
+/**
+ * gp_apply() - carry out the policy's actions: evictions per process, suspends per queue
+ * @n: queues in gp_snap
+ * @pp: this tick's parameters
+ */
+void gp_apply(int n, const struct gp_policy_params *pp)
+{
+	int i, j, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		enum gp_action act = pass ? GP_ACT_UNPARK : GP_ACT_PARK;
+
+		for (i = 0; i < n; i++) {
+			struct gp_queue *e = gp_snap[i];
+			bool by_proc;
+			u64 t0, t1;
+			int ret;
+
+			if (e->pq.action != act || e->acted)
+				continue;
+			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
+			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :
+				  e->backend == GP_BACKEND_EVICT;
+			if (!by_proc && act == GP_ACT_PARK &&
+			    (READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT ||
+			     !kfd_have_queue_suspend() || gp_backend_needs_evict(e->dev))) {
+				/* Forced process granularity, but not all its queues go. */
+				gp_set_state(e, GP_Q_RUNNING);
+				continue;
+			}
+			t0 = ktime_get_ns();
+			if (by_proc)
+				ret = gp_evict_process(e->proc, e->dev, act == GP_ACT_PARK);
+			else
+				ret = gp_suspend_queue(e, act == GP_ACT_PARK, false);
+			t1 = ktime_get_ns();
+			gp_dev_charge(gp_pq_dev(&e->pq), ret, t1);
+			gp_count_lc_preempt(e, t1 - t0);
+			if (!by_proc) {
+				gp_commit(e, pp, ret, GP_BACKEND_SUSPEND, t0, t1);
+				continue;
+			}
+			/*
+			 * S3 F20: KFD evicts and counts before it can fail, and
+			 * gpreempt then holds the eviction (the error is
+			 * counted).  Committed as running, the process would
+			 * stay evicted until the policy happened to park it
+			 * again: it is parked, and restored when the policy
+			 * says so.
+			 */
+			if (ret && act == GP_ACT_PARK && gp_evict_held(e->proc, e->dev))
+				ret = 0;
+			/* The whole process moved: commit each of its queues. */
+			for (j = 0; j < n; j++) {
+				struct gp_queue *x = gp_snap[j];
+
+				if (x->proc != e->proc || x->dev != e->dev || x->gone)
+					continue;
+				if (act == GP_ACT_UNPARK && x->backend != GP_BACKEND_EVICT)
+					continue;
+				if (act == GP_ACT_UNPARK && x->pq.state != GP_PS_PARKED)
+					continue;
+				if (act == GP_ACT_PARK && x->pq.state == GP_PS_PARKED)
+					continue;
+				x->pq.action = act;
+				x->pq.reason = e->pq.reason;
+				x->acted = true;
+				gp_commit(x, pp, ret, GP_BACKEND_EVICT, t0, t1);
+			}
+		}
+	}
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * monitor_int.h - what the monitor's files share; no other file includes it.
+ *
+ * The monitor is one kthread (monitor.c) whose tick is:
+ *   release.c  reap queues that went, restore evictions owed;
+ *   config.c   this tick's parameters (module params + gp_config);
+ *   scan.c     read every queue, build the policy input;
+ *   policy.c   decide (pure C);
+ *   apply.c    park and unpark through the backends, per-device budgets;
+ *   publish.c  maps.
+ * All of it runs in the monitor thread only (release.c also at unload,
+ * after the thread stopped), so the state below needs no lock.
+ */
+#ifndef GP_MONITOR_INT_H
+#define GP_MONITOR_INT_H
+
+#include "gpreempt.h"
+
+/* Every queue's map entry at least this often; gp_stats and gp_config this often. */
+#define GP_PUBLISH_NS (100 * NSEC_PER_MSEC)
+#define GP_STATS_NS (10 * NSEC_PER_MSEC)
+
+/* monitor.c: this tick's snapshot of the registry, and the policy's view. */
+extern struct gp_queue **gp_snap;
+extern struct gp_pq *gp_pqs;
+extern struct gp_policy_result gp_res;
+
+/* stats.c */
+void gp_hist_add(u64 *hist, u64 ns);
+
+/* config.c */
+void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now);
+
+/* scan.c */
+void gp_scan(int n, u64 t0);
+bool gp_scan_wants_fast_tick(int n, u64 t0);
+
+/* apply.c */
+void gp_set_state(struct gp_queue *e, enum gp_qstate st);
+u32 gp_dev_index(struct kfd_node *dev);
+void gp_dev_budgets(struct gp_policy_params *pp, u64 now);
+void gp_apply(int n, const struct gp_policy_params *pp);
+
+/* publish.c */
+void gp_publish(int n, u64 now);
+
+/* release.c */
+void gp_release_queue(struct gp_queue *e);
+void gp_restore_owed(void);
+
+#endif

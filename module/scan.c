@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scan.c - the monitor's read of every managed queue, once per tick: its
+ * read/write dispatch ids, whether its head packet waits at a barrier, its
+ * KFD properties when a hook changed them, its effective priority (rules)
+ * and hold, and the device level it counts towards.  Builds the policy's
+ * input (e->pq) and the map value (e->info).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/limits.h>
+#include <linux/minmax.h>
+#include <linux/string.h>
+#include "backend.h"
+#include "monitor_int.h"
+
+/*
+ * Per-tick level of each device slot: the highest effective priority among
+ * its queues.  Monitor-only state, static to keep it off the kthread's stack.
+ */
+static int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
+
+/* S3 F7: a hold older than max_hold_s is released, in the map too. */
+static void gp_hold_expire(struct gp_queue *e, u64 now)
+{
+	u64 max = (u64)READ_ONCE(gp_param.max_hold_s) * NSEC_PER_SEC;
+	struct gp_queue_key key;
+
+	if (!e->hold || !max || e->pq.state != GP_PS_PARKED || now - e->pq.state_since_ns < max)
+		return;
+	key = (struct gp_queue_key){ .tgid = e->proc->tgid, .qid = gp_map_qid(e) };
+	gp_maps_release_hold(&key);
+	e->hold = false;
+	e->info.held = false;
+	e->dirty = true;
+	pr_info_ratelimited("queue %u of %d: held parked for max_hold_s (%u s): released\n",
+			    e->qid, e->proc->tgid, READ_ONCE(gp_param.max_hold_s));
+}
+
+/* First sight of a queue: pointers, identity fields of the map value. */
+static void gp_first_sight(struct gp_queue *e, u64 now)
+{
+	struct gp_queue_info *in = &e->info;
+
+	gp_ptr_setup(e);
+	in->tgid = e->proc->tgid;
+	in->pasid = e->proc->pasid;
+	in->qid = e->qid;
+	memcpy(in->comm, e->proc->comm, sizeof(in->comm));
+	in->ptr_path = e->ptr_path;
+	e->pq.state = GP_PS_RUNNING;
+	e->pq.state_since_ns = now;
+	if (e->leftover) {
+		pr_info("queue %u of %d: left parked by an earlier gpreempt, taken over\n", e->qid,
+			e->proc->tgid);
+		e->pq.state = GP_PS_PARKED;
+		e->backend = GP_BACKEND_SUSPEND;
+		e->info_parked_at = now;
+		in->state = GP_Q_SUSPENDED;
+	} else if (gp_evict_held(e->proc, e->dev)) {
+		/* Created while gpreempt holds its process evicted: KFD made it inactive. */
+		e->pq.state = GP_PS_PARKED;
+		e->backend = GP_BACKEND_EVICT;
+		e->info_parked_at = now;
+		in->state = GP_Q_SUSPENDED;
+	}
+	e->seen = true;
+	e->dirty = true;
+	gp_stats.queues_seen++;
+}
+
+/* One queue: its dispatch ids, KFD properties and rules, into e->pq and e->info. */
+static void gp_scan_queue(struct gp_queue *e, u64 t0)
+{
+	struct gp_queue_info *in = &e->info;
+	u64 rptr = 0, wptr = 0;
+	bool pending, blocked;
+	int prio, rd;
+	u32 src;
+
+	e->acted = false;
+	if (e->gone) {
+		e->pq.action = GP_ACT_NONE;
+		e->pq.pending = false;
+		return;
+	}
+	if (!e->seen)
+		gp_first_sight(e, t0);
+	/* M6: unknown is not pending, so it never triggers or holds a park. */
+	rd = gp_ptr_read(e, &rptr, &wptr);
+	pending = !rd && wptr != rptr;
+	/* F10: waiting at a barrier is not pending: it may wait on a lower queue. */
+	blocked = pending && gp_ptr_head_blocked(e, rptr);
+	if (blocked)
+		pending = false;
+	if (e->sdma && !READ_ONCE(gp_param.sdma_hint))
+		pending = false;
+	if (READ_ONCE(e->props_stale)) {
+		/* S3 F16: no foreign mm installed during a KFD call. */
+		gp_ptr_read_end();
+		gp_backend_read_props(e);
+	}
+	prio = READ_ONCE(e->kfd_priority);
+	src = gp_rules_apply(e, &prio);
+	gp_hold_expire(e, t0);
+	e->pq.hold = e->hold;
+
+	if (pending && !e->pq.pending)
+		e->pending_since_ns = t0;
+	e->pq.pending = pending;
+	e->pq.blocked = blocked;
+	e->pq.prio = prio;
+	e->pq.dev = gp_dev_index(e->dev);
+	e->pq.signal_only = e->sdma;
+	e->pq.parkable = e->aql && !e->sdma && !e->reset && !READ_ONCE(e->proc->debugged) &&
+			 !READ_ONCE(e->proc->dead) && gp_backend_dev_usable(e->dev);
+	/* Pointers alone are refreshed by the periodic publish, not per tick. */
+	if (pending != in->pending || blocked != in->blocked ||
+	    prio != in->eff_priority || src != in->prio_source ||
+	    READ_ONCE(e->kfd_priority) != in->kfd_priority)
+		e->dirty = true;
+	in->rptr = rptr;
+	in->wptr = wptr;
+	in->pending = pending;
+	in->blocked = blocked;
+	in->eff_priority = prio;
+	in->prio_source = src;
+	in->kfd_priority = READ_ONCE(e->kfd_priority);
+	in->queue_percent = READ_ONCE(e->queue_percent);
+	in->ptr_path = rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
+	gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
+}
+
+/**
+ * gp_scan() - read every queue of this tick's snapshot
+ * @n: queues in gp_snap
+ * @t0: the tick's time
+ *
+ * Dispatch ids without faulting or sleeping (ptr_access.c), KFD properties
+ * when a hook marked them stale (outside any foreign mm), rules and holds:
+ * e->pq for the policy, e->info for the maps.
+ */
+void gp_scan(int n, u64 t0)
+{
+	int i;
+
+	/* Device slots persist (their buckets do); levels are per tick. */
+	for (i = 0; i < GP_POLICY_MAX_DEVS; i++)
+		gp_dev_maxprio[i] = INT_MIN;
+	for (i = 0; i < n; i++)
+		gp_scan_queue(gp_snap[i], t0);
+	gp_ptr_read_end();
+}
+
+/**
+ * gp_scan_wants_fast_tick() - could something need preempting soon?
+ * @n: queues in gp_snap, after this tick's actions
+ * @t0: the tick's time
+ *
+ * Return: true if a queue is parked, a queue below its device's level has
+ * work, or work drained in this tick: tick at tick_us, else at idle_us.
+ */
+bool gp_scan_wants_fast_tick(int n, u64 t0)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+
+		if (e->gone)
+			continue;
+		if (e->pq.state == GP_PS_PARKED ||
+		    (e->pq.pending && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
+		    e->pq.last_pending_ns == t0)
+			return true;
+	}
+	return false;
+}

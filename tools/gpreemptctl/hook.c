@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hook.c - gpreemptctl hook: a container's gpreempt.io/priority annotation
+ * becomes a cgroup rule on the container's own cgroup before its command
+ * runs, and goes at poststop.
+ *
+ *   OCI hooks (podman, CRI-O; etc/oci-hooks.d/): "hook create" at
+ *   createRuntime, "hook poststop" at poststop, the OCI state on stdin.
+ *   NRI v0.1 (containerd 1.6; etc/nri/): "invoke" (or "hook nri"), the
+ *   request on stdin, the result on stdout; state "create" and "delete".
+ *
+ * The cgroup is found from the container's pid (/proc/PID/cgroup, in the
+ * hook's cgroup namespace: the runtime's, the host's), or from the NRI
+ * request's cgroupsPath when there is no pid.  What was set is recorded in
+ * HOOK_RUN_DIR/<id> (cgroup id, priority, the rule it replaced, path), so
+ * poststop removes exactly that rule when the pid and the cgroup are gone.
+ * A record whose cgroup no longer exists (a poststop that never ran) is
+ * removed, with its rule, by the next create, and by "hook gc".
+ *
+ * A container is refused (exit 5, one line on stderr) only when its
+ * annotation is not a priority, or (exit 1) when /etc/gpreempt.conf has a
+ * bad "container" line.  Everything else - gpreempt not loaded, no cgroup of
+ * its own, a full map - is logged and the container starts without a rule.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <json-c/json.h>
+#include "gpreemptctl.h"
+
+#define HOOK_INPUT_MAX (16 << 20)
+
+struct hook {
+	const char *conf_file;
+	const char *run_dir;
+	const char *log_file;
+	const char *plugin;	/* NRI: the plugin's name (argv[0]) */
+	bool nri;
+	struct timespec t0;
+	char nri_error[PATH_MAX + 256];	/* NRI: the refusal, for the result */
+};
+
+struct record {
+	uint64_t cgid;
+	int prio;
+	int prev;		/* the rule it replaced, -1: none */
+	char path[PATH_MAX];
+};
+
+static struct hook *hk;
+
+static double elapsed_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - hk->t0.tv_sec) * 1e3 + (t.tv_nsec - hk->t0.tv_nsec) / 1e6;
+}
+
+/*
+ * One event: syslog (the journal), the --log file if any (one write(), so
+ * concurrent hooks do not interleave), and stderr for warnings and errors
+ * (the runtime shows a refused container's line to its user).
+ */
+static void hlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void hlog(int level, const char *fmt, ...)
+{
+	char msg[1024], line[1200];
+	struct timespec now;
+	struct tm tm;
+	va_list ap;
+	int fd, n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	syslog(level, "%s", msg);
+	if (level <= LOG_WARNING)
+		fprintf(stderr, "%s: %s\n", prog, msg);
+	if (!hk->log_file)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s\n",
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		     tm.tm_sec, now.tv_nsec / 1000000,
+		     level <= LOG_ERR ? "error" : level == LOG_WARNING ? "warning" : "info", msg);
+	fd = open(hk->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return;
+	if (write(fd, line, n > (int)sizeof(line) - 1 ? (int)sizeof(line) - 1 : n) < 0)
+		syslog(LOG_WARNING, "cannot write %s: %s", hk->log_file, strerror(errno));
+	close(fd);
+}
+
+static char *read_all(int fd, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap), *nb;
+	ssize_t r;
+
+	while (buf) {
+		if (n == cap) {
+			if (cap >= HOOK_INPUT_MAX) {
+				free(buf);
+				errno = E2BIG;
+				return NULL;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (!r) {
+			*len = n;
+			return buf;
+		}
+		n += r;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* --- records: run_dir/<id> = "cgid prio prev path" ------------------------- */
+
+static int record_read(const char *dir, const char *id, struct record *rec)
+{
+	char p[PATH_MAX], fmt[32];
+	FILE *f;
+	int n;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, id);
+	f = fopen(p, "re");
+	if (!f)
+		return -1;
+	snprintf(fmt, sizeof(fmt), "%%lu %%d %%d %%%ds", PATH_MAX - 1);
+	n = fscanf(f, fmt, &rec->cgid, &rec->prio, &rec->prev, rec->path);
+	fclose(f);
+	return n == 4 ? 0 : -1;
+}
+
+static int record_write(const char *dir, const char *id, const struct record *rec)
+{
+	char p[PATH_MAX], tmp[PATH_MAX + 32];
+	FILE *f;
+
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		char parent[PATH_MAX], *sl;
+
+		/* /run/gpreempt/containers: make /run/gpreempt first */
+		snprintf(parent, sizeof(parent), "%s", dir);
+		sl = strrchr(parent, '/');
+		if (!sl || sl == parent)
+			return -1;
+		*sl = '\0';
+		if ((mkdir(parent, 0755) && errno != EEXIST) || (mkdir(dir, 0700) && errno != EEXIST))
+			return -1;
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, id);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, id, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	fprintf(f, "%lu %d %d %s\n", (unsigned long)rec->cgid, rec->prio, rec->prev, rec->path);
+	if (fclose(f) || rename(tmp, p)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void record_remove(const char *dir, const char *id)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, id);
+	unlink(p);
+}
+
+/**
+ * hook_recorded() - is this cgroup's rule one the hook set (apply keeps it)?
+ * @cgid: cgroup id
+ *
+ * Return: true when a record in HOOK_RUN_DIR names it.
+ */
+bool hook_recorded(uint64_t cgid)
+{
+	DIR *d = opendir(HOOK_RUN_DIR);
+	struct record rec;
+	struct dirent *e;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d))) {
+		if (e->d_name[0] != '.' && !record_read(HOOK_RUN_DIR, e->d_name, &rec))
+			found = rec.cgid == cgid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Put back what the record replaced: the rule before, or none. */
+static int rule_undo(struct ctl *c, const struct record *rec)
+{
+	struct gp_prio_override v = { .priority = rec->prev };
+	__u64 key = rec->cgid;
+
+	if (rec->prev >= 0)
+		return bpf_map_update_elem(c->fd[M_PRIO_CGROUP], &key, &v, BPF_ANY);
+	if (bpf_map_delete_elem(c->fd[M_PRIO_CGROUP], &key) && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+/* Is the record's cgroup still the one it names? */
+static bool record_live(const struct record *rec)
+{
+	struct stat st;
+
+	return !stat(rec->path, &st) && st.st_ino == rec->cgid;
+}
+
+/* Records (and their rules) whose cgroup is gone; @skip: the current id. */
+static int gc(struct ctl *c, const char *skip)
+{
+	DIR *d = opendir(hk->run_dir);
+	struct record rec;
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || (skip && !strcmp(e->d_name, skip)) ||
+		    record_read(hk->run_dir, e->d_name, &rec) || record_live(&rec))
+			continue;
+		if (rule_undo(c, &rec)) {
+			hlog(LOG_WARNING, "container %.12s: cannot remove the stale rule on cgroup id %lu: %s",
+			     e->d_name, (unsigned long)rec.cgid, strerror(errno));
+			continue;
+		}
+		record_remove(hk->run_dir, e->d_name);
+		hlog(LOG_NOTICE, "container %.12s: its cgroup %s is gone without a poststop; its rule is removed",
+		     e->d_name, rec.path);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* --- the container's cgroup ------------------------------------------------ */
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * The container's cgroup, absolute in this mount namespace: from its pid, or
+ * from the NRI cgroupsPath.  Return: 0, or -1 with @why set.
+ */
+static int container_cgroup(const struct hook_req *r, char *abs, size_t len, char *why,
+			    size_t wlen)
+{
+	char root[PATH_MAX], text[4096], rel[PATH_MAX], self[PATH_MAX], p[PATH_MAX];
+
+	if (cgroup_root(root, sizeof(root))) {
+		snprintf(why, wlen, "no cgroup2 file system is mounted");
+		return -1;
+	}
+	if (r->pid > 0) {
+		snprintf(p, sizeof(p), "/proc/%d/cgroup", r->pid);
+		if (read_text(p, text, sizeof(text)) || hook_cgroup_line(text, rel, sizeof(rel))) {
+			snprintf(why, wlen, "cannot read the cgroup v2 of pid %d: %s", r->pid,
+				 errno ? strerror(errno) : "no 0:: line");
+			return -1;
+		}
+		/* Not a cgroup of its own: the rule would cover its parent's processes. */
+		if (strcmp(rel, "/") && !read_text("/proc/self/cgroup", text, sizeof(text)) &&
+		    !hook_cgroup_line(text, self, sizeof(self)) && !strcmp(self, rel)) {
+			snprintf(why, wlen, "pid %d runs in the runtime's own cgroup %s, not one of its own",
+				 r->pid, rel);
+			return -1;
+		}
+	} else if (r->cgroups_path[0]) {
+		if (hook_cgroups_path(r->cgroups_path, rel, sizeof(rel))) {
+			snprintf(why, wlen, "cannot read cgroupsPath \"%s\"", r->cgroups_path);
+			return -1;
+		}
+	} else {
+		snprintf(why, wlen, "no pid and no cgroupsPath");
+		return -1;
+	}
+	if (!strcmp(rel, "/") || !rel[0]) {
+		snprintf(why, wlen, "it runs in the root cgroup");
+		return -1;
+	}
+	if ((size_t)snprintf(abs, len, "%s%s", root, rel) >= len) {
+		snprintf(why, wlen, "cgroup path too long");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- create / poststop ------------------------------------------------------- */
+
+static int hook_create(const struct hook_req *r)
+{
+	char why[PATH_MAX + 128], path[PATH_MAX], msg[256];
+	struct record rec = { .prev = -1 }, old;
+	struct gp_prio_override v;
+	struct hook_conf conf;
+	struct ctl c = { 0 };
+	__u64 key;
+	FILE *f;
+	int ret;
+
+	if (!r->prio_ok) {
+		hook_refusal(r->prio_text, msg, sizeof(msg));
+		snprintf(hk->nri_error, sizeof(hk->nri_error), "%s", msg);
+		hlog(LOG_ERR, "container %.12s: %s", r->id, msg);
+		return EX_RANGE;
+	}
+	f = fopen(hk->conf_file, "re");
+	if (!f && errno != ENOENT) {
+		snprintf(hk->nri_error, sizeof(hk->nri_error), "cannot read %s: %s",
+			 hk->conf_file, strerror(errno));
+		hlog(LOG_ERR, "container %.12s: %s", r->id, hk->nri_error);
+		return EX_ERR;
+	}
+	ret = hook_conf_read(f, hk->conf_file, &conf, why, sizeof(why));
+	if (f)
+		fclose(f);
+	if (ret) {
+		snprintf(hk->nri_error, sizeof(hk->nri_error), "%s", why);
+		hlog(LOG_ERR, "container %.12s: %s", r->id, why);
+		return EX_ERR;
+	}
+	rec.prio = r->prio;
+	if (rec.prio > conf.max_priority) {
+		hlog(LOG_WARNING, "container %.12s: %s=%s lowered to %d, the highest %s grants (container max_priority)",
+		     r->id, HOOK_ANNOTATION, r->prio_text, conf.max_priority, hk->conf_file);
+		rec.prio = conf.max_priority;
+	}
+	if (container_cgroup(r, path, sizeof(path), why, sizeof(why))) {
+		hlog(LOG_WARNING, "container %.12s: no rule set: %s", r->id, why);
+		return EX_OK;
+	}
+	if (cgroup_id_of(path, &rec.cgid, rec.path, sizeof(rec.path))) {
+		hlog(LOG_WARNING, "container %.12s: no rule set: no cgroup %s", r->id, path);
+		return EX_OK;
+	}
+	ret = maps_open(&c);
+	if (ret) {
+		hlog(LOG_WARNING, "container %.12s: no rule set on %s: %s", r->id, rec.path,
+		     ret == EX_NOTLOADED ? "gpreempt is not loaded" :
+		     ret == EX_PERM ? "not permitted (the hook needs CAP_SYS_ADMIN)" :
+		     "cannot open gpreempt's maps");
+		return EX_OK;
+	}
+	gc(&c, r->id);
+	key = rec.cgid;
+	if (!record_read(hk->run_dir, r->id, &old)) {
+		if (old.cgid == rec.cgid) {
+			rec.prev = old.prev;	/* created twice: keep the first "before" */
+		} else if (rule_undo(&c, &old)) {	/* restarted, poststop missed */
+			hlog(LOG_WARNING, "container %.12s: cannot remove its earlier rule on cgroup id %lu: %s",
+			     r->id, (unsigned long)old.cgid, strerror(errno));
+		}
+	}
+	if (rec.prev < 0 && !bpf_map_lookup_elem(c.fd[M_PRIO_CGROUP], &key, &v))
+		rec.prev = v.priority;
+	if (record_write(hk->run_dir, r->id, &rec)) {
+		hlog(LOG_WARNING, "container %.12s: no rule set: cannot write %s/%s: %s", r->id,
+		     hk->run_dir, r->id, strerror(errno));
+		return EX_OK;
+	}
+	v.priority = rec.prio;
+	if (bpf_map_update_elem(c.fd[M_PRIO_CGROUP], &key, &v, BPF_ANY)) {
+		hlog(LOG_WARNING, "container %.12s: no rule set on %s: %s", r->id, rec.path,
+		     errno == E2BIG ? "too many cgroup rules (the map is full)" : strerror(errno));
+		record_remove(hk->run_dir, r->id);
+		return EX_OK;
+	}
+	if (rules_bump(&c))
+		hlog(LOG_WARNING, "container %.12s: rule set, but gp_config.rules_gen not bumped: seen within %d ms",
+		     r->id, GP_RULES_RESCAN_MS);
+	hlog(LOG_INFO, "container %.12s: cgroup rule %s priority %d (%s=%s), cgroup id %lu, in %.2f ms",
+	     r->id, rec.path, rec.prio, HOOK_ANNOTATION, r->prio_text, (unsigned long)rec.cgid,
+	     elapsed_ms());
+	return EX_OK;
+}
+
+static int hook_poststop(const struct hook_req *r)
+{
+	struct record rec;
+	struct ctl c = { 0 };
+	int ret;
+
+	if (record_read(hk->run_dir, r->id, &rec))
+		return EX_OK;	/* nothing was set for it */
+	ret = maps_open(&c);
+	if (ret) {
+		hlog(LOG_WARNING, "container %.12s: rule on %s not removed: %s; record removed", r->id,
+		     rec.path, ret == EX_NOTLOADED ? "gpreempt is not loaded (its rules went with it)" :
+		     "cannot open gpreempt's maps");
+		record_remove(hk->run_dir, r->id);
+		return EX_OK;
+	}
+	if (rule_undo(&c, &rec)) {
+		hlog(LOG_ERR, "container %.12s: cannot remove the rule on cgroup id %lu: %s", r->id,
+		     (unsigned long)rec.cgid, strerror(errno));
+		return EX_ERR;
+	}
+	record_remove(hk->run_dir, r->id);
+	rules_bump(&c);
+	hlog(LOG_INFO, "container %.12s: cgroup rule %s %s, in %.2f ms", r->id, rec.path,
+	     rec.prev >= 0 ? "back to the rule before" : "removed", elapsed_ms());
+	return EX_OK;
+}
+
+/* NRI v0.1: the result on stdout; a non-empty "error" refuses the container. */
+static void nri_result(const struct hook_req *r, int ret)
+{
+	struct json_object *o = json_object_new_object(), *md = json_object_new_object();
+	struct record rec;
+
+	json_object_object_add(o, "plugin", json_object_new_string(hk->plugin));
+	json_object_object_add(o, "version", json_object_new_string("0.1"));
+	json_object_object_add(o, "error", json_object_new_string(ret ? hk->nri_error : ""));
+	if (r && !ret && !strcmp(r->state, "create") &&
+	    !record_read(hk->run_dir, r->id, &rec)) {
+		char prio[8];
+
+		snprintf(prio, sizeof(prio), "%d", rec.prio);
+		json_object_object_add(md, "gpreempt.io/cgroup", json_object_new_string(rec.path));
+		json_object_object_add(md, "gpreempt.io/priority", json_object_new_string(prio));
+	}
+	json_object_object_add(o, "metadata", md);
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static void hook_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpreemptctl hook [--config FILE] [--run-dir DIR] [--log FILE] create|poststop|nri|gc\n"
+		"       gpreemptctl invoke          (NRI v0.1 plugin: the same as hook nri)\n"
+		"  create    OCI createRuntime hook: the state on stdin; %s becomes\n"
+		"            a cgroup rule on the container's cgroup\n"
+		"  poststop  OCI poststop hook: the rule create set is removed\n"
+		"  nri       NRI v0.1 request on stdin (state create or delete), result on stdout\n"
+		"  gc        remove the rules of containers whose cgroup is gone\n"
+		"  --config FILE   the 'container max_priority=PRIO' line (default %s)\n"
+		"  --run-dir DIR   where what was set is recorded (default %s)\n"
+		"  --log FILE      append one line per event (syslog always)\n",
+		HOOK_ANNOTATION, GP_CONF, HOOK_RUN_DIR);
+}
+
+/**
+ * cmd_hook() - hook [OPTIONS] create|poststop|nri|gc
+ * @argc: from "hook" (or "invoke") on
+ * @argv: arguments
+ *
+ * Return: an exit status (see the top of this file).
+ */
+int cmd_hook(int argc, char **argv)
+{
+	static struct hook h = { .conf_file = GP_CONF, .run_dir = HOOK_RUN_DIR };
+	struct hook_req r;
+	const char *mode;
+	char why[256], *in;
+	size_t len;
+	int a = 1, ret;
+
+	hk = &h;
+	clock_gettime(CLOCK_MONOTONIC, &h.t0);
+	h.plugin = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+	if (!strcmp(argv[0], "invoke")) {
+		mode = "nri";
+	} else {
+		for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
+			if (!strcmp(argv[a], "--config"))
+				h.conf_file = argv[a + 1];
+			else if (!strcmp(argv[a], "--run-dir"))
+				h.run_dir = argv[a + 1];
+			else if (!strcmp(argv[a], "--log"))
+				h.log_file = argv[a + 1];
+			else
+				break;
+		}
+		if (a < argc && (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h"))) {
+			hook_usage(stdout);
+			return EX_OK;
+		}
+		if (a + 1 != argc) {
+			hook_usage(stderr);
+			return EX_USAGE;
+		}
+		mode = argv[a];
+	}
+	h.nri = !strcmp(mode, "nri");
+	if (strcmp(mode, "create") && strcmp(mode, "poststop") && !h.nri && strcmp(mode, "gc")) {
+		hook_usage(stderr);
+		return err(EX_USAGE, "unknown hook '%s': expected create, poststop, nri or gc", mode);
+	}
+	openlog("gpreempt-hook", LOG_PID, LOG_DAEMON);
+	if (!strcmp(mode, "gc")) {
+		struct ctl c = { 0 };
+		int n;
+
+		ret = maps_open(&c);
+		if (ret)
+			return ret;
+		n = gc(&c, NULL);
+		if (n)
+			rules_bump(&c);
+		printf("%d stale container rule%s removed\n", n, n == 1 ? "" : "s");
+		return EX_OK;
+	}
+	in = read_all(STDIN_FILENO, &len);
+	if (!in) {
+		snprintf(h.nri_error, sizeof(h.nri_error), "cannot read stdin: %s", strerror(errno));
+		hlog(LOG_ERR, "%s", h.nri_error);
+		if (h.nri)
+			nri_result(NULL, EX_USAGE);
+		return EX_USAGE;
+	}
+	ret = hook_parse(in, len, h.nri, &r, why, sizeof(why));
+	free(in);
+	if (ret) {
+		snprintf(h.nri_error, sizeof(h.nri_error), "cannot read the %s on stdin: %s",
+			 h.nri ? "NRI request" : "OCI state", why);
+		hlog(LOG_ERR, "%s", h.nri_error);
+		if (h.nri)
+			nri_result(NULL, EX_USAGE);
+		return EX_USAGE;
+	}
+	if (h.nri) {
+		ret = EX_OK;
+		if (!strcmp(r.state, "create") && r.has_prio && strcmp(r.id, r.sandbox_id))
+			ret = hook_create(&r);
+		else if (!strcmp(r.state, "delete"))
+			ret = hook_poststop(&r);
+		nri_result(&r, ret);
+		return ret;
+	}
+	if (!strcmp(mode, "poststop"))
+		return hook_poststop(&r);
+	return r.has_prio ? hook_create(&r) : EX_OK;
+}
