@@ -66,6 +66,9 @@ GP_KVER_INSTALL ?= $(or $(GP_KVER),$(shell uname -r))
 
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
 TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl $(BUILD)/fuse-stall
+# Debian's libhsakmt (ROCm's thunk, scripts/setup installs it) on kfdsim's /dev/kfd
+HSAKMT_H := $(wildcard /usr/include/hsakmt.h)
+TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open)
 
 .PHONY: all modules matrix tools setup check unit vmtest demo bench soak lint clean install
 all: modules tools
@@ -236,6 +239,9 @@ $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)
 
 $(BUILD)/fuse-stall: $(TOP)/test/fuse-stall/fuse-stall.c | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $<
+
+$(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h

@@ -55,81 +55,112 @@ static int ks_check_percent_priority(u32 percentage, u32 priority)
 	return 0;
 }
 
-static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user *arg)
+/**
+ * ks_queue_create() - create a user queue, for /dev/kfdsim and /dev/kfd
+ * @p: process (p->mutex not held)
+ * @filp: the file the ioctl came on
+ * @dev: kfdsim device index
+ * @type: KFDSIM_QUEUE_TYPE_*
+ * @ring: ring address
+ * @ring_size: bytes
+ * @rptr: read index address
+ * @wptr: write index address
+ * @sig: signal area address, or 0
+ * @sig_size: signal area bytes, or 0
+ * @percentage: queue percentage (bits 0-7; 8-15: pm4_target_xcc)
+ * @priority: 0..15
+ * @aql: the ring holds real AQL packets (/dev/kfd), not struct kfdsim_packet
+ * @qid: the new queue's id
+ *
+ * The argument checks of kfd_ioctl_create_queue(), then pqm_create_queue().
+ *
+ * Return: 0 or a negative errno.
+ */
+int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, u32 type,
+		    u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig, u32 sig_size,
+		    u32 percentage, u32 priority, bool aql, unsigned int *qid)
 {
-	struct kfdsim_create_queue_args args;
-	unsigned int qid;
 	struct queue *q;
 	int ret;
 
-	if (copy_from_user(&args, arg, sizeof(args)))
-		return -EFAULT;
-	ret = ks_check_percent_priority(args.queue_percentage, args.queue_priority);
+	ret = ks_check_percent_priority(percentage, priority);
 	if (ret)
 		return ret;
-	if (args.queue_type != KFDSIM_QUEUE_TYPE_COMPUTE_AQL &&
-	    args.queue_type != KFDSIM_QUEUE_TYPE_SDMA &&
-	    args.queue_type != KFDSIM_QUEUE_TYPE_COMPUTE_PM4) {
-		pr_err_ratelimited("unsupported queue type %u\n", args.queue_type);
+	if (type != KFDSIM_QUEUE_TYPE_COMPUTE_AQL && type != KFDSIM_QUEUE_TYPE_SDMA &&
+	    type != KFDSIM_QUEUE_TYPE_COMPUTE_PM4) {
+		pr_err_ratelimited("unsupported queue type %u\n", type);
 		return -EINVAL;
 	}
-	if (!is_power_of_2(args.ring_size) || args.ring_size < KFDSIM_MIN_RING_SIZE ||
-	    args.ring_size > KFDSIM_MAX_RING_SIZE) {
+	if (!is_power_of_2(ring_size) || ring_size < KFDSIM_MIN_RING_SIZE ||
+	    ring_size > KFDSIM_MAX_RING_SIZE) {
 		pr_err_ratelimited("ring size must be a power of 2 in %d..%d\n",
 				   KFDSIM_MIN_RING_SIZE, KFDSIM_MAX_RING_SIZE);
 		return -EINVAL;
 	}
-	if ((args.read_pointer_address | args.write_pointer_address | args.signal_base_address |
-	     args.signal_size) & 7 || args.signal_size > KFDSIM_MAX_SIGNAL_SIZE) {
+	if ((rptr | wptr | sig | sig_size) & 7 || sig_size > KFDSIM_MAX_SIGNAL_SIZE) {
 		pr_err_ratelimited("pointers and signal area must be 8-byte aligned\n");
 		return -EINVAL;
 	}
-	if (!ks_user_range_ok(args.ring_base_address, args.ring_size) ||
-	    !ks_user_range_ok(args.read_pointer_address, 8) ||
-	    !ks_user_range_ok(args.write_pointer_address, 8) ||
-	    (args.signal_size && !ks_user_range_ok(args.signal_base_address, args.signal_size))) {
+	if (!ks_user_range_ok(ring, ring_size) || !ks_user_range_ok(rptr, 8) ||
+	    !ks_user_range_ok(wptr, 8) || (sig_size && !ks_user_range_ok(sig, sig_size))) {
 		pr_err_ratelimited("can't access ring, pointers or signals\n");
 		return -EFAULT;
 	}
-
-	if (args.gpu_id >= ks_param.ndev || args.pad) {
-		pr_err_ratelimited("no device with gpu_id %u\n", args.gpu_id);
+	if (dev >= ks_param.ndev) {
+		pr_err_ratelimited("no device %u\n", dev);
 		return -EINVAL;
 	}
 	q = ks_queue_alloc();
 	if (!q)
 		return -ENOMEM;
-	ret = ks_queue_pin(q, args.ring_base_address, args.ring_size, args.read_pointer_address,
-			   args.write_pointer_address, args.signal_base_address, args.signal_size);
+	ret = ks_queue_pin(q, ring, ring_size, rptr, wptr, sig, sig_size);
 	if (ret) {
 		pr_err_ratelimited("can't pin the queue's memory: %d\n", ret);
 		ks_queue_free(q);
 		return ret;
 	}
-	if (args.queue_type == KFDSIM_QUEUE_TYPE_SDMA) {
+	if (type == KFDSIM_QUEUE_TYPE_SDMA) {
 		q->properties.type = KFD_QUEUE_TYPE_SDMA;
 		q->properties.format = KS_QUEUE_FORMAT_PM4;
 	} else {
 		q->properties.type = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
-		q->properties.format = args.queue_type == KFDSIM_QUEUE_TYPE_COMPUTE_PM4 ?
+		q->properties.format = type == KFDSIM_QUEUE_TYPE_COMPUTE_PM4 ?
 				       KS_QUEUE_FORMAT_PM4 : GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	}
-	q->properties.queue_address = args.ring_base_address;
-	q->properties.queue_size = args.ring_size;
-	q->properties.queue_percent = args.queue_percentage & 0xff;
-	q->properties.priority = args.queue_priority;
-	q->properties.read_ptr = (void __user *)args.read_pointer_address;
-	q->properties.write_ptr = (void __user *)args.write_pointer_address;
+	q->ks.aql = aql && type == KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+	q->properties.queue_address = ring;
+	q->properties.queue_size = ring_size;
+	q->properties.queue_percent = percentage & 0xff;
+	q->properties.priority = priority;
+	q->properties.read_ptr = (void __user *)rptr;
+	q->properties.write_ptr = (void __user *)wptr;
 
 	mutex_lock(&p->mutex);
-	ret = ks_pqm_create_queue(&p->pqm, &ks_devs[args.gpu_id].node, filp, &q->properties,
-				  &qid);
+	ret = ks_pqm_create_queue(&p->pqm, &ks_devs[dev].node, filp, &q->properties, qid);
 	mutex_unlock(&p->mutex);
 	if (ret) {
 		ks_queue_unpin(q);
 		ks_queue_free(q);
-		return ret;
 	}
+	return ret;
+}
+
+static int ks_create_queue(struct kfd_process *p, struct file *filp, void __user *arg)
+{
+	struct kfdsim_create_queue_args args;
+	unsigned int qid;
+	int ret;
+
+	if (copy_from_user(&args, arg, sizeof(args)))
+		return -EFAULT;
+	/* A non-zero pad is refused where an unknown gpu_id is. */
+	ret = ks_queue_create(p, filp, args.pad ? UINT_MAX : args.gpu_id, args.queue_type,
+			      args.ring_base_address, args.ring_size, args.read_pointer_address,
+			      args.write_pointer_address, args.signal_base_address,
+			      args.signal_size, args.queue_percentage, args.queue_priority, false,
+			      &qid);
+	if (ret)
+		return ret;
 	args.queue_id = qid;
 	return copy_to_user(arg, &args, sizeof(args)) ? -EFAULT : 0;
 }
@@ -147,34 +178,55 @@ static int ks_destroy_queue(struct kfd_process *p, void __user *arg)
 	return ret;
 }
 
-static int ks_update_queue(struct kfd_process *p, void __user *arg)
+/**
+ * ks_queue_update() - the update ioctl, for /dev/kfdsim and /dev/kfd
+ * @p: process (p->mutex not held)
+ * @qid: queue id
+ * @ring: ring address, or 0
+ * @ring_size: bytes, or 0
+ * @percentage: queue percentage
+ * @priority: 0..15
+ *
+ * The argument checks of kfd_ioctl_update_queue(), then
+ * pqm_update_queue_properties().
+ *
+ * Return: 0 or a negative errno.
+ */
+int ks_queue_update(struct kfd_process *p, unsigned int qid, u64 ring, u32 ring_size,
+		    u32 percentage, u32 priority)
 {
-	struct kfdsim_update_queue_args args;
 	struct queue_properties props = {};
 	int ret;
 
-	if (copy_from_user(&args, arg, sizeof(args)))
-		return -EFAULT;
-	ret = ks_check_percent_priority(args.queue_percentage, args.queue_priority);
+	ret = ks_check_percent_priority(percentage, priority);
 	if (ret)
 		return ret;
-	if (args.ring_base_address && !access_ok((void __user *)args.ring_base_address,
-						 args.ring_size)) {
+	if (ring && !access_ok((void __user *)ring, ring_size)) {
 		pr_err_ratelimited("can't access ring base address\n");
 		return -EFAULT;
 	}
-	if (!is_power_of_2(args.ring_size) && args.ring_size) {
+	if (!is_power_of_2(ring_size) && ring_size) {
 		pr_err_ratelimited("ring size must be a power of 2 or 0\n");
 		return -EINVAL;
 	}
-	props.queue_address = args.ring_base_address;
-	props.queue_size = args.ring_size;
-	props.queue_percent = args.queue_percentage & 0xff;
-	props.priority = args.queue_priority;
+	props.queue_address = ring;
+	props.queue_size = ring_size;
+	props.queue_percent = percentage & 0xff;
+	props.priority = priority;
 	mutex_lock(&p->mutex);
-	ret = pqm_update_queue_properties(&p->pqm, args.queue_id, &props);
+	ret = pqm_update_queue_properties(&p->pqm, qid, &props);
 	mutex_unlock(&p->mutex);
 	return ret;
+}
+
+static int ks_update_queue(struct kfd_process *p, void __user *arg)
+{
+	struct kfdsim_update_queue_args args;
+
+	if (copy_from_user(&args, arg, sizeof(args)))
+		return -EFAULT;
+	return ks_queue_update(p, args.queue_id, args.ring_base_address, args.ring_size,
+			       args.queue_percentage, args.queue_priority);
 }
 
 static int ks_test(struct kfd_process *p, void __user *arg)

@@ -79,6 +79,25 @@ static bool ks_runnable(struct ks_gpu *g, struct queue *q)
 	return q->ks.mapped && (ks_param.mes || g->runlist_active);
 }
 
+/* hsa_signal_t: the address of an amd_signal_t, whose value is at +8 */
+#define KS_AMD_SIGNAL_VALUE 8
+
+/* AQL completion: the signal's value is decremented atomically, as the CP does. */
+static void ks_aql_signal_dec_locked(struct queue *q, u64 handle)
+{
+	struct kfd_process *p = q->process;
+	u64 *v;
+
+	spin_lock(&p->ks_vm_lock);
+	v = ks_vm_kaddr_locked(p, handle + KS_AMD_SIGNAL_VALUE, 8);
+	if (v)
+		atomic64_dec((atomic64_t *)v);
+	spin_unlock(&p->ks_vm_lock);
+	if (!v)
+		pr_warn_ratelimited("queue %u: completion signal 0x%llx not mapped to the GPU\n",
+				    q->properties.queue_id, handle);
+}
+
 static void ks_retire_locked(struct queue *q)
 {
 	struct ks_queue *ks = &q->ks;
@@ -91,6 +110,8 @@ static void ks_retire_locked(struct queue *q)
 		/* An add, not a store: a double completion shows as 2. */
 		if (r->signal)
 			atomic64_inc((atomic64_t *)r->signal);
+		if (r->signal_va)
+			ks_aql_signal_dec_locked(q, r->signal_va);
 		ks->retired++;
 		/* Pairs with the reader's acquire: the signal is visible first. */
 		smp_store_release(ks->rptr, ks->retired);
@@ -249,6 +270,124 @@ static bool ks_deps_met_locked(struct queue *q, struct kfdsim_barrier_packet *bp
 }
 
 /*
+ * Real AQL (queues of /dev/kfd): hsa_kernel_dispatch_packet_t and
+ * hsa_barrier_and/or_packet_t, 64 bytes like struct kfdsim_packet.  Header
+ * bits 0-7 are the type, bit 8 the barrier bit.
+ */
+#define KS_AQL_TYPE_INVALID 1
+#define KS_AQL_TYPE_DISPATCH 2
+#define KS_AQL_TYPE_BARRIER_AND 3
+#define KS_AQL_TYPE_BARRIER_OR 5
+#define KS_AQL_BARRIER_BIT BIT(8)
+
+struct ks_aql_packet {
+	u16 header;
+	u16 setup;
+	u16 workgroup_size[3];
+	u16 reserved0;
+	u32 grid_size[3];
+	u32 private_segment_size;
+	u32 group_segment_size;
+	u64 kernel_object;
+	u64 kernarg_address;	/* barrier: dep_signal[0..4] span 8..47 */
+	u64 reserved2;
+	u64 completion_signal;
+};
+
+static_assert(sizeof(struct ks_aql_packet) == sizeof(struct kfdsim_packet));
+static_assert(offsetof(struct ks_aql_packet, kernarg_address) == 40);
+static_assert(offsetof(struct ks_aql_packet, completion_signal) == 56);
+
+/*
+ * An AQL barrier's dependencies: a used dep_signal (non-zero handle) is
+ * satisfied when its amd_signal_t's value is 0; AND needs all, OR one (or
+ * none used).  An unmapped signal is warned about and counts as satisfied.
+ */
+static bool ks_aql_deps_met_locked(struct queue *q, const u64 *dep, bool and)
+{
+	struct kfd_process *p = q->process;
+	bool all = true, any = false, used = false;
+	int i;
+
+	spin_lock(&p->ks_vm_lock);
+	for (i = 0; i < 5; i++) {
+		u64 h = READ_ONCE(dep[i]), v = 0;
+		bool met;
+
+		if (!h)
+			continue;
+		used = true;
+		met = !ks_vm_read64_locked(p, h + KS_AMD_SIGNAL_VALUE, &v) || !v;
+		all &= met;
+		any |= met;
+	}
+	spin_unlock(&p->ks_vm_lock);
+	return and ? all : any || !used;
+}
+
+/* ceil(grid / workgroup) over the three dimensions (a 0 size counts as 1) */
+static u64 ks_aql_workgroups(const struct ks_aql_packet *pkt)
+{
+	u64 n = 1;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		u32 grid = READ_ONCE(pkt->grid_size[i]) ?: 1;
+		u16 wg = READ_ONCE(pkt->workgroup_size[i]) ?: 1;
+
+		n *= DIV_ROUND_UP(grid, wg);
+	}
+	return n;
+}
+
+/*
+ * Fetch the AQL packet at the head into @r.  A dispatch's workgroup count is
+ * the grid divided by the workgroup size; its modelled time per workgroup
+ * is the first 8 bytes at kernarg_address, in ns.  Return: false to stop
+ * (not written yet, or a barrier waiting on its dependencies).
+ */
+static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
+				struct ks_packet_run *r)
+{
+	struct kfd_process *p = q->process;
+	/* Pairs with the producer's release store of the header: body first. */
+	u16 header = smp_load_acquire(&pkt->header);
+	u64 ns = 0, wg = 0, ka;
+	u8 type = header & 0xff;
+
+	if (type == KS_AQL_TYPE_BARRIER_AND || type == KS_AQL_TYPE_BARRIER_OR) {
+		if (!ks_aql_deps_met_locked(q, (const u64 *)((u8 *)pkt + 8),
+					    type == KS_AQL_TYPE_BARRIER_AND))
+			return false;
+	} else if (type == KS_AQL_TYPE_DISPATCH) {
+		wg = ks_aql_workgroups(pkt);
+		ka = READ_ONCE(pkt->kernarg_address);
+		spin_lock(&p->ks_vm_lock);
+		if (!ks_vm_read64_locked(p, ka, &ns))
+			pr_warn_ratelimited("queue %u packet %llu: kernarg 0x%llx not mapped to the GPU, 0 ns\n",
+					    q->properties.queue_id, q->ks.fetched, ka);
+		spin_unlock(&p->ks_vm_lock);
+		if (wg > KFDSIM_MAX_WORKGROUPS || ns > KFDSIM_MAX_WG_NS) {
+			pr_warn_ratelimited("queue %u packet %llu: %llu workgroups of %llu ns clamped\n",
+					    q->properties.queue_id, q->ks.fetched, wg, ns);
+			wg = min_t(u64, wg, KFDSIM_MAX_WORKGROUPS);
+			ns = min_t(u64, ns, KFDSIM_MAX_WG_NS);
+		}
+	} else {
+		return false;	/* INVALID: not written yet */
+	}
+	memset(r, 0, sizeof(*r));
+	r->id = q->ks.fetched;
+	r->wg_total = wg;
+	r->ns_per_wg = min_t(u64, ns * ks_param.time_scale, KFDSIM_MAX_WG_NS);
+	r->barrier = header & KS_AQL_BARRIER_BIT;
+	r->signal_va = READ_ONCE(pkt->completion_signal);
+	/* Consumed: the slot may be reused */
+	WRITE_ONCE(pkt->header, (header & ~0xff) | KS_AQL_TYPE_INVALID);
+	return true;
+}
+
+/*
  * Fetch ready packets of @q in order, up to KS_MAX_INFLIGHT ahead.  A barrier
  * packet whose dependencies are not satisfied stops the fetch: it stays at
  * the head, header intact (the CP waits on it), and is re-checked at the
@@ -270,6 +409,13 @@ static void ks_fetch_locked(struct queue *q)
 		u16 flags, type;
 		u32 wg;
 
+		if (ks->aql) {
+			if (!ks_fetch_aql_locked(q, (struct ks_aql_packet *)pkt, r))
+				break;
+			barriers |= !r->wg_total;
+			ks->fetched++;
+			continue;
+		}
 		/* The header is released last: the body is valid after this. */
 		type = smp_load_acquire(&pkt->header);
 		if (type == KFDSIM_PKT_BARRIER_AND || type == KFDSIM_PKT_BARRIER_OR) {
@@ -671,7 +817,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -679,7 +825,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
 			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute", q->ks.busy_ns,
-			   q->ks.first_start_ns, q->ks.last_end_ns, d->id);
+			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus);
 	spin_unlock(&g->lock);
 }
 

@@ -15,11 +15,13 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include "gp_layout.h"
 #include "kfdsim_ioctl.h"
 
@@ -161,6 +163,9 @@ struct kfd_process_device {
 #if !GP_HAVE_kfd_process_device__has_reset_queue
 	bool has_reset_queue;	/* 6.1: kfdsim's own bookkeeping only */
 #endif
+	/* /dev/kfd (kfd.c): the render-node file ACQUIRE_VM bound, not held */
+	const struct file *ks_drm_file;
+	struct ks_buf *ks_doorbells;	/* the process's doorbell slice */
 };
 
 /* kfdsim-private per-queue state: pinned user memory and the CP's view. */
@@ -174,6 +179,7 @@ struct ks_packet_run {
 	u64 ns_per_wg;
 	bool barrier;		/* KFDSIM_PKT_F_BARRIER */
 	u64 *signal;		/* kernel mapping, or NULL */
+	u64 signal_va;		/* AQL: the completion amd_signal_t, or 0 */
 };
 
 struct ks_saved_wg {
@@ -201,6 +207,7 @@ struct ks_queue {
 	bool mapped;		/* on the simulated hardware */
 	u32 hw_prio;		/* priority of the MQD when last mapped */
 	bool sdma;		/* SDMA: one packet at a time, no CU */
+	bool aql;		/* real AQL packets and amd_signal_t (/dev/kfd queues) */
 	bool sdma_busy;		/* a packet is on the copy engine */
 	u64 sdma_start_ns;
 	u64 sdma_end_ns;
@@ -216,6 +223,7 @@ struct ks_queue {
 	u64 last_end_ns;	/* model time the last finished one ended */
 	u64 packets_done;
 	u64 preemptions;	/* unmapped with workgroups running */
+	u32 cu_mask_cus;	/* CUs in the SET_CU_MASK mask, 0: none set */
 	u64 saves, restores;
 	struct list_head gpu_node;	/* in ks_gpu.queues */
 };
@@ -268,6 +276,9 @@ struct kfd_process {
 	struct delayed_work hold_work;	/* ... drops its reference */
 	struct kfd_process_device pdd[KS_MAX_DEVS];	/* pdds[i] = &pdd[i] */
 	unsigned long qid_bitmap[BITS_TO_LONGS(1024)];
+	struct xarray ks_bos;	/* /dev/kfd buffer objects by handle (kfd.c) */
+	spinlock_t ks_vm_lock;	/* ks_vm: after the gpu lock */
+	struct list_head ks_vm;	/* buffer objects mapped to a GPU: what the CP reaches */
 };
 
 typedef int ks_dqm_queue_fn(struct device_queue_manager *dqm, struct queue *q,
@@ -378,6 +389,8 @@ struct ks_params {
 	unsigned int cwsr_restore_us;
 	unsigned int poll_us;
 	unsigned int time_scale;	/* every modelled time xK (us params stored scaled) */
+	bool kfd;		/* register /dev/kfd, its topology and render nodes */
+	unsigned int render_minor;	/* DRM render minor of device 0 */
 };
 
 extern struct ks_params ks_param;
@@ -506,14 +519,44 @@ int ks_pqm_create_queue(struct process_queue_manager *pqm, struct kfd_node *dev,
 			struct file *f, struct queue_properties *properties, unsigned int *qid);
 
 /* ---- mmap.c: queue memory, driver buffers ---- */
+#ifdef KS_NO_VM_FLAGS_SET
+/* Before 6.3 (Debian 6.1) vm_flags was written directly. */
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+#endif
+
 int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig,
 		 u32 sig_size);
 void ks_queue_unpin(struct queue *q);
 int ks_mmap(struct file *filp, struct vm_area_struct *vma);
+struct ks_buf *ks_buf_alloc(size_t size);
+int ks_buf_mmap(struct ks_buf *b, struct vm_area_struct *vma);
 void *ks_buf_lookup(u64 uva, u32 len, struct ks_buf **out);
+void ks_buf_get(struct ks_buf *b);
+void *ks_buf_kaddr(struct ks_buf *b);
 void ks_buf_put(struct ks_buf *b);
 
+/* ---- kfd.c: the real KFD interface, /dev/kfd ---- */
+#define KS_GPU_ID(id) (0x5a10 + (id))	/* topology gpu_id of device @id */
+int ks_kfd_init(struct dentry *debugfs);
+void ks_kfd_exit(void);
+void ks_kfd_process_init(struct kfd_process *p);
+void ks_kfd_process_free(struct kfd_process *p);
+bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val);
+u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
+
+/* ---- topology.c: /sys/devices/virtual/kfd/kfd/topology ---- */
+int ks_topology_init(struct kobject *kfd_kobj);
+void ks_topology_exit(void);
+
 /* ---- chardev.c ---- */
+int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, u32 type,
+		    u64 ring, u32 ring_size, u64 rptr, u64 wptr, u64 sig, u32 sig_size,
+		    u32 percentage, u32 priority, bool aql, unsigned int *qid);
+int ks_queue_update(struct kfd_process *p, unsigned int qid, u64 ring, u32 ring_size,
+		    u32 percentage, u32 priority);
 int ks_chardev_init(void);
 void ks_chardev_exit(void);
 

@@ -25,6 +25,8 @@ struct ks_params ks_param = {
 	.cwsr_restore_us = 10,
 	.poll_us = 50,
 	.time_scale = 1,
+	.kfd = true,
+	.render_minor = 128,
 };
 
 struct ks_device ks_devs[KS_MAX_DEVS];
@@ -55,6 +57,13 @@ MODULE_PARM_DESC(poll_us, "Command processor write-pointer poll period in us [5.
 module_param_named(time_scale, ks_param.time_scale, uint, 0444);
 MODULE_PARM_DESC(time_scale,
 		 "Every modelled time xK: workgroup and copy times, runlist_us, mes_us, cwsr_*_us, poll_us (shown scaled) [1..100] (default 1)");
+
+module_param_named(kfd, ks_param.kfd, bool, 0444);
+MODULE_PARM_DESC(kfd,
+		 "Register the real KFD interface: /dev/kfd, the kfd class with its topology, a render node per device (default 1; never next to amdgpu's)");
+module_param_named(render_minor, ks_param.render_minor, uint, 0444);
+MODULE_PARM_DESC(render_minor,
+		 "DRM render minor of device 0's render node, /dev/dri/renderD<minor> [128..255] (default 128)");
 
 static int ks_stats_show(struct seq_file *m, void *unused)
 {
@@ -110,6 +119,7 @@ static int ks_check_params(void)
 		{ "cwsr_restore_us", ks_param.cwsr_restore_us, 0, 100000 },
 		{ "poll_us", ks_param.poll_us, 5, 10000 },
 		{ "time_scale", ks_param.time_scale, 1, 100 },
+		{ "render_minor", ks_param.render_minor, 128, 256 - ks_param.ndev },
 	};
 	int i;
 
@@ -180,6 +190,12 @@ static int __init ks_init(void)
 	if (ret)
 		goto err_gpu;
 	ks_debugfs = debugfs_create_dir("kfdsim", NULL);
+	ret = ks_kfd_init(ks_debugfs);
+	if (ret) {
+		debugfs_remove_recursive(ks_debugfs);
+		ks_chardev_exit();
+		goto err_gpu;
+	}
 	debugfs_create_file("stats", 0444, ks_debugfs, NULL, &ks_stats_fops);
 	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
 	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
@@ -200,6 +216,7 @@ err_gpu:
 static void __exit ks_exit(void)
 {
 	debugfs_remove_recursive(ks_debugfs);
+	ks_kfd_exit();
 	ks_chardev_exit();
 	ks_processes_exit();
 	ks_gpus_stop(ks_param.ndev);

@@ -21,14 +21,6 @@
 #include <linux/vmalloc.h>
 #include "kfdsim.h"
 
-#ifdef KS_NO_VM_FLAGS_SET
-/* Before 6.3 (Debian 6.1) vm_flags was written directly. */
-static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
-{
-	vma->vm_flags |= flags;
-}
-#endif
-
 struct ks_buf {
 	struct kref ref;
 	void *kaddr;
@@ -50,6 +42,26 @@ static void ks_buf_release(struct kref *ref)
 void ks_buf_put(struct ks_buf *b)
 {
 	kref_put(&b->ref, ks_buf_release);
+}
+
+/**
+ * ks_buf_kaddr() - a driver buffer's kernel address
+ * @b: buffer
+ *
+ * Return: the address of its first byte.
+ */
+void *ks_buf_kaddr(struct ks_buf *b)
+{
+	return b->kaddr;
+}
+
+/**
+ * ks_buf_get() - take a buffer reference
+ * @b: buffer
+ */
+void ks_buf_get(struct ks_buf *b)
+{
+	kref_get(&b->ref);
 }
 
 static void ks_vm_open(struct vm_area_struct *vma)
@@ -93,6 +105,59 @@ static const struct vm_operations_struct ks_vm_ops = {
 };
 
 /**
+ * ks_buf_alloc() - a zeroed driver buffer
+ * @size: bytes, page-aligned
+ *
+ * Return: the buffer with one reference, or NULL.
+ */
+struct ks_buf *ks_buf_alloc(size_t size)
+{
+	struct ks_buf *b = kzalloc(sizeof(*b), GFP_KERNEL);
+
+	if (!b)
+		return NULL;
+	kref_init(&b->ref);
+	b->size = size;
+	b->kaddr = vmalloc_user(size);
+	if (!b->kaddr) {
+		kfree(b);
+		return NULL;
+	}
+	return b;
+}
+
+/**
+ * ks_buf_mmap() - map a driver buffer VM_PFNMAP from its start
+ * @b: buffer; the mapping takes a reference of its own
+ * @vma: the new mapping, at most @b's size
+ *
+ * A private mapping (the PROT_NONE one libhsakmt makes of VRAM the CPU has
+ * no access to) gets no page: the buffer is reachable only by the GPU.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ks_buf_mmap(struct ks_buf *b, struct vm_area_struct *vma)
+{
+	unsigned long size = vma->vm_end - vma->vm_start, off;
+	int ret;
+
+	if (size > b->size)
+		return -EINVAL;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	vma->vm_pgoff = 0;	/* ks_vma_off(): offsets within the buffer */
+	for (off = 0; (vma->vm_flags & VM_SHARED) && off < size; off += PAGE_SIZE) {
+		ret = remap_pfn_range(vma, vma->vm_start + off, vmalloc_to_pfn(b->kaddr + off),
+				      PAGE_SIZE, vma->vm_page_prot);
+		if (ret)
+			return ret;
+	}
+	kref_get(&b->ref);
+	vma->vm_private_data = b;
+	vma->vm_ops = &ks_vm_ops;
+	return 0;
+}
+
+/**
  * ks_mmap() - /dev/kfdsim mmap: a new driver buffer, mapped VM_PFNMAP
  * @filp: file
  * @vma: the new mapping (offset 0, at most KFDSIM_MAX_MMAP_SIZE bytes)
@@ -101,7 +166,7 @@ static const struct vm_operations_struct ks_vm_ops = {
  */
 int ks_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	unsigned long size = vma->vm_end - vma->vm_start, off;
+	unsigned long size = vma->vm_end - vma->vm_start;
 	struct ks_buf *b;
 	int ret;
 
@@ -110,31 +175,11 @@ int ks_mmap(struct file *filp, struct vm_area_struct *vma)
 				   KFDSIM_MAX_MMAP_SIZE);
 		return -EINVAL;
 	}
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = ks_buf_alloc(size);
 	if (!b)
 		return -ENOMEM;
-	kref_init(&b->ref);
-	b->size = size;
-	b->kaddr = vmalloc_user(size);
-	if (!b->kaddr) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
-	for (off = 0; off < size; off += PAGE_SIZE) {
-		ret = remap_pfn_range(vma, vma->vm_start + off, vmalloc_to_pfn(b->kaddr + off),
-				      PAGE_SIZE, vma->vm_page_prot);
-		if (ret)
-			goto err_vfree;
-	}
-	vma->vm_private_data = b;
-	vma->vm_ops = &ks_vm_ops;
-	return 0;
-
-err_vfree:
-	vfree(b->kaddr);
-err_free:
-	kfree(b);
+	ret = ks_buf_mmap(b, vma);
+	ks_buf_put(b);
 	return ret;
 }
 

@@ -54,6 +54,7 @@ static void ks_process_wq_release(struct work_struct *work)
 
 	ks_process_dequeue_all(p);
 	pqm_uninit(&p->pqm);
+	ks_kfd_process_free(p);
 	put_task_struct(p->lead_thread);
 	ida_free(&ks_pasid_ida, p->pasid);
 #if GP_HAVE_kfd_process__context_id
@@ -217,6 +218,7 @@ static struct kfd_process *ks_create_process(bool primary)
 	p->pqm.process = p;
 	INIT_LIST_HEAD(&p->pqm.queues);
 	p->pqm.queue_slot_bitmap = p->qid_bitmap;
+	ks_kfd_process_init(p);
 	for (i = 0; i < ks_param.ndev; i++) {
 		struct kfd_process_device *pdd = &p->pdd[i];
 
