@@ -109,11 +109,26 @@ static unsigned int gp_tick(void)
 }
 
 /*
- * The monitor is freezable (M7): during system suspend or hibernation it
- * sleeps frozen instead of calling update_queue on a device going down.  No
+ * Sleep until @len ns after @t0, or until a kick if @kicks.  The monitor is
+ * freezable (M7): during system suspend or hibernation it sleeps frozen
+ * instead of calling update_queue on a device going down.  No
  * wait_event_freezable_hrtimeout() exists, so this is the hrtimeout wait in
- * the state wait_event_freezable() uses.
+ * the state wait_event_freezable() uses.  Returns true if a kick woke it.
  */
+static bool gp_monitor_sleep(u64 t0, u64 len, bool kicks)
+{
+	u64 now = ktime_get_ns();
+	bool kicked = false;
+
+	if (now - t0 >= len || kthread_should_stop())
+		return false;
+	__wait_event_hrtimeout(gp_monitor_wq,
+			       (kicks && (kicked = atomic_xchg(&gp_kicked, 0))) ||
+			       kthread_should_stop(),
+			       ns_to_ktime(t0 + len - now), (TASK_INTERRUPTIBLE | TASK_FREEZABLE));
+	return kicked;
+}
+
 static int gp_monitor_fn(void *unused)
 {
 	set_freezable();
@@ -121,27 +136,22 @@ static int gp_monitor_fn(void *unused)
 		u64 t0 = ktime_get_ns();
 		u64 ns = (u64)gp_tick() * NSEC_PER_USEC;
 		u64 floor = (u64)READ_ONCE(gp_param.tick_us) * NSEC_PER_USEC;
-		u64 spent = ktime_get_ns() - t0;
-		bool kicked = atomic_xchg(&gp_kicked, 0);
 
 		/*
 		 * A kick starts the next tick early, but never sooner than
 		 * tick_us after this one started (S3 F20): a process looping
 		 * on UPDATE_QUEUE kicks as fast as it likes and still cannot
-		 * make the monitor scan back to back.  Kicks during that wait
-		 * are kept for the tick after it.
+		 * make the monitor scan back to back.  That holds for a kick
+		 * that came during the tick and for one that wakes the sleep
+		 * after it; kicks during the floor's wait are kept for the
+		 * tick after it.
 		 */
-		if (kicked) {
-			if (spent >= floor)
-				continue;
-			ns = floor - spent;
+		if (atomic_xchg(&gp_kicked, 0)) {
+			gp_monitor_sleep(t0, floor, false);
+			continue;
 		}
-		if (kthread_should_stop())
-			break;
-		__wait_event_hrtimeout(gp_monitor_wq,
-				       (!kicked && atomic_xchg(&gp_kicked, 0)) ||
-				       kthread_should_stop(),
-				       ns_to_ktime(ns), (TASK_INTERRUPTIBLE | TASK_FREEZABLE));
+		if (gp_monitor_sleep(t0, ns, true))
+			gp_monitor_sleep(t0, floor, false);
 	}
 	return 0;
 }
