@@ -77,16 +77,6 @@ static void ks_remove_queue_mes(struct queue *q)
 	ks_wait_fw(ks_param.mes_us);
 }
 
-/*
- * Injected: the map after update_mqd() failed (6.12 dqm.c:994-1022,
- * map_queues_cpsch() or add_queue_mes()).  is_active and the runlist have
- * moved with the queue's flags, and KFD returns the error (S3 F14).
- */
-static int ks_update_map_fault(void)
-{
-	return ks_fault(KS_F_UPDATE_MAP);
-}
-
 /* dqm->ops.update_queue: the real update_queue() of 6.12 dqm.c:934. */
 static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
@@ -136,8 +126,13 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			ks_add_queue_mes(q);
 		}
 	}
+	/*
+	 * Injected: the map after update_mqd() failed (6.12 dqm.c:994-1022,
+	 * map_queues_cpsch() or add_queue_mes()).  is_active and the runlist
+	 * have moved with the queue's flags, and KFD returns the error (S3 F14).
+	 */
 	if (!ret)
-		ret = ks_update_map_fault();
+		ret = ks_fault(KS_F_UPDATE_MAP);
 out:
 	mutex_unlock(&dqm->lock);
 	return ret;

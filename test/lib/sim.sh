@@ -28,5 +28,7 @@ qf() {
 is() { [ "$(qf "$1" "$2")" = "$3" ]; }
 # kstat KEY: a kfdsim stats counter.
 kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
+# refs_zero: every eviction is balanced (kfdsim's qpd->evicted sum is 0).
+refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
 # ks_idle: kfdsim has no queue and no process left.
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }

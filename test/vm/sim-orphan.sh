@@ -13,7 +13,6 @@
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 refs_ge1() { [ "$(kstat evicted_refs)" -ge 1 ] 2>/dev/null; }
-refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" ndev=2 || { tap_not_ok "F13: kfdsim ndev=2 loads"; exit 1; }

@@ -16,7 +16,6 @@ T=$(mktemp -d)
 fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
 be_evicted() { grep ' prio=3 ' /sys/kernel/debug/kfdsim/queues | grep -q 'evicted=1'; }
 be_running() { ! be_evicted; }
-refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" sched=mes || { tap_not_ok "F8: kfdsim sched=mes loads"; exit 1; }
