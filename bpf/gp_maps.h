@@ -62,6 +62,7 @@ enum gp_qstate {
 	GP_Q_SUSPENDED = 2,	/* parked by gpreempt */
 	GP_Q_RESUMING = 3,	/* unpark requested, backend acting */
 	GP_Q_GONE = 4,		/* destroyed; entry about to go */
+	GP_Q_SHRUNK = 5,	/* running on part of its CUs (shrink_pct), by gpreempt */
 	GP_Q_NR_STATES,
 };
 
@@ -69,6 +70,7 @@ enum gp_backend_kind {
 	GP_BACKEND_AUTO = 0,
 	GP_BACKEND_EVICT = 1,	/* kfd_process_evict_queues / restore (per process) */
 	GP_BACKEND_SUSPEND = 2,	/* is_suspended + dqm->ops.update_queue (per queue) */
+	GP_BACKEND_SHRINK = 3,	/* a CU mask + dqm->ops.update_queue: runs on fewer CUs */
 };
 
 enum gp_ptr_path {

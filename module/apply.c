@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * apply.c - the policy's decisions carried out: parks and unparks through
- * the backends (per queue: suspend; per process: evict), each committed to
+ * apply.c - the policy's decisions carried out: parks, shrinks and unparks
+ * through the backends (per queue: suspend or shrink; per process: evict),
+ * each committed to
  * the policy's state, the maps and the tracepoints; and the per-device rate
  * buckets (max_rate) that bound them.
  */
@@ -131,7 +132,7 @@ static bool gp_wants_evict(struct gp_queue *e, int n)
 static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int ret,
 		      int backend, u64 t0, u64 t1)
 {
-	bool park = e->pq.action == GP_ACT_PARK;
+	bool park = e->pq.action != GP_ACT_UNPARK;
 	bool ok = !ret;
 
 	if (park)
@@ -152,7 +153,8 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 		      (ret == -ESRCH && (READ_ONCE(e->proc->dead) || READ_ONCE(e->gone)))))
 		ok = true;
 	if (!ok) {
-		gp_set_state(e, park ? GP_Q_RUNNING : GP_Q_SUSPENDED);
+		gp_set_state(e, park ? GP_Q_RUNNING :
+			     e->pq.state == GP_PS_SHRUNK ? GP_Q_SHRUNK : GP_Q_SUSPENDED);
 		if (ret != -EBUSY) {
 			e->info.errors++;
 			e->dirty = true;
@@ -168,7 +170,7 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 		e->info.last_preempt_ns = t1 - t0;
 		gp_stats.preempts++;
 		gp_hist_add(gp_stats.preempt_hist, t1 - t0);
-		gp_set_state(e, GP_Q_SUSPENDED);
+		gp_set_state(e, e->pq.state == GP_PS_SHRUNK ? GP_Q_SHRUNK : GP_Q_SUSPENDED);
 	} else {
 		e->info.resumes++;
 		e->info.suspended_ns += t1 - e->info_parked_at;
@@ -195,6 +197,56 @@ static void gp_count_lc_preempt(const struct gp_queue *e, u64 ns)
 	gp_stats.lc_preempt_ns += ns;
 }
 
+/*
+ * The CUs the busy queues above @e on its device may use, when every one of
+ * them has a mask of its owner's (else NULL: one of them may use any CU).
+ */
+static const u32 *gp_avoid_mask(const struct gp_queue *e, int n)
+{
+	static u32 avoid[GP_CU_MASK_WORDS];
+	u32 d = gp_pq_dev(&e->pq);
+	bool any = false;
+	int i, w;
+
+	memset(avoid, 0, sizeof(avoid));
+	for (i = 0; i < n; i++) {
+		const struct gp_queue *x = gp_snap[i];
+		u32 bits;
+
+		if (x->gone || gp_pq_dev(&x->pq) != d || x->pq.prio <= e->pq.prio || x->sdma ||
+		    !(x->pq.pending || x->pq.last_pending_ns))
+			continue;
+		bits = READ_ONCE(x->cu_mask_bits);
+		if (!bits || READ_ONCE(x->cu_mask_unknown))
+			return NULL;
+		for (w = 0; w < DIV_ROUND_UP(bits, 32); w++)
+			avoid[w] |= READ_ONCE(x->cu_mask[w]);
+		any = true;
+	}
+	return any ? avoid : NULL;
+}
+
+/* A shrink, or the grow-back of a shrunk queue: per queue, with a CU mask. */
+static void gp_apply_shrink(struct gp_queue *e, int n, const struct gp_policy_params *pp)
+{
+	bool shrink = e->pq.action == GP_ACT_SHRINK;
+	u32 d = gp_pq_dev(&e->pq);
+	u64 t0, t1;
+	int ret;
+
+	gp_set_state(e, shrink ? GP_Q_PREEMPTING : GP_Q_RESUMING);
+	t0 = ktime_get_ns();
+	ret = gp_shrink_queue(e, shrink, shrink ? gp_avoid_mask(e, n) : NULL, gp_dev_cus[d],
+			      false);
+	t1 = ktime_get_ns();
+	gp_dev_charge(d, ret, t1);
+	gp_count_lc_preempt(e, t1 - t0);
+	/* The device takes no mask from gpreempt: parked from now on. */
+	if (ret == -EOPNOTSUPP && shrink)
+		e->no_shrink = true;
+	gp_commit(e, pp, ret, GP_BACKEND_SHRINK, t0, t1);
+}
+
 /**
  * gp_apply() - carry out the policy's actions: evictions per process, suspends per queue
  * @n: queues in gp_snap
@@ -213,7 +265,15 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			u64 t0, t1;
 			int ret;
 
-			if (e->pq.action != act || e->acted)
+			if (e->acted)
+				continue;
+			/* Shrinks go with the parks, grow-backs with the unparks. */
+			if ((!pass && e->pq.action == GP_ACT_SHRINK) ||
+			    (pass && act == e->pq.action && e->pq.state == GP_PS_SHRUNK)) {
+				gp_apply_shrink(e, n, pp);
+				continue;
+			}
+			if (e->pq.action != act)
 				continue;
 			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
 			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :

@@ -13,6 +13,7 @@
 #include "gp_layout.h"
 #include "gp_maps.h"
 #include "policy.h"
+#include "cumask.h"
 
 struct kfd_process;
 struct kfd_node;
@@ -32,6 +33,7 @@ struct gp_params {
 	unsigned int max_actions;
 	unsigned int max_rate;	/* state changes per device per second (M3) */
 	int backend;		/* enum gp_backend_kind */
+	unsigned int shrink_pct;	/* 0: park; else shrink BE to this share of its CUs */
 	bool enable;
 	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
 	bool sdma_hint;		/* SDMA queues' pending copies make their level busy */
@@ -189,6 +191,11 @@ struct gp_queue {
 	bool sdma;		/* a copy queue: a signal of its level, never parked */
 	bool gone;
 	bool props_stale;
+	/* The owner's last SET_CU_MASK (written by the hook, under p->mutex). */
+	u32 cu_mask[GP_CU_MASK_WORDS];
+	u32 cu_mask_bits;	/* its length; 0: never set (every CU) */
+	bool cu_mask_changed;	/* set by the hook, cleared by the monitor */
+	bool cu_mask_unknown;	/* adopted at load: a mask may be set that gpreempt never saw */
 
 	/* monitor-owned below */
 	int ptr_path;
@@ -206,6 +213,8 @@ struct gp_queue {
 	bool seen;
 	bool acted;
 	bool dirty;
+	bool no_shrink;		/* its device cannot take a mask from gpreempt (NO_HWS) */
+	u32 cu_count;		/* CUs of cu_mask (0: never set) */
 	int rule_prio;
 	bool hold;
 	u64 rules_gen;
@@ -234,6 +243,7 @@ struct gp_registry {
 	unsigned int nowed;	/* processes with restore_owed set */
 	unsigned long gen;	/* bumped on every change */
 	unsigned long untracked;	/* queues left unmanaged: GP_MAX_QUEUES, or no memory */
+	bool have_cu_masks;	/* the owners' CU masks are followed (shrink needs them) */
 };
 
 extern struct gp_registry gp_reg;
@@ -251,6 +261,7 @@ struct gp_registry_ops {
 void gp_registry_init(const struct gp_registry_ops *ops);
 int gp_registry_add_queue(struct queue *q);
 void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent);
+void gp_registry_set_cu_mask(struct kfd_process *p, u32 qid, const u32 *mask, u32 bits);
 void gp_registry_del_queue(struct kfd_process *p, u32 qid);
 void gp_registry_proc_dead(struct kfd_process *p);
 void gp_registry_proc_debugged(struct kfd_process *p, bool on);
@@ -273,13 +284,14 @@ bool gp_ptr_head_blocked(struct gp_queue *e, u64 rptr);
 void gp_ptr_read_end(void);
 int gp_ptr_read_env(struct gp_proc *pr, char *buf, size_t max, bool *partial);
 
-/* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c) ---- */
+/* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c, preempt_shrink.c) ---- */
 int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict);
 int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evict);
 bool gp_evict_held(struct gp_proc *pr, struct kfd_node *dev);
 int gp_evict_restore_all(struct gp_proc *pr, bool blocking);
 void gp_evict_forget_all(struct gp_proc *pr);
 int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking);
+int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_cus, bool blocking);
 int gp_backend_read_props(struct gp_queue *e);
 
 /* ---- maps (maps.c) ---- */

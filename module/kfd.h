@@ -252,8 +252,32 @@ static inline struct device_queue_manager *kfd_node_dqm(struct kfd_node *node)
 #endif
 }
 
+/*
+ * struct mqd_update_info (kfd_priv.h): the same in 6.1 .. 7.3 and ROCm DKMS
+ * (../shared/KFD-FACTS.md 2.5): the CU mask's length in bits at 0, its
+ * words at 8, the update flags at 16.  update_queue() takes a mask only
+ * with a non-NULL ptr (v9 update_cu_mask()).
+ */
+struct gp_mqd_update_info {
+	union {
+		struct {
+			u32 count;
+			u32 *ptr;
+		} cu_mask;
+	};
+	u32 update_flag;
+};
+
+static_assert(sizeof(struct gp_mqd_update_info) == 24);
+
 typedef int gp_dqm_update_queue_t(struct device_queue_manager *dqm, struct queue *q,
 				  struct mqd_update_info *minfo);
+
+/* The owner's CU mask, kept by the SET_CU_MASK probe (pqm_update_mqd). */
+static inline bool kfd_have_cu_mask_hook(void)
+{
+	return GP_HAVE_pqm_update_mqd;
+}
 
 static inline gp_dqm_update_queue_t *kfd_dqm_update_queue(struct device_queue_manager *dqm)
 {
@@ -308,6 +332,11 @@ static inline bool kfd_have_dbg_trap(void)
 #endif
 #if !GP_HAVE_suspend_queues
 #define GP_ARG_suspend_queues__p 0
+#endif
+#if !GP_HAVE_pqm_update_mqd
+#define GP_ARG_pqm_update_mqd__pqm 0
+#define GP_ARG_pqm_update_mqd__qid 1
+#define GP_ARG_pqm_update_mqd__minfo 2
 #endif
 
 /**

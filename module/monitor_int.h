@@ -33,6 +33,7 @@ void gp_hist_add(u64 *hist, u64 ns);
 void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now);
 
 /* scan.c */
+extern u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
 void gp_scan(int n, u64 t0);
 bool gp_scan_wants_fast_tick(int n, u64 t0);
 

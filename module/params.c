@@ -172,6 +172,14 @@ module_param_cb(max_rate, &gp_uint_ops, &gp_range_max_rate, 0644);
 MODULE_PARM_DESC(max_rate,
 		 "Most park/unpark state changes per device per second, in bursts of a tenth of that, on top of max_actions; a device backs off 1 ms..1 s after a failed action (default 1000) [10..100000]");
 
+static struct gp_uint_range gp_range_shrink_pct = {
+	.val = &gp_param.shrink_pct, .min = 0, .max = 99, .name = "shrink_pct",
+};
+
+module_param_cb(shrink_pct, &gp_uint_ops, &gp_range_shrink_pct, 0644);
+MODULE_PARM_DESC(shrink_pct,
+		 "0: park lower queues while higher ones have work; 1..99: shrink them instead to the CUs the higher queues' own CU masks leave, else to this percent of their CUs, and let them run there (default 0) [0..99]");
+
 static const char * const gp_backend_names[] = {
 	[GP_BACKEND_AUTO] = "auto",
 	[GP_BACKEND_EVICT] = "evict",

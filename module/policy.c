@@ -21,6 +21,11 @@
  *     parkable" take it back.
  *   - Starvation guard: a queue parked for max_suspend gets a min_slice of run
  *     time before it may be parked again, so best-effort work always moves.
+ *   - Shrink (a queue marked shrinkable): where the rule parks a queue, it is
+ *     shrunk instead: it keeps running on the CUs the levels above leave it,
+ *     so it needs no starvation guard and is no inversion while shrunk.  It
+ *     grows back when no level above is busy, when it stops being
+ *     shrinkable (then a park may follow), held, unmanaged or disabled.
  *   - Every state change may cost a full preempt/remap of the device (HWS),
  *     so at most max_actions changes are made per tick.  Order: unparks that
  *     the guarantees demand (starvation, unmanaged, disabled) first, so no
@@ -48,7 +53,7 @@ static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp,
 /* Budget order: 0 = owed unparks, 1 = parks, 2 = unparks after idle. */
 static int rank(const struct gp_pq *q)
 {
-	if (q->action == GP_ACT_PARK)
+	if (q->action == GP_ACT_PARK || q->action == GP_ACT_SHRINK)
 		return 1;
 	return q->reason == GP_WHY_HIGHER_IDLE ? 2 : 0;
 }
@@ -115,7 +120,14 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		if (below && pp->tiers && x->prio > r.low_prio[xd])
 			below = false;
 
-		if (x->state == GP_PS_PARKED) {
+		if (x->state == GP_PS_SHRUNK) {
+			if (!pp->enabled)
+				want(x, GP_ACT_UNPARK, GP_WHY_DISABLED);
+			else if (!x->parkable || !x->shrinkable || x->hold)
+				want(x, GP_ACT_UNPARK, GP_WHY_UNMANAGED);
+			else if (!below)
+				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
+		} else if (x->state == GP_PS_PARKED) {
 			if (!pp->enabled)
 				want(x, GP_ACT_UNPARK, GP_WHY_DISABLED);
 			else if (!x->parkable)
@@ -136,7 +148,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			 * dispatch starts shows a queue whose one long kernel
 			 * still runs as empty.
 			 */
-			want(x, GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
+			want(x, x->shrinkable ? GP_ACT_SHRINK : GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
 		}
 	}
 
@@ -166,6 +178,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		best->granted = true;
 		if (best->action == GP_ACT_PARK)
 			r.parks++;
+		else if (best->action == GP_ACT_SHRINK)
+			r.shrinks++;
 		else
 			r.unparks++;
 	}
@@ -200,6 +214,8 @@ void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool o
 		return;
 	if (q->action == GP_ACT_PARK) {
 		q->state = GP_PS_PARKED;
+	} else if (q->action == GP_ACT_SHRINK) {
+		q->state = GP_PS_SHRUNK;
 	} else {
 		q->state = GP_PS_RUNNING;
 		if (q->reason == GP_WHY_STARVING)

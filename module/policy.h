@@ -18,6 +18,7 @@
 enum gp_pstate {
 	GP_PS_RUNNING = 0,	/* on the GPU */
 	GP_PS_PARKED = 1,	/* taken off by gpreempt */
+	GP_PS_SHRUNK = 2,	/* running on the CUs the higher levels leave it */
 };
 
 /*
@@ -31,7 +32,8 @@ enum gp_pstate {
 enum gp_action {
 	GP_ACT_NONE = 0,
 	GP_ACT_PARK = 1,
-	GP_ACT_UNPARK = 2,
+	GP_ACT_UNPARK = 2,	/* from parked or shrunk back to running */
+	GP_ACT_SHRINK = 3,	/* instead of a park, where the queue is @shrinkable */
 };
 
 enum gp_reason {
@@ -78,6 +80,9 @@ struct gp_policy_params {
  *		 but it is never parked nor counted as an inversion
  * @hold: parked by hand: parked while parkable and enabled, whatever the
  *	  priorities say; the starvation guard and the rule never unpark it
+ * @shrinkable: where the policy would park it, it shrinks it instead: the
+ *		queue keeps running on part of its CUs (shrink mode, and its
+ *		CU mask is known); a shrunk queue needs no starvation guard
  * @state: current state, updated by the caller from the backend's result
  * @state_since_ns: when @state was entered
  * @last_pending_ns: policy-owned: last time @pending was seen
@@ -97,6 +102,7 @@ struct gp_pq {
 	bool parkable;
 	bool signal_only;
 	bool hold;
+	bool shrinkable;
 	enum gp_pstate state;
 	u64 state_since_ns;
 	u64 last_pending_ns;
@@ -117,7 +123,8 @@ struct gp_pq {
  * @inversion_devs: bit d set: on device d a queue below its top runs with work
  * @inversion: some device has an inversion
  * @parks: park actions emitted
- * @unparks: unpark actions emitted
+ * @shrinks: shrink actions emitted
+ * @unparks: unpark actions emitted (from parked or shrunk)
  * @deferred: actions held back by @max_actions or a device budget
  * @throttled: of @deferred, those held back by their device's budget
  */
@@ -130,6 +137,7 @@ struct gp_policy_result {
 	u64 inversion_devs;
 	bool inversion;
 	u32 parks;
+	u32 shrinks;
 	u32 unparks;
 	u32 deferred;
 	u32 throttled;

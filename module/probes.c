@@ -6,6 +6,8 @@
  *   pqm_update_queue_properties(pqm, qid, p)  priority / percent change (ROCr
  *                                          creates at 7 and sets priority later);
  *                                          a kretprobe: recorded only if it succeeded
+ *   pqm_update_mqd(pqm, qid, minfo)        SET_CU_MASK: the owner's CU mask (a
+ *                                          kretprobe: kept only if it succeeded)
  *   pqm_destroy_queue(pqm, qid)            queue destroyed (a kretprobe: only
  *                                          if KFD freed it, still under p->mutex)
  *   kfd_process_notifier_release(mn, mm)   process dying (mm going away)
@@ -97,6 +99,53 @@ static struct kretprobe gp_update_probe = {
 	.handler = gp_on_update_return,
 	.data_size = sizeof(struct gp_update_call),
 	.maxactive = 64,
+};
+
+/* Per-call data of the pqm_update_mqd kretprobe: the mask, copied at entry. */
+struct gp_cu_mask_call {
+	struct kfd_process *p;
+	u32 qid;
+	u32 bits;
+	u32 mask[GP_CU_MASK_WORDS];
+};
+
+/*
+ * The mask is the ioctl's kernel copy (kfd_ioctl_set_cu_mask() memdups it
+ * and frees it after the call): read here, at entry, not at return.  A
+ * caller without a mask (the debugger's workaround flags) is not followed.
+ */
+static int gp_on_cu_mask_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct gp_cu_mask_call *c = (struct gp_cu_mask_call *)ri->data;
+	struct process_queue_manager *pqm = (void *)GP_ARG(regs, pqm_update_mqd, pqm);
+	struct gp_mqd_update_info *mi = (void *)GP_ARG(regs, pqm_update_mqd, minfo);
+	u32 bits;
+
+	if (!pqm || !mi || !mi->cu_mask.ptr || !mi->cu_mask.count)
+		return 1;
+	bits = min_t(u32, mi->cu_mask.count, GP_CU_MASK_BITS);
+	c->p = kfd_pqm_process(pqm);
+	c->qid = GP_ARG(regs, pqm_update_mqd, qid);
+	c->bits = bits;
+	memcpy(c->mask, mi->cu_mask.ptr, DIV_ROUND_UP(bits, 32) * sizeof(u32));
+	return 0;
+}
+
+static int gp_on_cu_mask_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct gp_cu_mask_call *c = (struct gp_cu_mask_call *)ri->data;
+
+	if (gp_ret(regs) == 0)
+		gp_registry_set_cu_mask(c->p, c->qid, c->mask, c->bits);
+	return 0;
+}
+
+static struct kretprobe gp_cu_mask_probe = {
+	.kp.symbol_name = "pqm_update_mqd",
+	.entry_handler = gp_on_cu_mask_entry,
+	.handler = gp_on_cu_mask_return,
+	.data_size = sizeof(struct gp_cu_mask_call),
+	.maxactive = 16,
 };
 
 /* Per-call data of the pqm_destroy_queue and kfd_dbg_trap_* kretprobes. */
@@ -282,6 +331,9 @@ static struct kretprobe *gp_rprobes[] = {
 /* The debugger API (kfd_dbg_trap_enable, suspend_queues, _disable): last, optional. */
 #define GP_NRPROBES (ARRAY_SIZE(gp_rprobes) - (kfd_have_dbg_trap() ? 0 : 3))
 
+/* Optional: without it shrink is off (a shrink must give the owner's mask back). */
+static bool gp_cu_mask_registered;
+
 static int gp_nregistered;
 static int gp_nrregistered;
 
@@ -332,6 +384,18 @@ int gp_hooks_init(void)
 		if (ret)
 			goto err_unregister_probes;
 	}
+	if (kfd_have_cu_mask_hook()) {
+		ret = register_kretprobe(&gp_cu_mask_probe);
+		if (ret) {
+			pr_err("cannot probe %s: %d\n", gp_cu_mask_probe.kp.symbol_name, ret);
+			goto err_unregister_probes;
+		}
+		gp_cu_mask_registered = true;
+		ret = gp_probe_in_kfd(&gp_cu_mask_probe.kp);
+		if (ret)
+			goto err_unregister_probes;
+		WRITE_ONCE(gp_reg.have_cu_masks, true);
+	}
 	return 0;
 
 err_unregister_probes:
@@ -344,6 +408,13 @@ err_unregister_probes:
  */
 void gp_hooks_exit(void)
 {
+	if (gp_cu_mask_registered) {
+		WRITE_ONCE(gp_reg.have_cu_masks, false);
+		unregister_kretprobe(&gp_cu_mask_probe);
+		gp_cu_mask_probe.kp.addr = NULL;
+		gp_cu_mask_probe.kp.flags = 0;
+		gp_cu_mask_registered = false;
+	}
 	while (gp_nrregistered > 0) {
 		struct kretprobe *rp = gp_rprobes[--gp_nrregistered];
 
@@ -380,5 +451,7 @@ u64 gp_hooks_missed(void)
 		n += gp_probes[i].nmissed;
 	for (i = 0; i < gp_nrregistered; i++)
 		n += gp_rprobes[i]->nmissed + gp_rprobes[i]->kp.nmissed;
+	if (gp_cu_mask_registered)
+		n += gp_cu_mask_probe.nmissed + gp_cu_mask_probe.kp.nmissed;
 	return n;
 }

@@ -163,6 +163,12 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	 */
 	e->leftover = !from_probe && !e->sdma && kfd_q_suspended_flag(q) &&
 		      READ_ONCE(*kfd_q_suspended_flag(q)) && !kfd_p_debugged(p);
+	/*
+	 * Adopted at load: its owner may have set a CU mask gpreempt never
+	 * saw, which a shrink could not give back.  Never shrunk (parked
+	 * instead) until the owner sets one again.
+	 */
+	e->cu_mask_unknown = !from_probe;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	old = gp_find_locked(p, qid);
@@ -264,6 +270,37 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 			WRITE_ONCE(e->queue_percent, percent);
 		}
 		WRITE_ONCE(e->props_stale, true);
+		gp_reg.gen++;
+	}
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	if (e)
+		gp_reg_ops->changed();
+}
+
+/**
+ * gp_registry_set_cu_mask() - the owner set a queue's CU mask (SET_CU_MASK succeeded)
+ * @p: process
+ * @qid: queue id
+ * @mask: the mask, (@bits + 31) / 32 words
+ * @bits: its length in bits, at most GP_CU_MASK_BITS
+ *
+ * Called with p->mutex held (the ioctl's), so a backend that reads the mask
+ * under p->mutex sees the newest.  A shrunk queue now runs on the owner's
+ * mask: the monitor counts it as running again (cu_mask_changed).
+ */
+void gp_registry_set_cu_mask(struct kfd_process *p, u32 qid, const u32 *mask, u32 bits)
+{
+	struct gp_queue *e;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	e = gp_find_locked(p, qid);
+	if (e) {
+		memset(e->cu_mask, 0, sizeof(e->cu_mask));
+		memcpy(e->cu_mask, mask, DIV_ROUND_UP(bits, 32) * sizeof(u32));
+		WRITE_ONCE(e->cu_mask_bits, bits);
+		WRITE_ONCE(e->cu_mask_unknown, false);
+		WRITE_ONCE(e->cu_mask_changed, true);
 		gp_reg.gen++;
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);

@@ -155,13 +155,16 @@ void gp_monitor_release_all(void)
 			struct gp_queue *e = gp_snap[i];
 			int ret;
 
-			if (e->gone || e->pq.state != GP_PS_PARKED)
+			if (e->gone || e->pq.state == GP_PS_RUNNING)
 				continue;
-			if (e->backend == GP_BACKEND_EVICT) {
+			if (e->pq.state == GP_PS_PARKED && e->backend == GP_BACKEND_EVICT) {
 				e->pq.state = GP_PS_RUNNING;	/* restored above */
 				continue;
 			}
-			ret = gp_suspend_queue(e, false, true);
+			if (e->pq.state == GP_PS_SHRUNK)
+				ret = gp_shrink_queue(e, false, NULL, 0, true);
+			else
+				ret = gp_suspend_queue(e, false, true);
 			if (ret && ret != -ESRCH && ret != -ENOENT && ret != -EPERM) {
 				left++;
 				continue;

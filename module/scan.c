@@ -19,6 +19,39 @@
  * its queues.  Monitor-only state, static to keep it off the kthread's stack.
  */
 static int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
+/*
+ * Per device slot, the CUs of the widest mask an owner set there: ROCr sets
+ * one on every queue it creates (every CU, or HSA_CU_MASK), so this is the
+ * device's CU count as its clients see it; 0: not known.
+ */
+u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
+
+/*
+ * The owner's CU mask changed (SET_CU_MASK): its weight, and a shrunk queue
+ * runs on the owner's mask now, so it counts as running again.
+ */
+static void gp_scan_cu_mask(struct gp_queue *e, u64 t0)
+{
+	if (!READ_ONCE(e->cu_mask_changed))
+		return;
+	WRITE_ONCE(e->cu_mask_changed, false);
+	e->cu_count = gp_cu_weight(e->cu_mask, READ_ONCE(e->cu_mask_bits));
+	if (e->pq.state != GP_PS_SHRUNK)
+		return;
+	e->pq.state = GP_PS_RUNNING;
+	e->pq.state_since_ns = t0;
+	e->info.suspended_ns += t0 - e->info_parked_at;
+	gp_set_state(e, GP_Q_RUNNING);
+}
+
+/* Shrink where a park would be: shrink mode, a known mask, a device that takes one. */
+static bool gp_shrinkable(const struct gp_queue *e)
+{
+	u32 cus = READ_ONCE(e->cu_mask_bits) ? e->cu_count : gp_dev_cus[e->pq.dev];
+
+	return READ_ONCE(gp_param.shrink_pct) && READ_ONCE(gp_reg.have_cu_masks) &&
+	       e->pq.parkable && !e->no_shrink && !READ_ONCE(e->cu_mask_unknown) && cus > 1;
+}
 
 /* S3 F7: a hold older than max_hold_s is released, in the map too. */
 static void gp_hold_expire(struct gp_queue *e, u64 now)
@@ -100,6 +133,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0)
 		gp_ptr_read_end();
 		gp_backend_read_props(e);
 	}
+	gp_scan_cu_mask(e, t0);
 	prio = READ_ONCE(e->kfd_priority);
 	src = gp_rules_apply(e, &prio);
 	gp_hold_expire(e, t0);
@@ -145,11 +179,20 @@ void gp_scan(int n, u64 t0)
 	int i;
 
 	/* Device slots persist (their buckets do); levels are per tick. */
-	for (i = 0; i < GP_POLICY_MAX_DEVS; i++)
+	for (i = 0; i < GP_POLICY_MAX_DEVS; i++) {
 		gp_dev_maxprio[i] = INT_MIN;
-	for (i = 0; i < n; i++)
-		gp_scan_queue(gp_snap[i], t0);
+		gp_dev_cus[i] = 0;
+	}
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+
+		gp_scan_queue(e, t0);
+		if (!e->gone)
+			gp_dev_cus[e->pq.dev] = max(gp_dev_cus[e->pq.dev], e->cu_count);
+	}
 	gp_ptr_read_end();
+	for (i = 0; i < n; i++)
+		gp_snap[i]->pq.shrinkable = !gp_snap[i]->gone && gp_shrinkable(gp_snap[i]);
 }
 
 /**
@@ -169,7 +212,7 @@ bool gp_scan_wants_fast_tick(int n, u64 t0)
 
 		if (e->gone)
 			continue;
-		if (e->pq.state == GP_PS_PARKED ||
+		if (e->pq.state != GP_PS_RUNNING ||
 		    (e->pq.pending && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
 		    e->pq.last_pending_ns == t0)
 			return true;

@@ -738,6 +738,54 @@ static int run_producer(void)
 	return errors || lost || doubles ? 1 : 0;
 }
 
+/*
+ * --cu-mask: "all" is what ROCr sets on every new queue (one bit per CU of
+ * the device, kfdsim's num_cu); else a list of CU ranges, "0-3,8".
+ */
+static int parse_cu_mask(const char *arg)
+{
+	unsigned int hi = 0, n = 0;
+	char *end;
+	FILE *f;
+
+	memset(cu_mask, 0, sizeof(cu_mask));
+	if (!strcmp(arg, "all")) {
+		f = fopen("/sys/module/kfdsim/parameters/num_cu", "r");
+		if (!f || fscanf(f, "%u", &n) != 1 || !n || n > 1024) {
+			if (f)
+				fclose(f);
+			return -1;
+		}
+		fclose(f);
+		for (hi = 0; hi < n; hi++)
+			cu_mask[hi / 32] |= 1u << (hi % 32);
+		cu_mask_bits = (n + 31) / 32 * 32;
+		return 0;
+	}
+	while (*arg) {
+		unsigned long lo = strtoul(arg, &end, 10), top = lo;
+
+		if (end == arg)
+			return -1;
+		if (*end == '-') {
+			arg = end + 1;
+			top = strtoul(arg, &end, 10);
+			if (end == arg || top < lo)
+				return -1;
+		}
+		if (top > 1023 || (*end && *end != ','))
+			return -1;
+		for (; lo <= top; lo++)
+			cu_mask[lo / 32] |= 1u << (lo % 32);
+		hi = top + 1 > hi ? top + 1 : hi;
+		arg = *end ? end + 1 : end;
+	}
+	if (!hi)
+		return -1;
+	cu_mask_bits = (hi + 31) / 32 * 32;
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -746,7 +794,7 @@ static void usage(void)
 		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
-		"              [--reset-ms MS] [--destroy-ms MS]\n"
+		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
@@ -777,6 +825,7 @@ int main(int argc, char **argv)
 		{ "reset-ms", 1, 0, 'T' },
 		{ "dep-stream", 1, 0, 'e' }, { "dep-backlog", 1, 0, 'n' },
 		{ "dep-wg-us", 1, 0, 'y' }, { "dep-shm", 1, 0, 'z' }, { "shm", 1, 0, 'Z' },
+		{ "cu-mask", 1, 0, 'A' },
 		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' }, { "destroy-ms", 1, 0, 'K' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
@@ -833,6 +882,14 @@ int main(int argc, char **argv)
 		case 'g': opt.gap_ms = atoi(optarg); break;
 		case 'N': opt.drain_ms = atoi(optarg); break;
 		case 'K': opt.destroy_ms = atoi(optarg); break;
+		case 'A':
+			if (parse_cu_mask(optarg)) {
+				fprintf(stderr,
+					"gpload: --cu-mask: 'all' or a list of CUs such as 0-3,8 (0..1023), not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'G':
 			if (parse_gpus(optarg)) {
 				fprintf(stderr, "gpload: --gpu: a list of device indices 0..%d, not '%s'\n",

@@ -17,6 +17,8 @@
 
 int fd = -1;
 bool use_pfnmap;
+uint32_t cu_mask[32];		/* --cu-mask: applied to every new queue */
+uint32_t cu_mask_bits;		/* 0: none */
 uint32_t queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
 uint16_t pkt_flags;
 long errors, lost, doubles, updates, destroy_retries, destroy_freed;
@@ -53,6 +55,18 @@ int q_update(struct gq *q, int percent, int prio)
 }
 
 uint32_t gpu_id;
+
+/* AMDKFD_IOC_SET_CU_MASK, as ROCr calls it after creating a queue. */
+int q_set_cu_mask(struct gq *q, const uint32_t *mask, uint32_t bits)
+{
+	struct kfdsim_set_cu_mask_args a = {
+		.queue_id = q->id,
+		.num_cu_mask = bits,
+		.cu_mask_ptr = (uintptr_t)mask,
+	};
+
+	return ioctl(q->fd, KFDSIM_IOC_SET_CU_MASK, &a) ? -errno : 0;
+}
 
 /*
  * @rocr: create at priority 7 like ROCr, then SetPriority (percent 100).
@@ -119,6 +133,12 @@ int q_create_in(struct gq *q, int prio, bool rocr, void *area, size_t area_len,
 		return e;
 	}
 	q->id = a.queue_id;
+	if (cu_mask_bits) {
+		int r = q_set_cu_mask(q, cu_mask, cu_mask_bits);
+
+		if (r)
+			return r;
+	}
 	if (rocr)
 		return q_update(q, 100, prio);
 	return 0;

@@ -229,6 +229,15 @@ static int ks_update_queue(struct kfd_process *p, void __user *arg)
 			       args.queue_percentage, args.queue_priority);
 }
 
+static int ks_set_cu_mask(struct kfd_process *p, void __user *arg)
+{
+	struct kfdsim_set_cu_mask_args args;
+
+	if (copy_from_user(&args, arg, sizeof(args)))
+		return -EFAULT;
+	return ks_queue_set_cu_mask(p, args.queue_id, args.num_cu_mask, args.cu_mask_ptr);
+}
+
 static int ks_test(struct kfd_process *p, void __user *arg)
 {
 	struct device_queue_manager *dqm;
@@ -310,6 +319,8 @@ static long ks_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return ks_destroy_queue(p, uarg);
 	case KFDSIM_IOC_UPDATE_QUEUE:
 		return ks_update_queue(p, uarg);
+	case KFDSIM_IOC_SET_CU_MASK:
+		return ks_set_cu_mask(p, uarg);
 	case KFDSIM_IOC_TEST:
 		return ks_test(p, uarg);
 	case KFDSIM_IOC_CREATE_PROCESS:

@@ -108,7 +108,8 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 		ret = -EACCES;
 		goto out;
 	}
-	/* update_mqd() */
+	/* update_mqd(): update_cu_mask(), then is_active */
+	ks_update_mqd_cu_mask(q, minfo);
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
 	if (!ks_param.mes && prev_active && !q->properties.is_active)
 		ks_note_unmap(q);
@@ -246,6 +247,7 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 	struct device_queue_manager *dqm = qpd->dqm;
 
 	mutex_lock(&dqm->lock);
+	ks_cu_mask_init(q);	/* init_mqd() */
 	list_add(&q->list, &qpd->queues_list);
 	if (qpd->evicted)
 		q->properties.is_evicted = true;

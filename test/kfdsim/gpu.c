@@ -512,8 +512,11 @@ static bool ks_has_work_locked(struct queue *q)
 	return false;
 }
 
-/* Highest-priority runnable queue with work; round robin within the level. */
-static struct queue *ks_pick_locked(struct ks_gpu *g)
+/*
+ * Highest-priority runnable queue with work whose CU mask enables CU @cu;
+ * round robin within the level.
+ */
+static struct queue *ks_pick_locked(struct ks_gpu *g, u32 cu)
 {
 	struct queue *q, *first = NULL, *after = NULL;
 	bool seen_last = !g->rr_last;
@@ -521,13 +524,13 @@ static struct queue *ks_pick_locked(struct ks_gpu *g)
 
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
 		if (!q->ks.sdma && ks_runnable(g, q) && (int)q->ks.hw_prio > best &&
-		    ks_has_work_locked(q))
+		    ks_cu_allowed(q, cu) && ks_has_work_locked(q))
 			best = q->ks.hw_prio;
 	if (best < 0)
 		return NULL;
 	list_for_each_entry(q, &g->queues, ks.gpu_node) {
 		if (!q->ks.sdma && ks_runnable(g, q) && q->ks.hw_prio == best &&
-		    ks_has_work_locked(q)) {
+		    ks_cu_allowed(q, cu) && ks_has_work_locked(q)) {
 			if (!first)
 				first = q;
 			if (seen_last && !after)
@@ -576,9 +579,9 @@ static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
 
 		if (cu->q || cu->free_at > now)
 			continue;
-		q = ks_pick_locked(g);
+		q = ks_pick_locked(g, i);
 		if (!q || !ks_next_wg_locked(q, &cu->slot, &ns))
-			return;
+			continue;	/* another CU may be in a waiting queue's mask */
 		cu->q = q;
 		cu->start_ns = now;
 		cu->end_ns = now + ns;
@@ -817,7 +820,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -825,7 +828,8 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
 			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute", q->ks.busy_ns,
-			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus);
+			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus,
+			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3]);
 	spin_unlock(&g->lock);
 }
 

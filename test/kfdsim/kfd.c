@@ -583,38 +583,12 @@ static int ks_kfd_update_queue(struct file *filp, struct kfd_process *p, void *d
 			       args->queue_percentage, args->queue_priority);
 }
 
-/*
- * kfd_ioctl_set_cu_mask(): KFD's pqm_update_mqd() hands the mask to the
- * dqm's update_queue, which rewrites the MQD and remaps the queue; kfdsim
- * keeps the number of CUs set and remaps the same way.
- */
+/* kfd_ioctl_set_cu_mask(): pqm_update_mqd(), as the private interface does */
 static int ks_kfd_set_cu_mask(struct file *filp, struct kfd_process *p, void *data)
 {
 	struct kfd_ioctl_set_cu_mask_args *args = data;
-	struct device_queue_manager *dqm;
-	u32 count = min(args->num_cu_mask, 1024U), *mask, i, cus = 0;
-	struct queue *q;
-	int ret;
 
-	if (args->num_cu_mask % 32 || !args->num_cu_mask)
-		return -EINVAL;
-	mask = memdup_user(u64_to_user_ptr(args->cu_mask_ptr), count / 8);
-	if (IS_ERR(mask))
-		return PTR_ERR(mask);
-	for (i = 0; i < count / 32; i++)
-		cus += hweight32(mask[i]);
-	kfree(mask);
-	mutex_lock(&p->mutex);
-	q = pqm_get_user_queue(&p->pqm, args->queue_id);
-	if (q) {
-		q->ks.cu_mask_cus = cus;
-		dqm = q->device->dqm;
-		ret = dqm->ops.update_queue(dqm, q, NULL);
-	} else {
-		ret = -EFAULT;	/* pqm_update_mqd(): no such queue */
-	}
-	mutex_unlock(&p->mutex);
-	return ret;
+	return ks_queue_set_cu_mask(p, args->queue_id, args->num_cu_mask, args->cu_mask_ptr);
 }
 
 /* kfd_ioctl_set_scratch_backing_va(): HWS programs it; nothing to model */

@@ -62,7 +62,23 @@ struct kfd_node;
 struct queue;
 struct device_queue_manager;
 struct qcm_process_device;
-struct mqd_update_info;
+
+/* kfd_priv.h: the same in 6.1 .. 7.3 and ROCm DKMS (size 24). */
+enum mqd_update_flag {
+	UPDATE_FLAG_DBG_WA_ENABLE = 1,
+	UPDATE_FLAG_DBG_WA_DISABLE = 2,
+	UPDATE_FLAG_IS_GWS = 4,
+};
+
+struct mqd_update_info {
+	union {
+		struct {
+			u32 count;	/* bits, a multiple of 32 */
+			u32 *ptr;
+		} cu_mask;
+	};
+	enum mqd_update_flag update_flag;
+};
 
 /*
  * KFD's enums, with the values of the real amdgpu, as enum types so that
@@ -170,6 +186,7 @@ struct kfd_process_device {
 
 /* kfdsim-private per-queue state: pinned user memory and the CP's view. */
 #define KS_MAX_INFLIGHT 16
+#define KS_MAX_SE 8		/* KFD_MAX_NUM_SE */
 
 struct ks_packet_run {
 	u64 id;			/* packet index */
@@ -223,7 +240,8 @@ struct ks_queue {
 	u64 last_end_ns;	/* model time the last finished one ended */
 	u64 packets_done;
 	u64 preemptions;	/* unmapped with workgroups running */
-	u32 cu_mask_cus;	/* CUs in the SET_CU_MASK mask, 0: none set */
+	u32 se_mask[KS_MAX_SE];	/* the MQD's per-engine CU enables (cumask.c) */
+	u32 cu_mask_cus;	/* CUs the mask enables */
 	u64 saves, restores;
 	struct list_head gpu_node;	/* in ks_gpu.queues */
 };
@@ -380,6 +398,7 @@ extern const struct file_operations ks_dbg_fops;
 struct ks_params {
 	unsigned int ndev;	/* simulated devices, each with its dqm and CP */
 	unsigned int num_cu;
+	unsigned int num_se;	/* shader engines: CU c is in engine c % num_se */
 	bool mes;		/* sched=mes (or nohws): per-queue remove/add */
 	bool nohws;		/* sched=nohws: KFD_SCHED_POLICY_NO_HWS */
 	bool cwsr;		/* kfd_dev.cwsr_enabled */
@@ -439,6 +458,7 @@ struct ks_stats {
 	atomic64_t drain_unmaps;	/* unmaps with waves running and CWSR off */
 	atomic64_t evict_calls;		/* evict_process_queues, per qpd */
 	atomic64_t restore_calls;
+	atomic64_t cu_mask_updates;	/* update_queue calls with a CU mask */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;
@@ -506,6 +526,14 @@ void ks_gpu_hws_mark(struct queue *q, bool mapped);
 bool ks_gpu_hws_execute(struct ks_device *d);
 bool ks_gpu_hws_unmap_all(struct ks_device *d);
 void ks_gpu_show(struct ks_device *d, struct seq_file *m);
+
+/* ---- cumask.c: per-queue CU masks ---- */
+void ks_cu_mask_init(struct queue *q);
+bool ks_cu_allowed(const struct queue *q, u32 cu);
+void ks_update_mqd_cu_mask(struct queue *q, struct mqd_update_info *minfo);
+int pqm_update_mqd(struct process_queue_manager *pqm, unsigned int qid,
+		   struct mqd_update_info *minfo);
+int ks_queue_set_cu_mask(struct kfd_process *p, u32 qid, u32 nbits, u64 uptr);
 
 /* ---- dqm.c ---- */
 void ks_dqm_init(struct ks_device *d);

@@ -110,6 +110,13 @@ struct kfdsim_update_queue_args {
 	__u32 queue_priority;
 };
 
+/* AMDKFD_IOC_SET_CU_MASK's arguments: the mask is num_cu_mask bits (a multiple of 32). */
+struct kfdsim_set_cu_mask_args {
+	__u32 queue_id;
+	__u32 num_cu_mask;
+	__u64 cu_mask_ptr;
+};
+
 enum kfdsim_test_op {
 	KFDSIM_TEST_EVICT = 1,		/* kfd_process_evict_queues(own process) */
 	KFDSIM_TEST_RESTORE = 2,	/* kfd_process_restore_queues(own process) */
@@ -136,6 +143,7 @@ struct kfdsim_test_args {
 #define KFDSIM_IOC_CREATE_QUEUE _IOWR(KFDSIM_IOC_MAGIC, 0x02, struct kfdsim_create_queue_args)
 #define KFDSIM_IOC_DESTROY_QUEUE _IOWR(KFDSIM_IOC_MAGIC, 0x03, struct kfdsim_destroy_queue_args)
 #define KFDSIM_IOC_UPDATE_QUEUE _IOW(KFDSIM_IOC_MAGIC, 0x07, struct kfdsim_update_queue_args)
+#define KFDSIM_IOC_SET_CU_MASK _IOW(KFDSIM_IOC_MAGIC, 0x1A, struct kfdsim_set_cu_mask_args)
 #define KFDSIM_IOC_TEST _IOWR(KFDSIM_IOC_MAGIC, 0x40, struct kfdsim_test_args)
 /*
  * AMDKFD_IOC_CREATE_PROCESS (7.2+ layouts, else -ENOTTY): the file's process

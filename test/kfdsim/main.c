@@ -38,7 +38,10 @@ module_param_named(ndev, ks_param.ndev, uint, 0444);
 MODULE_PARM_DESC(ndev, "Simulated devices (kfd_nodes), each with its own dqm, CP, CUs and CWSR [1..8] (default 1)");
 
 module_param_named(num_cu, ks_param.num_cu, uint, 0444);
-MODULE_PARM_DESC(num_cu, "Simulated compute units [1..256] (default 8)");
+MODULE_PARM_DESC(num_cu, "Simulated compute units [1..128] (default 8)");
+module_param_named(num_se, ks_param.num_se, uint, 0444);
+MODULE_PARM_DESC(num_se,
+		 "Shader engines: CU c is in engine c % num_se, and CU masks map over them as KFD's do [1..8, dividing num_cu, at most 16 CUs each] (default: the most engines up to 4, or 8 above 64 CUs, that divide num_cu into at most 16 CUs each)");
 module_param(sched, charp, 0444);
 MODULE_PARM_DESC(sched,
 		 "Scheduler model: hws (every change remaps all queues), mes (per queue) or nohws (sched_policy=2: the driver loads each MQD, only in the owner's mm)");
@@ -80,6 +83,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.runlist_updates), atomic64_read(&ks_stats.mes_calls));
 	seq_printf(m, "nohws_refused %lld\ndrain_unmaps %lld\n",
 		   atomic64_read(&ks_stats.nohws_refused), atomic64_read(&ks_stats.drain_unmaps));
+	seq_printf(m, "cu_mask_updates %lld\n", atomic64_read(&ks_stats.cu_mask_updates));
 	seq_printf(m, "evict_calls %lld\nrestore_calls %lld\nevicted_refs %d\n",
 		   atomic64_read(&ks_stats.evict_calls), atomic64_read(&ks_stats.restore_calls),
 		   atomic_read(&ks_stats.evicted_refs));
@@ -100,6 +104,7 @@ DEFINE_SHOW_ATTRIBUTE(ks_queues);
 static int ks_params_show(struct seq_file *m, void *unused)
 {
 	seq_printf(m, "ndev %u\ntime_scale %u\n", ks_param.ndev, ks_param.time_scale);
+	seq_printf(m, "num_se %u\n", ks_param.num_se);
 	seq_printf(m, "num_cu %u\nsched %s\nrunlist_us %u\nmes_us %u\ncwsr_save_us %u\ncwsr_restore_us %u\npoll_us %u\n",
 		   ks_param.num_cu, ks_param.nohws ? "nohws" : ks_param.mes ? "mes" : "hws",
 		   ks_param.runlist_us, ks_param.mes_us, ks_param.cwsr_save_us,
@@ -112,7 +117,7 @@ static int ks_check_params(void)
 {
 	const struct { const char *name; unsigned int v, lo, hi; } r[] = {
 		{ "ndev", ks_param.ndev, 1, KS_MAX_DEVS },
-		{ "num_cu", ks_param.num_cu, 1, 256 },
+		{ "num_cu", ks_param.num_cu, 1, 128 },
 		{ "runlist_us", ks_param.runlist_us, 0, 100000 },
 		{ "mes_us", ks_param.mes_us, 0, 100000 },
 		{ "cwsr_save_us", ks_param.cwsr_save_us, 0, 100000 },
@@ -128,6 +133,17 @@ static int ks_check_params(void)
 			pr_err("%s=%u out of range %u..%u\n", r[i].name, r[i].v, r[i].lo, r[i].hi);
 			return -EINVAL;
 		}
+	}
+	/* The default: the most engines, up to 4, that divide num_cu into <= 16 CUs each. */
+	for (i = KS_MAX_SE; !ks_param.num_se && i >= 1; i--)
+		if ((i <= 4 || ks_param.num_cu > 64) && ks_param.num_cu % i == 0 &&
+		    ks_param.num_cu / i <= 16)
+			ks_param.num_se = i;
+	if (ks_param.num_se > KS_MAX_SE || ks_param.num_cu % ks_param.num_se ||
+	    ks_param.num_cu / ks_param.num_se > 16) {
+		pr_err("num_se=%u: must be 1..%d, divide num_cu=%u, and leave at most 16 CUs per engine\n",
+		       ks_param.num_se, KS_MAX_SE, ks_param.num_cu);
+		return -EINVAL;
 	}
 	/* Checked unscaled; from here on every modelled time is xK. */
 	ks_param.runlist_us *= ks_param.time_scale;

@@ -303,8 +303,8 @@ static int ks_gpu_node(struct kobject *nodes, unsigned int id)
 		.lds_kb = 64,
 		.gws = 64,
 		.wave_size = 64,
-		.arrays = 1,
-		.cu_per_array = ks_param.num_cu,
+		.arrays = ks_param.num_se,	/* one shader array per engine */
+		.cu_per_array = ks_param.num_cu / ks_param.num_se,
 		.simd_per_cu = KS_SIMD_PER_CU,
 		.scratch_slots = 32,
 		.gfx_target = KS_GFX_TARGET_VERSION,

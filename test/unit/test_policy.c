@@ -6,12 +6,13 @@
  *
  *   make build/test_policy && build/test_policy
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
- *       -o build/test_policy test/unit/test_policy.c module/policy.c
+ *       -o build/test_policy test/unit/test_policy.c module/policy.c module/cumask.c
  */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "policy.h"
+#include "cumask.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
@@ -759,6 +760,106 @@ static void t_bucket(void)
 }
 
 /* Device budgets: each device spends only its own; the rest are throttled. */
+
+/* Shrink: where a park would be, a shrinkable queue is shrunk; it grows back when LC idles. */
+static void t_shrink(void)
+{
+	struct gp_pq q[3];
+	struct gp_policy_result r;
+	u64 t = T0;
+
+	qinit(&q[0], 12, true);		/* LC */
+	qinit(&q[1], 3, true);		/* BE, shrinkable */
+	q[1].shrinkable = true;
+	qinit(&q[2], 3, true);		/* BE, mask unknown: parked */
+	r = tick(&P, q, 3, t);
+	EXPECT(q[1].action == GP_ACT_SHRINK && q[1].state == GP_PS_SHRUNK);
+	EXPECT(q[2].action == GP_ACT_PARK && q[2].state == GP_PS_PARKED);
+	EXPECT(r.shrinks == 1 && r.parks == 1);
+	/* Shrunk and pending below LC: no inversion, no action, no starvation guard. */
+	t += 2 * P.max_suspend_ns;
+	q[2].state_since_ns = t;
+	r = tick(&P, q, 3, t);
+	EXPECT(q[1].action == GP_ACT_NONE && q[1].state == GP_PS_SHRUNK);
+	EXPECT(!r.inversion);
+	/* LC idle past the hysteresis: grown back. */
+	q[0].pending = false;
+	t += P.hysteresis_ns;
+	r = tick(&P, q, 3, t);
+	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_HIGHER_IDLE);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].slice_until_ns == 0);
+}
+
+/* A shrunk queue that stops being shrinkable, is held, unmanaged or disabled grows back. */
+static void t_shrink_exits(void)
+{
+	struct gp_pq q[2];
+
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	q[1].state = GP_PS_SHRUNK;
+	q[1].state_since_ns = T0;
+	tick(&P, q, 2, T0 + MS);
+	EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_UNMANAGED);
+	/* Not shrinkable any more: the next tick parks it. */
+	tick(&P, q, 2, T0 + 2 * MS);
+	EXPECT(q[1].action == GP_ACT_PARK && q[1].state == GP_PS_PARKED);
+
+	qinit(&q[1], 3, true);
+	q[1].shrinkable = true;
+	q[1].hold = true;
+	q[1].state = GP_PS_SHRUNK;
+	tick(&P, q, 2, T0 + 3 * MS);
+	EXPECT(q[1].action == GP_ACT_UNPARK);
+	tick(&P, q, 2, T0 + 4 * MS);
+	EXPECT(q[1].action == GP_ACT_PARK && q[1].reason == GP_WHY_HELD);
+
+	qinit(&q[1], 3, true);
+	q[1].shrinkable = true;
+	q[1].state = GP_PS_SHRUNK;
+	{
+		struct gp_policy_params off = P;
+
+		off.enabled = false;
+		tick(&off, q, 2, T0 + 5 * MS);
+		EXPECT(q[1].action == GP_ACT_UNPARK && q[1].reason == GP_WHY_DISABLED);
+	}
+}
+
+/* The CUs a shrunk queue keeps: a prefix of its own mask, or what the masked LC leaves. */
+static void t_cu_shrink_mask(void)
+{
+	u32 base[GP_CU_MASK_WORDS] = { 0 }, avoid[GP_CU_MASK_WORDS] = { 0 };
+	u32 out[GP_CU_MASK_WORDS];
+
+	gp_cu_fill(base, 8);
+	EXPECT(base[0] == 0xff && base[1] == 0);
+	EXPECT(gp_cu_weight(base, 32) == 8);
+	EXPECT(gp_cu_shrink_mask(base, 32, NULL, 50, out) == 4 && out[0] == 0x0f);
+	EXPECT(gp_cu_shrink_mask(base, 32, NULL, 1, out) == 1 && out[0] == 0x01);
+	EXPECT(gp_cu_shrink_mask(base, 32, NULL, 99, out) == 8 && out[0] == 0xff);
+	/* Only the owner's CUs, never another: a prefix of its set bits. */
+	base[0] = 0xf0;
+	EXPECT(gp_cu_shrink_mask(base, 32, NULL, 50, out) == 2 && out[0] == 0x30);
+	/* LC masked to 0-3: BE keeps exactly its CUs LC cannot use. */
+	gp_cu_fill(base, 8);
+	avoid[0] = 0x0f;
+	EXPECT(gp_cu_shrink_mask(base, 32, avoid, 50, out) == 4 && out[0] == 0xf0);
+	/* LC's mask covers BE's: the share rule. */
+	avoid[0] = 0xff;
+	EXPECT(gp_cu_shrink_mask(base, 32, avoid, 25, out) == 2 && out[0] == 0x03);
+	/* 120 CUs over 4 words; bits past the length ignored. */
+	gp_cu_fill(base, 120);
+	EXPECT(gp_cu_weight(base, 128) == 120 && base[3] == 0x00ffffff);
+	EXPECT(gp_cu_shrink_mask(base, 128, NULL, 50, out) == 60);
+	EXPECT(out[0] == 0xffffffff && out[1] == 0x0fffffff && out[2] == 0 && out[3] == 0);
+	base[4] = 0xffffffff;
+	EXPECT(gp_cu_weight(base, 128) == 120);
+	/* An empty mask keeps nothing. */
+	memset(base, 0, sizeof(base));
+	EXPECT(gp_cu_shrink_mask(base, 32, NULL, 50, out) == 0 && out[0] == 0);
+}
+
 static void t_dev_budget(void)
 {
 	u32 budget[GP_POLICY_MAX_DEVS] = { 1, 0 };
@@ -924,6 +1025,9 @@ static const struct test tests[] = {
 	{ "tiers: only the lowest busy level (BE) is parked; middle tiers never", t_tiers },
 	{ "tiers: with two levels BE is held across the hysteresis as before", t_tiers_two_levels },
 	{ "signal-only (SDMA) queue: its copy makes its level busy; never parked, no inversion", t_signal_only },
+	{ "shrink: shrinkable BE shrunk (no guard, no inversion), grown back when LC idles", t_shrink },
+	{ "shrink: not shrinkable, held or disabled: grown back (then parked if wanted)", t_shrink_exits },
+	{ "CU masks: shrink keeps a prefix of the owner's CUs, or what a masked LC leaves", t_cu_shrink_mask },
 };
 
 int main(void)

@@ -79,6 +79,7 @@ const char *state_name(unsigned int st)
 	static const char * const n[GP_Q_NR_STATES] = {
 		[GP_Q_RUNNING] = "running", [GP_Q_PREEMPTING] = "preempting",
 		[GP_Q_SUSPENDED] = "parked", [GP_Q_RESUMING] = "resuming", [GP_Q_GONE] = "gone",
+		[GP_Q_SHRUNK] = "shrunk",
 	};
 
 	return st < GP_Q_NR_STATES ? n[st] : "?";

@@ -13,7 +13,7 @@
 #include "gpreemptctl.h"
 
 static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm", "not_aql" };
-static const char * const backend_names[] = { "-", "evict", "suspend" };
+static const char * const backend_names[] = { "-", "evict", "suspend", "shrink" };
 
 static const char *ptr_name(unsigned int p)
 {
@@ -22,7 +22,7 @@ static const char *ptr_name(unsigned int p)
 
 static const char *backend_name(unsigned int b)
 {
-	return b < 3 ? backend_names[b] : "?";
+	return b < 4 ? backend_names[b] : "?";
 }
 
 static void status_text(const struct gp_stats *st, const struct gp_queue_info *q, int n)

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * preempt_shrink.c - shrink one queue to part of its CUs, and back:
+ * dqm->ops.update_queue(dqm, q, minfo) with a CU mask, the path of
+ * AMDKFD_IOC_SET_CU_MASK (pqm_update_mqd()).
+ *
+ * update_mqd() maps the mask over the shader engines (and XCCs) with KFD's
+ * own rules (mqd_symmetrically_map_cu_mask()); under HWS update_queue()
+ * then unmaps and remaps the device, so the queue's waves are CWSR-saved
+ * and come back only on the CUs it keeps.  Nothing is lost or re-run, and
+ * the queue keeps running, on fewer CUs.  Growing back writes the owner's
+ * own mask (the SET_CU_MASK probe keeps it), or every CU for a queue whose
+ * owner never set one.  gpreempt calls update_queue() directly, never
+ * pqm_update_mqd(): is_user_cu_masked stays the owner's.
+ * Works on every kernel gpreempt supports (is_suspended is not needed).
+ * Not under NO_HWS, where update_queue() loads the MQD in the caller's mm.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mutex.h>
+#include "backend.h"
+#include "kfd.h"
+
+/**
+ * gp_shrink_queue() - shrink a queue to part of its CUs, or grow it back
+ * @e: queue
+ * @shrink: true to shrink, false to give the owner's mask back
+ * @avoid: for a shrink: NULL, or the union of the CU masks of the busy
+ *	   queues above it, all masked (it then keeps what they leave)
+ * @dev_cus: CUs of the device, for a queue whose owner set no mask (0: unknown)
+ * @blocking: may wait for p->mutex
+ *
+ * The owner's mask is read under p->mutex, which its SET_CU_MASK holds
+ * while the probe records it: the newest one is given back.
+ *
+ * Return: 0, -EBUSY (retry next tick), -ESRCH/-ENOENT (gone), -EPERM
+ * (debugged: never shrunk), -EOPNOTSUPP (NO_HWS, or no mask known to give
+ * back), -EIO (device fenced) or KFD's error.
+ */
+int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_cus,
+		    bool blocking)
+{
+	/* Off the stack; only the monitor (or the unload, after it) calls this. */
+	static u32 mask[GP_CU_MASK_WORDS], base[GP_CU_MASK_WORDS];
+	struct gp_mqd_update_info mi = {};
+	struct kfd_process_device *pdd = NULL;
+	struct device_queue_manager *dqm;
+	struct kfd_process *p;
+	struct queue *q;
+	u32 bits;
+	int ret;
+
+	p = gp_backend_get_process(e->proc);
+	if (!p)
+		return -ESRCH;
+	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
+	ret = gp_backend_trylock(p, blocking);
+	if (ret)
+		goto out_unref;
+
+	q = gp_backend_find_queue(p, e->qid);
+	if (READ_ONCE(e->gone) || !q || q != e->q) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	if (!kfd_p_mm(p)) {
+		ret = -ESRCH;
+		goto out_unlock;
+	}
+	/* M1: a debugged process is never shrunk; growing back is its own mask. */
+	if (shrink && kfd_p_debugged(p)) {
+		gp_stats.skipped_debugged++;
+		ret = -EPERM;
+		goto out_unlock;
+	}
+	dqm = kfd_node_dqm(kfd_q_device(q));
+	if (kfd_dqm_no_hws(dqm)) {
+		ret = -EOPNOTSUPP;
+		goto out_unlock;
+	}
+	ret = gp_backend_dev_parkable(p, kfd_q_device(q), &pdd, shrink);
+	if (ret)
+		goto out_unlock;
+	if (pdd && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
+		/* S3 F12: never mapped again; nothing of gpreempt's is left running. */
+		e->reset = true;
+		ret = shrink ? -EIO : 0;
+		goto out_unlock;
+	}
+
+	/* The owner's mask, or every CU of the device. */
+	bits = READ_ONCE(e->cu_mask_bits);
+	if (bits) {
+		memcpy(base, e->cu_mask, sizeof(base));
+	} else if (dev_cus) {
+		gp_cu_fill(base, dev_cus);
+		bits = round_up(dev_cus, 32);
+	} else if (!shrink) {
+		/* Every CU: KFD clamps the count to the active ones. */
+		gp_cu_fill(base, GP_CU_MASK_BITS);
+		bits = GP_CU_MASK_BITS;
+	} else {
+		ret = -EOPNOTSUPP;
+		goto out_unlock;
+	}
+	if (shrink && !gp_cu_shrink_mask(base, bits, avoid, READ_ONCE(gp_param.shrink_pct), mask)) {
+		ret = -EOPNOTSUPP;	/* the owner left it no CU */
+		goto out_unlock;
+	}
+	mi.cu_mask.count = bits;
+	mi.cu_mask.ptr = shrink ? mask : base;
+	ret = kfd_dqm_update_queue(dqm)(dqm, q, (struct mqd_update_info *)&mi);
+	if (ret) {
+		gp_backend_note_error(dqm, ret, shrink ? "update_queue (shrink)" :
+					     "update_queue (grow back)");
+		/*
+		 * update_mqd() may have written the mask before the remap
+		 * failed: a failed shrink counts as done (S3 F20's rule), so
+		 * the policy grows the queue back later, and a grow-back is
+		 * retried until it succeeds.  Nothing stays shrunk.
+		 */
+		if (shrink)
+			ret = 0;
+	}
+out_unlock:
+	mutex_unlock(kfd_p_mutex(p));
+out_unref:
+	gp_kfd_unref(p);
+	return ret;
+}
