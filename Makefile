@@ -245,8 +245,12 @@ $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUIL
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h
+# A static gpreemptctl, for hosts without libbpf or json-c (the runtime runs
+# the hook on the host; deploy/Containerfile builds it so):
+#   make build/gpreemptctl CTL_LDLIBS="-static -lbpf -lelf -lz -ljson-c"
+CTL_LDLIBS ?= -lbpf -ljson-c
 $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) -lbpf -ljson-c
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) $(CTL_LDLIBS)
 
 DESTDIR ?=
 PREFIX ?= /usr/local
