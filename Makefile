@@ -95,7 +95,7 @@ $(BUILD)/base.btf: $(BTF_BASE) | $(BUILD)
 	@$(call raw_btf,$<,$@)
 
 $(BUILD)/kfd.btf: $(BTF_KFD) | $(BUILD)
-	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see README 'On a ROCm DKMS machine')"; exit 1; }
+	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see docs/kernels.md, 'On a ROCm DKMS machine')"; exit 1; }
 	@$(call raw_btf,$<,$@)
 
 # The GNU build id of the KFD binary the layout comes from: insmod accepts a
@@ -254,7 +254,7 @@ $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
 
 DESTDIR ?=
 PREFIX ?= /usr/local
-# Container hooks (README "Containers"): the OCI hooks.d files podman and
+# Container hooks (docs/containers.md): the OCI hooks.d files podman and
 # CRI-O read, and the NRI v0.1 plugin of containerd 1.6 (/opt/nri/bin/<type>,
 # a link to gpreemptctl, named in /etc/nri/conf.json; an existing conf.json
 # is left alone: add the plugin to it from share/gpreempt/nri-conf.json).
