@@ -95,7 +95,7 @@ $(BUILD)/base.btf: $(BTF_BASE) | $(BUILD)
 	@$(call raw_btf,$<,$@)
 
 $(BUILD)/kfd.btf: $(BTF_KFD) | $(BUILD)
-	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see README 'On a ROCm DKMS machine')"; exit 1; }
+	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see docs/kernels.md, 'On a ROCm DKMS machine')"; exit 1; }
 	@$(call raw_btf,$<,$@)
 
 # The GNU build id of the KFD binary the layout comes from: insmod accepts a
@@ -245,12 +245,16 @@ $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUIL
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h
+# A static gpreemptctl, for hosts without libbpf or json-c (the runtime runs
+# the hook on the host; deploy/Containerfile builds it so):
+#   make build/gpreemptctl CTL_LDLIBS="-static -lbpf -lelf -lz -ljson-c"
+CTL_LDLIBS ?= -lbpf -ljson-c
 $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) -lbpf -ljson-c
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) $(CTL_LDLIBS)
 
 DESTDIR ?=
 PREFIX ?= /usr/local
-# Container hooks (README "Containers"): the OCI hooks.d files podman and
+# Container hooks (docs/containers.md): the OCI hooks.d files podman and
 # CRI-O read, and the NRI v0.1 plugin of containerd 1.6 (/opt/nri/bin/<type>,
 # a link to gpreemptctl, named in /etc/nri/conf.json; an existing conf.json
 # is left alone: add the plugin to it from share/gpreempt/nri-conf.json).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The container hook (gpreemptctl hook, README "Containers") with Debian's
+# The container hook (gpreemptctl hook, docs/containers.md) with Debian's
 # podman and crun, on kfdsim: the hooks.d files of etc/oci-hooks.d, a
 # busybox-static image.  With gpreempt not loaded an annotated container
 # still starts and the hook says why nothing was set; the annotation is a
@@ -15,6 +15,7 @@
 # inside the test guest (test/run-vm oci; scripts/vm -a maxcpus=1).
 . test/lib/tap.sh
 . test/lib/sim.sh
+. test/lib/podman.sh
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
 GPLOAD=$PWD/build/gpload
@@ -28,29 +29,12 @@ LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 command -v podman >/dev/null && command -v crun >/dev/null ||
 	{ tap_not_ok "podman and crun are installed (scripts/setup)"; exit 1; }
 
-# --- podman in the read-only guest (see the issue: what it needs) ---------
-export TMPDIR=/tmp
-mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
-mount -t tmpfs tmpfs /var/cache	# podman's blob-info cache
-mkdir -p $W/hooks $W/networks $W/rootfs/{bin,proc,sys,dev,etc,tmp,usr,run,gp}
+# --- podman in the read-only guest (test/lib/podman.sh) ---------------------
+mkdir -p $W
 : >$CONF
-# The installed hooks.d files, with this build's gpreemptctl and a log file.
-for h in create poststop; do
-	jq --arg p "$CTL" --arg h $h --arg c "$CONF" --arg l "$LOG" \
-		'.hook.path = $p | .hook.args = ["gpreemptctl", "hook", "--config", $c, "--log", $l, $h]' \
-		etc/oci-hooks.d/gpreempt-$h.json >$W/hooks/gpreempt-$h.json
-done
-# busybox-static, and the host's /usr bind-mounted at run time for the
-# dynamically linked gpreemptctl and gpload.
-cp /bin/busybox $W/rootfs/bin/
-for a in sh cat sleep echo true grep; do ln -s busybox $W/rootfs/bin/$a; done
-ln -s usr/lib $W/rootfs/lib
-ln -s usr/lib64 $W/rootfs/lib64
-tar -C $W/rootfs -cf $W/rootfs.tar .
-P=(podman --root /tmp/c --runroot /run/c --network-config-dir $W/networks
-   --storage-driver vfs --hooks-dir $W/hooks)
+# The installed hooks.d files, with this build's gpreemptctl, $CONF and a log.
+podman_setup $W --config $CONF --log $LOG
 tap_check "podman imports a busybox-static rootfs" "${P[@]}" import -q $W/rootfs.tar gpbb
-RUN=("${P[@]}" run --network none -v /usr:/usr:ro -v "$PWD/build:/gp:ro")
 ANN=gpreempt.io/priority
 
 # 1. gpreempt not loaded: the container starts, the hook says why.

@@ -1,0 +1,440 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# deploy/gpreempt-node.sh - what the gpreempt DaemonSet (deploy/gpreempt.yaml)
+# runs on every GPU node, in its privileged, hostPID container
+# (deploy/Containerfile).  docs/containers.md, "Kubernetes".
+#
+#   gpreempt-node.sh install     build and install the module with DKMS, load
+#                                it, install gpreemptctl, /etc/gpreempt.conf
+#                                (from the ConfigMap) and apply it, the
+#                                hooks.d files (CRI-O, podman) and the NRI v0.1
+#                                plugin (containerd 1.6).  Idempotent.
+#   gpreempt-node.sh uninstall   undo it all (GPREEMPT_ON_STOP says how much)
+#   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
+#                                changes; on SIGTERM (pod deleted) uninstall
+#
+# Where things are (the DaemonSet mounts each host path at GPREEMPT_ROOT +
+# the same path, except /lib/modules, /usr/src and /var/lib/dkms, which DKMS
+# and kbuild need at their own paths):
+#   GPREEMPT_ROOT=/host          the host's /etc, /opt/gpreempt, /opt/nri,
+#                                /usr/share/containers/oci/hooks.d
+#   GPREEMPT_PREFIX=/opt/gpreempt  host path: sbin/gpreemptctl (a static
+#                                binary: the runtime runs the hook on the host)
+#   GPREEMPT_CONFIG_DIR=/config  the ConfigMap: gpreempt.conf, modprobe.conf
+#   GPREEMPT_SRC=/usr/lib/gpreempt/src  the gpreempt source in the image
+#   GPREEMPT_CTL=/usr/local/sbin/gpreemptctl  the image's static gpreemptctl
+#   GPREEMPT_MODULE=dkms|skip    skip: the node image ships the module
+#   GPREEMPT_ON_STOP=uninstall|unload|keep
+#                                uninstall: everything, DKMS build included;
+#                                unload: not the DKMS build nor /etc files (a
+#                                new pod loads the same build without compiling);
+#                                keep: leave the node as it is
+#   GPREEMPT_RESYNC_S=30         how often run checks the ConfigMap
+# For tests: GPREEMPT_USRSRC=/usr/src, GPREEMPT_MODULES=/lib/modules,
+# GPREEMPT_SYS=/sys, GPREEMPT_KVER=$(uname -r).
+#
+# Commands on the host (modprobe with the host's modprobe.d; gpreemptctl
+# apply, which resolves cgroup paths in the host's cgroup2 mount) run through
+# "nsenter --target 1 --mount" (hostPID).  Every file written to the host's
+# /etc starts with the MARK line, so uninstall removes only its own files.
+set -eu
+
+ROOT=${GPREEMPT_ROOT:-/host}
+PREFIX=${GPREEMPT_PREFIX:-/opt/gpreempt}
+CONFIG_DIR=${GPREEMPT_CONFIG_DIR:-/config}
+SRC=${GPREEMPT_SRC:-/usr/lib/gpreempt/src}
+CTL_IMAGE=${GPREEMPT_CTL:-/usr/local/sbin/gpreemptctl}
+MODULE=${GPREEMPT_MODULE:-dkms}
+ON_STOP=${GPREEMPT_ON_STOP:-uninstall}
+RESYNC_S=${GPREEMPT_RESYNC_S:-30}
+USRSRC=${GPREEMPT_USRSRC:-/usr/src}
+MODULES=${GPREEMPT_MODULES:-/lib/modules}
+SYS=${GPREEMPT_SYS:-/sys}
+KVER=${GPREEMPT_KVER:-$(uname -r)}
+
+HOOKS_DIR=/usr/share/containers/oci/hooks.d	# podman and CRI-O read it
+NRI_CONF=/etc/nri/conf.json			# containerd 1.6, NRI v0.1
+NRI_BIN=/opt/nri/bin				# NRI v0.1 plugins: NRI_BIN/<type>
+HOST_CTL=$PREFIX/sbin/gpreemptctl		# host path
+MARK="# Written by the gpreempt DaemonSet (deploy/gpreempt-node.sh); edit its ConfigMap instead."
+BACKUP_SUFFIX=.before-gpreempt-daemonset
+CONFIG_APPLIED=0
+
+say() { printf 'gpreempt-node: %s\n' "$*"; }
+warn() { printf 'gpreempt-node: warning: %s\n' "$*" >&2; }
+die() { printf 'gpreempt-node: error: %s\n' "$*" >&2; exit 1; }
+
+# on_host CMD...: run CMD in the host's mount namespace (pid 1's: hostPID).
+on_host() { nsenter --target 1 --mount -- "$@"; }
+
+# put FILE DEST MODE: install FILE as DEST (a path inside this container)
+# unless DEST already has that content; atomic (runtimes watch hooks.d).
+put() {
+	local file=$1 dest=$2 mode=$3
+	if [ -f "$dest" ] && cmp -s "$file" "$dest"; then
+		say "${dest#"$ROOT"} is up to date"
+		return 0
+	fi
+	mkdir -p "$(dirname "$dest")"
+	cp "$file" "$dest.gpreempt-tmp"
+	chmod "$mode" "$dest.gpreempt-tmp"
+	mv -f "$dest.gpreempt-tmp" "$dest"
+	say "installed ${dest#"$ROOT"}"
+}
+
+# ours FILE: FILE was written by this script.
+ours() { [ -f "$1" ] && [ "$(head -n 1 "$1")" = "$MARK" ]; }
+
+# keep_backup FILE [OURS-TEST]: a FILE of the administrator's is saved once,
+# before the first one of ours replaces it; uninstall puts it back.
+# OURS-TEST (default: ours) tells our files from theirs.
+keep_backup() {
+	if [ -f "$1" ] && ! "${2:-ours}" "$1" && [ ! -e "$1$BACKUP_SUFFIX" ]; then
+		cp -p "$1" "$1$BACKUP_SUFFIX"
+		say "saved the node's own ${1#"$ROOT"} as ${1#"$ROOT"}$BACKUP_SUFFIX"
+	fi
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pkg_version() { sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$SRC/dkms.conf"; }
+
+# src_id: identifies the source the image carries (written at image build).
+src_id() {
+	if [ -f "$SRC/.gpreempt-src-id" ]; then
+		cat "$SRC/.gpreempt-src-id"
+	else
+		(cd "$SRC" && find . -type f ! -name .gpreempt-src-id -print0 | sort -z |
+			xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+	fi
+}
+
+loaded() { [ -d "$SYS/module/$1" ]; }
+
+# --- the module --------------------------------------------------------------
+module_install() {
+	local ver dst id status rebuilt=
+	[ -f "$SRC/dkms.conf" ] || die "no gpreempt source at $SRC (GPREEMPT_SRC; the image puts it there)"
+	ver=$(pkg_version)
+	[ -n "$ver" ] || die "$SRC/dkms.conf has no PACKAGE_VERSION"
+	[ -e "$MODULES/$KVER/build" ] ||
+		die "no kernel headers for $KVER on this node ($MODULES/$KVER/build is missing): install linux-headers-$KVER on the node, then delete this pod"
+	command -v dkms >/dev/null || die "dkms is not installed in this image (deploy/Containerfile installs it)"
+	dst=$USRSRC/gpreempt-$ver
+	id=$(src_id)
+
+	# A source tree of another image under the same version: rebuild.
+	if [ "$(cat "$dst/.gpreempt-src-id" 2>/dev/null || true)" != "$id" ]; then
+		if [ -n "$(dkms status -m gpreempt -v "$ver" 2>/dev/null)" ]; then
+			say "the node has another gpreempt $ver build: removing it (dkms remove)"
+			dkms remove -m gpreempt -v "$ver" --all >"$tmp/dkms.log" 2>&1 ||
+				{ cat "$tmp/dkms.log" >&2; die "dkms remove gpreempt/$ver failed"; }
+		fi
+		rm -rf "$dst"
+		mkdir -p "$USRSRC"
+		cp -a "$SRC" "$dst"
+		printf '%s\n' "$id" >"$dst/.gpreempt-src-id"
+		say "copied the gpreempt source to ${dst}"
+	fi
+	if [ -z "$(dkms status -m gpreempt -v "$ver" 2>/dev/null)" ]; then
+		dkms add -m gpreempt -v "$ver" >"$tmp/dkms.log" 2>&1 ||
+			{ cat "$tmp/dkms.log" >&2; die "dkms add gpreempt/$ver failed"; }
+		say "dkms add gpreempt/$ver"
+	fi
+	status=$(dkms status -m gpreempt -v "$ver" -k "$KVER" 2>/dev/null || true)
+	if [[ $status != *": installed"* ]]; then
+		say "building gpreempt/$ver for $KVER with DKMS (a minute or two)"
+		if ! dkms install -m gpreempt -v "$ver" -k "$KVER" >"$tmp/dkms.log" 2>&1; then
+			tail -n 40 "$tmp/dkms.log" >&2
+			die "dkms install gpreempt/$ver -k $KVER failed (above; the full log is /var/lib/dkms/gpreempt/$ver/build/make.log on the node). Is amdgpu loaded, with BTF? docs/kernels.md"
+		fi
+		say "dkms install gpreempt/$ver for $KVER: done"
+		rebuilt=1
+	else
+		say "gpreempt/$ver is installed for $KVER (DKMS)"
+	fi
+
+	# Load: amdgpu first (gpreempt attaches to amdkfd's functions).
+	if loaded gpreempt && [ -n "$rebuilt" ]; then
+		say "reloading gpreempt (new build; rmmod resumes every parked queue)"
+		on_host modprobe -r gpreempt || die "modprobe -r gpreempt failed"
+	fi
+	if ! loaded gpreempt; then
+		loaded amdgpu || on_host modprobe amdgpu ||
+			die "modprobe amdgpu failed: gpreempt needs amdgpu (amdkfd) loaded"
+		if ! on_host modprobe gpreempt; then
+			die "modprobe gpreempt failed: see the node's dmesg (Secure Boot: the DKMS key must be enrolled, mokutil --import /var/lib/dkms/mok.pub)"
+		fi
+		say "loaded gpreempt"
+	else
+		say "gpreempt is loaded"
+	fi
+}
+
+module_remove() {
+	local ver
+	if loaded gpreempt; then
+		if on_host modprobe -r gpreempt; then
+			say "unloaded gpreempt (every parked queue resumed)"
+		else
+			warn "modprobe -r gpreempt failed; it stays loaded"
+		fi
+	fi
+	[ "$ON_STOP" = uninstall ] && [ "$MODULE" = dkms ] || return 0
+	ver=$(pkg_version)
+	if [ -n "$(dkms status -m gpreempt -v "$ver" 2>/dev/null)" ]; then
+		if dkms remove -m gpreempt -v "$ver" --all >/dev/null 2>&1; then
+			say "dkms remove gpreempt/$ver"
+		else
+			warn "dkms remove gpreempt/$ver failed"
+		fi
+	fi
+	if [ -f "$USRSRC/gpreempt-$ver/.gpreempt-src-id" ]; then
+		rm -rf "$USRSRC/gpreempt-$ver"
+		say "removed $USRSRC/gpreempt-$ver"
+	fi
+}
+
+# --- gpreemptctl on the host ------------------------------------------------
+ctl_install() {
+	[ -x "$CTL_IMAGE" ] || die "no gpreemptctl at $CTL_IMAGE (GPREEMPT_CTL)"
+	put "$CTL_IMAGE" "$ROOT$HOST_CTL" 0755
+	# The runtime execs it on the host: prove it runs there (noexec mount,
+	# missing libraries).
+	on_host "$HOST_CTL" --help >/dev/null 2>&1 ||
+		die "$HOST_CTL does not run on the host (a noexec $PREFIX? a dynamically linked build?)"
+}
+
+# --- /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf ---------------------
+# with_mark FILE > OUT: the MARK line, then FILE.
+with_mark() { printf '%s\n' "$MARK"; cat "$1"; }
+
+modprobe_conf_install() {
+	local dest=$ROOT/etc/modprobe.d/gpreempt.conf src=$CONFIG_DIR/modprobe.conf
+	if [ -f "$src" ]; then
+		with_mark "$src" >"$tmp/modprobe.conf"
+	elif [ -e "$dest" ]; then
+		return 0	# the node's own, or ours from an earlier ConfigMap
+	else
+		with_mark "$SRC/etc/modprobe.d/gpreempt.conf" >"$tmp/modprobe.conf"
+	fi
+	keep_backup "$dest"
+	put "$tmp/modprobe.conf" "$dest" 0644
+}
+
+# config_apply: make /etc/gpreempt.conf the ConfigMap's and apply it.  The
+# file replaces the host's only after "gpreemptctl apply" took it (apply checks
+# every line first and changes nothing on a bad one), so the hook's
+# "container max_priority" always comes from a file that applied.
+# Return: 0 applied (or nothing to do), 1 refused (retried by run).
+config_apply() {
+	local dest=$ROOT/etc/gpreempt.conf new=/etc/gpreempt.conf.gpreempt-new out
+	if [ -f "$CONFIG_DIR/gpreempt.conf" ]; then
+		with_mark "$CONFIG_DIR/gpreempt.conf" >"$tmp/gpreempt.conf"
+	elif [ -e "$dest" ]; then
+		cp "$dest" "$tmp/gpreempt.conf"	# no ConfigMap: the node's own
+	else
+		with_mark "$SRC/etc/gpreempt.conf" >"$tmp/gpreempt.conf"
+	fi
+	if ! loaded gpreempt; then
+		cmp -s "$tmp/gpreempt.conf" "$dest" 2>/dev/null || keep_backup "$dest"
+		put "$tmp/gpreempt.conf" "$dest" 0644
+		warn "gpreempt is not loaded: /etc/gpreempt.conf installed, not applied"
+		return 0
+	fi
+	cp "$tmp/gpreempt.conf" "$ROOT$new"
+	if out=$(on_host "$HOST_CTL" apply "$new" 2>&1); then
+		rm -f "$ROOT$new"
+		cmp -s "$tmp/gpreempt.conf" "$dest" 2>/dev/null || keep_backup "$dest"
+		put "$tmp/gpreempt.conf" "$dest" 0644
+		say "applied /etc/gpreempt.conf${out:+: $out}"
+		return 0
+	fi
+	rm -f "$ROOT$new"
+	warn "the ConfigMap's gpreempt.conf was refused, /etc/gpreempt.conf is unchanged (retried every ${RESYNC_S} s): $out"
+	return 1
+}
+
+config_remove() {
+	local f
+	for f in "$ROOT/etc/gpreempt.conf" "$ROOT/etc/modprobe.d/gpreempt.conf"; do
+		ours "$f" || continue
+		rm -f "$f"
+		if [ -e "$f$BACKUP_SUFFIX" ]; then
+			mv -f "$f$BACKUP_SUFFIX" "$f"
+			say "restored the node's own ${f#"$ROOT"}"
+		else
+			say "removed ${f#"$ROOT"}"
+		fi
+	done
+}
+
+# --- the container hooks -----------------------------------------------------
+# ours_hook FILE: a hooks.d file of ours runs our gpreemptctl (a make
+# install's runs /usr/local/sbin/gpreemptctl).  podman and CRI-O read only
+# *.json, so a backup beside it is not run.
+ours_hook() { grep -qF "\"$HOST_CTL\"" "$1"; }
+
+hooks_install() {
+	local h
+	for h in create poststop; do
+		sed "s|@SBINDIR@|$PREFIX/sbin|" "$SRC/etc/oci-hooks.d/gpreempt-$h.json" >"$tmp/gpreempt-$h.json"
+		keep_backup "$ROOT$HOOKS_DIR/gpreempt-$h.json" ours_hook
+		put "$tmp/gpreempt-$h.json" "$ROOT$HOOKS_DIR/gpreempt-$h.json" 0644
+	done
+}
+
+hooks_remove() {
+	local f
+	for f in "$ROOT$HOOKS_DIR"/gpreempt-create.json "$ROOT$HOOKS_DIR"/gpreempt-poststop.json; do
+		if ! { [ -f "$f" ] && ours_hook "$f"; }; then continue; fi
+		rm -f "$f"
+		if [ -e "$f$BACKUP_SUFFIX" ]; then
+			mv -f "$f$BACKUP_SUFFIX" "$f"
+			say "restored the node's own ${f#"$ROOT"}"
+		else
+			say "removed ${f#"$ROOT"}"
+		fi
+	done
+}
+
+nri_install() {
+	local conf=$ROOT$NRI_CONF link=$ROOT$NRI_BIN/gpreempt
+	if [ ! -e "$conf" ]; then
+		put "$SRC/etc/nri/conf.json" "$conf" 0644
+	elif jq -e '.plugins[]? | select(.type == "gpreempt")' "$conf" >/dev/null 2>&1; then
+		say "$NRI_CONF names the gpreempt plugin"
+	elif jq '.plugins = ((.plugins // []) + [{"type": "gpreempt"}])' "$conf" >"$tmp/nri.json" 2>/dev/null; then
+		keep_backup "$conf" false
+		put "$tmp/nri.json" "$conf" 0644
+		say "added the gpreempt plugin to the node's $NRI_CONF"
+	else
+		warn "$NRI_CONF is not valid JSON: left alone, containerd 1.6 will not run the gpreempt plugin"
+	fi
+	if [ "$(readlink "$link" 2>/dev/null || true)" != "$HOST_CTL" ]; then
+		mkdir -p "$ROOT$NRI_BIN"
+		ln -sfn "$HOST_CTL" "$link"
+		say "linked $NRI_BIN/gpreempt -> $HOST_CTL"
+	fi
+}
+
+nri_remove() {
+	local conf=$ROOT$NRI_CONF link=$ROOT$NRI_BIN/gpreempt
+	# The plugin is ours only if its link is (a make install's links to
+	# /usr/local/sbin/gpreemptctl, and its conf.json stays then).
+	[ "$(readlink "$link" 2>/dev/null || true)" = "$HOST_CTL" ] || return 0
+	rm -f "$link"
+	say "removed $NRI_BIN/gpreempt"
+	if [ -f "$conf" ] && jq -e '.plugins[]? | select(.type == "gpreempt")' "$conf" >/dev/null 2>&1; then
+		if jq -e '[.plugins[] | select(.type != "gpreempt")] | length == 0' "$conf" >/dev/null; then
+			rm -f "$conf"
+			say "removed $NRI_CONF (gpreempt was its only plugin)"
+		else
+			jq -S '.plugins |= map(select(.type != "gpreempt"))' "$conf" >"$tmp/nri.json"
+			# The node's own file, byte for byte, if nothing else changed.
+			if jq -S . "$conf$BACKUP_SUFFIX" 2>/dev/null | cmp -s - "$tmp/nri.json"; then
+				cp "$conf$BACKUP_SUFFIX" "$tmp/nri.json"
+			fi
+			put "$tmp/nri.json" "$conf" 0644
+			say "removed the gpreempt plugin from $NRI_CONF"
+		fi
+	fi
+	rm -f "$conf$BACKUP_SUFFIX"
+	rmdir "$ROOT$NRI_BIN" "$ROOT${NRI_CONF%/*}" 2>/dev/null || true	# if empty
+}
+
+# --- what the runtimes need beyond these files (warnings only) ---------------
+runtime_check() {
+	local toml=$ROOT/etc/containerd/config.toml v
+	if [ -f "$toml" ] && ! grep -qE 'pod_annotations *=.*gpreempt\.io/(priority|\*)|pod_annotations *=.*"\*"' "$toml"; then
+		warn "containerd passes a pod's annotations to its containers only when its runtime lists them: add pod_annotations = [\"gpreempt.io/priority\"] to [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc] in /etc/containerd/config.toml and restart containerd (docs/containers.md)"
+	fi
+	if v=$(on_host containerd --version 2>/dev/null); then
+		v=$(printf '%s\n' "$v" | grep -oE ' v?[0-9]+\.[0-9]+' | head -n 1 | tr -d ' v')
+		case $v in
+		1.[0-6]|'') ;;
+		*) warn "containerd $v does not run NRI v0.1 plugins for containers: annotations have no effect on this node (docs/containers.md, \"containerd 1.7+\"); cgroup rules in the ConfigMap still work" ;;
+		esac
+	fi
+	if grep -rqsE '^[[:space:]]*hooks_dir' "$ROOT/etc/crio/crio.conf" "$ROOT/etc/crio/crio.conf.d" &&
+	   ! grep -rqsF "$HOOKS_DIR" "$ROOT/etc/crio/crio.conf" "$ROOT/etc/crio/crio.conf.d"; then
+		warn "CRI-O's hooks_dir does not list $HOOKS_DIR: add it, or CRI-O will not run the hook"
+	fi
+}
+
+install() {
+	[ -d "$ROOT/etc" ] || die "the host's /etc is not at $ROOT/etc (GPREEMPT_ROOT; the DaemonSet's host-etc volume)"
+	say "installing on $(cat "$ROOT/etc/hostname" 2>/dev/null || echo this node), kernel $KVER"
+	modprobe_conf_install
+	case $MODULE in
+	dkms) module_install ;;
+	skip) loaded gpreempt || warn "GPREEMPT_MODULE=skip and gpreempt is not loaded: the hooks will set nothing" ;;
+	*) die "GPREEMPT_MODULE=$MODULE: expected dkms or skip" ;;
+	esac
+	ctl_install
+	if config_apply; then CONFIG_APPLIED=1; else CONFIG_APPLIED=0; fi
+	hooks_install
+	nri_install
+	runtime_check
+	if loaded gpreempt; then
+		on_host "$HOST_CTL" hook gc >/dev/null 2>&1 || warn "gpreemptctl hook gc failed"
+	fi
+	say "ready: containers annotated gpreempt.io/priority get a cgroup rule (gpreemptctl list on the node)"
+}
+
+uninstall() {
+	case $ON_STOP in
+	uninstall|unload) ;;
+	keep) say "GPREEMPT_ON_STOP=keep: the node keeps gpreempt and its hooks"; return 0 ;;
+	*) die "GPREEMPT_ON_STOP=$ON_STOP: expected uninstall, unload or keep" ;;
+	esac
+	# Hooks first: a hooks.d file naming a removed binary would make the
+	# runtime refuse every annotated container.
+	hooks_remove
+	nri_remove
+	module_remove
+	if [ -f "$ROOT$HOST_CTL" ]; then
+		rm -f "$ROOT$HOST_CTL"
+		rmdir "$ROOT$PREFIX/sbin" 2>/dev/null || true
+		say "removed $HOST_CTL"
+	fi
+	[ "$ON_STOP" = uninstall ] && config_remove
+	say "uninstalled ($ON_STOP)"
+}
+
+conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
+
+run() {
+	local sum sleeper=
+	stop() {
+		[ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null || true
+		say "stopping (GPREEMPT_ON_STOP=$ON_STOP)"
+		uninstall
+		exit 0
+	}
+	trap stop TERM INT
+	install
+	sum=$(conf_sum)
+	: >"${TMPDIR:-/tmp}/gpreempt-ready"
+	while :; do
+		sleep "$RESYNC_S" &
+		sleeper=$!
+		wait "$sleeper" || true
+		sleeper=
+		if [ "$(conf_sum)" != "$sum" ] || [ "$CONFIG_APPLIED" = 0 ]; then
+			sum=$(conf_sum)
+			say "re-applying the ConfigMap"
+			modprobe_conf_install
+			if config_apply; then CONFIG_APPLIED=1; else CONFIG_APPLIED=0; fi
+		fi
+	done
+}
+
+case ${1:-} in
+install) install ;;
+uninstall) uninstall ;;
+run) run ;;
+*) echo "usage: $0 install|uninstall|run (see the top of this file)" >&2; exit 2 ;;
+esac

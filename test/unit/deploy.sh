@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Kubernetes deployment (deploy/, docs/containers.md "Kubernetes") on the
+# host, without a cluster: the manifests parse (python3-yaml) and say what
+# the node script needs (privileged, hostPID, GPU node affinity, a volume for
+# every host path it writes); deploy/gpreempt-node.sh passes bash -n and
+# shellcheck; and it runs against a fake node, a directory tree, with stub
+# dkms and nsenter on PATH.  There it must install the module through DKMS
+# and load it, put gpreemptctl, /etc/gpreempt.conf (the ConfigMap's),
+# /etc/modprobe.d, the hooks.d files and the NRI v0.1 plugin where CRI-O,
+# podman and containerd 1.6 read them, change nothing when run again, keep
+# the node's file when the ConfigMap is refused, merge into an existing NRI
+# conf.json, and leave the node as it found it after uninstall.  The hook
+# itself: test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
+cd "$(dirname "$0")/../.." || exit 1
+. test/lib/tap.sh
+CTL=$PWD/build/gpreemptctl
+SCRIPT=$PWD/deploy/gpreempt-node.sh
+t=$(mktemp -d)
+trap '[ -n "${GP_KEEP:-}" ] || rm -rf "$t"' EXIT
+
+# --- the manifests -----------------------------------------------------------
+if ! python3 -c 'import yaml' 2>/dev/null; then
+	tap_not_ok "deploy: python3-yaml is installed (apt-get install python3-yaml)"
+	exit 1
+fi
+tap_check "deploy: the manifests parse (gpreempt.yaml, example-pods.yaml)" python3 - <<'EOF'
+import yaml
+for f in ["deploy/gpreempt.yaml", "deploy/example-pods.yaml"]:
+    docs = [d for d in yaml.safe_load_all(open(f)) if d is not None]
+    assert docs, f + ": no document"
+    for d in docs:
+        assert d.get("apiVersion") and d.get("kind") and d["metadata"].get("name"), f + ": " + repr(d)[:80]
+EOF
+
+# The DaemonSet, as JSON lines for the checks below.
+python3 - >"$t/ds.txt" <<'EOF'
+import yaml
+docs = {d["kind"]: d for d in yaml.safe_load_all(open("deploy/gpreempt.yaml")) if d}
+ds = docs["DaemonSet"]
+pod = ds["spec"]["template"]["spec"]
+c = pod["containers"][0]
+vols = {v["name"]: v for v in pod["volumes"]}
+print("kinds", " ".join(sorted(docs)))
+print("hostPID", pod.get("hostPID"))
+print("privileged", c["securityContext"].get("privileged"))
+print("command", " ".join(c["command"]))
+print("sa", pod.get("serviceAccountName"), docs["ServiceAccount"]["metadata"]["name"])
+print("ns", ds["metadata"]["namespace"], docs["ConfigMap"]["metadata"]["namespace"])
+print("selector", ds["spec"]["selector"]["matchLabels"] == ds["spec"]["template"]["metadata"]["labels"])
+for term in pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
+    for e in term["matchExpressions"]:
+        print("affinity", e["key"], e["operator"], ",".join(e.get("values", [])))
+for e in c["env"]:
+    print("env", e["name"], e["value"])
+for m in c["volumeMounts"]:
+    v = vols[m["name"]]
+    if "hostPath" in v:
+        print("mount", m["mountPath"], v["hostPath"]["path"], "ro" if m.get("readOnly") else "rw")
+    elif "configMap" in v:
+        print("configmap", m["mountPath"], v["configMap"]["name"], docs["ConfigMap"]["metadata"]["name"])
+print("configkeys", " ".join(sorted(docs["ConfigMap"]["data"])))
+print("image", c["image"])
+EOF
+ds() { grep "^$1 " "$t/ds.txt" | cut -d' ' -f2-; }
+tap_check "deploy: ServiceAccount, ConfigMap, DaemonSet in one namespace, the pod uses the account" \
+	sh -c "[ '$(ds kinds)' = 'ConfigMap DaemonSet ServiceAccount' ] && [ '$(ds sa)' = 'gpreempt gpreempt' ] &&
+	       [ '$(ds ns)' = 'kube-system kube-system' ] && [ '$(ds selector)' = True ]"
+tap_check "deploy: the DaemonSet is privileged and hostPID (modprobe, BPF maps, nsenter)" \
+	sh -c "[ '$(ds hostPID)' = True ] && [ '$(ds privileged)' = True ]"
+tap_check "deploy: it runs on nodes labelled by AMD's GPU operator (NFD) or the ROCm labeller" \
+	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
+	       ds affinity | grep -qx 'feature.node.kubernetes.io/amd-gpu In true' &&
+	       ds affinity | grep -qx 'amd.com/gpu.family Exists '"
+tap_check "deploy: the ConfigMap is mounted where the script reads it, with gpreempt.conf and modprobe.conf" \
+	sh -c "[ '$(ds configmap)' = '/config gpreempt-config gpreempt-config' ] &&
+	       [ '$(ds configkeys)' = 'gpreempt.conf modprobe.conf' ] &&
+	       grep -qx 'env GPREEMPT_CONFIG_DIR /config' '$t/ds.txt'"
+tap_check "deploy: the image is a placeholder, no registry host name" \
+	sh -c "[ '$(ds image)' = '<your-registry>/gpreempt:0.1' ]"
+tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and a static gpreemptctl" \
+	sh -c "[ '$(ds command)' = '/usr/local/sbin/gpreempt-node run' ] &&
+	       grep -q 'install -m 0755 deploy/gpreempt-node.sh /usr/local/sbin/gpreempt-node' deploy/Containerfile &&
+	       grep -q 'CTL_LDLIBS=\"-static' deploy/Containerfile &&
+	       grep -qx '.cache' .dockerignore && grep -qx 'build' .dockerignore"
+tap_check "deploy: every GPREEMPT_* the DaemonSet sets is one the script reads" \
+	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
+	       for v in \$(ds env | cut -d' ' -f1); do grep -q \"\\\${\$v:-\" '$SCRIPT' || { echo \"\$v\"; exit 1; }; done"
+# The example pods: the LC one annotated with a value the hook accepts, the
+# BE one not at all.
+tap_check "deploy: example-pods.yaml: LC annotated gpreempt.io/priority (a valid value), BE not" python3 - <<'EOF'
+import re, yaml
+d = {x["metadata"]["name"]: x for x in yaml.safe_load_all(open("deploy/example-pods.yaml")) if x}
+lc = d["infer-lc"]["spec"]["template"]["metadata"].get("annotations", {})
+be = d["train-be"]["spec"]["template"]["metadata"].get("annotations", {})
+v = lc.get("gpreempt.io/priority")
+assert isinstance(v, str) and re.fullmatch(r"low|normal|high|1[0-5]|[0-9]", v), repr(v)
+assert "gpreempt.io/priority" not in be
+EOF
+
+# --- the script --------------------------------------------------------------
+tap_check "deploy: gpreempt-node.sh: bash -n" bash -n "$SCRIPT"
+if command -v shellcheck >/dev/null; then
+	tap_check "deploy: gpreempt-node.sh: shellcheck" shellcheck "$SCRIPT"
+else
+	tap_diag "shellcheck not installed: skipped"
+fi
+[ -x "$CTL" ] || { tap_not_ok "deploy: $CTL built (make tools)"; exit 1; }
+
+# A fake node: the host's files under $t/host (GPREEMPT_ROOT), the
+# container's /lib/modules, /usr/src and /sys under $t/c.  Stub dkms and
+# nsenter log every call; nsenter "loads" a module by making $t/c/sys/module/X.
+H=$t/host C=$t/c
+mkdir -p "$H/etc/containerd" "$H/etc/modprobe.d" "$H/usr/share/containers/oci/hooks.d" "$H/opt/gpreempt" "$H/opt/nri" \
+	"$C/lib/modules/6.12.0-test/build" "$C/usr/src" "$C/sys/module/amdgpu" "$t/bin" "$t/config"
+# The image's source, as much of it as the script reads.
+mkdir -p "$t/src" && cp -a dkms.conf etc deploy "$t/src/"
+echo node1 >"$H/etc/hostname"
+printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n' \
+	>"$H/etc/containerd/config.toml"
+cat >"$t/bin/dkms" <<EOF
+#!/bin/sh
+echo "dkms \$*" >>"$t/calls"
+st=$t/dkms.state
+case \$1 in
+status) [ -f \$st ] || exit 0
+	case "\$*" in *-k*) grep -q installed \$st && echo "gpreempt/0.1, 6.12.0-test, x86_64: installed" ;;
+	*) echo "gpreempt/0.1: \$(cat \$st)" ;; esac ;;
+add) echo added >\$st ;;
+install) echo installed >\$st ;;
+remove) rm -f \$st ;;
+esac
+EOF
+cat >"$t/bin/nsenter" <<EOF
+#!/bin/sh
+[ "\$1 \$2 \$3 \$4" = "--target 1 --mount --" ] || { echo "nsenter: unexpected \$*" >&2; exit 2; }
+shift 4
+echo "host \$*" >>"$t/calls"
+case "\$*" in
+"modprobe -r "*) rmdir "$C/sys/module/\$3" ;;
+"modprobe "*) mkdir -p "$C/sys/module/\$2" ;;
+*" apply "*) exit \${STUB_APPLY_RC:-0} ;;
+"containerd --version") [ -n "\${STUB_CONTAINERD:-}" ] || exit 127; echo "containerd github.com/containerd/containerd v\$STUB_CONTAINERD abc" ;;
+esac
+exit 0
+EOF
+chmod +x "$t/bin/dkms" "$t/bin/nsenter"
+printf 'container max_priority=normal\ncgroup infer.slice high\n' >"$t/config/gpreempt.conf"
+printf 'softdep gpreempt pre: amdgpu\noptions gpreempt tick_us=200\n' >"$t/config/modprobe.conf"
+node() {	# node install|uninstall: sets out, rc
+	out=$(PATH=$t/bin:$PATH GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
+		GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=${NODE_MODULES:-$C/lib/modules} \
+		GPREEMPT_SYS=$C/sys GPREEMPT_KVER=6.12.0-test "$SCRIPT" "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" >"$t/out"
+}
+paths() { (cd "$t" && find host c -mindepth 1 | sort); }
+snapshot() {	# every path of the fake node, with its content or link target
+	(cd "$t" && { find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1 -prune -o -type f -print0 | xargs -0 -r md5sum
+		      find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1 -prune -o -type l -printf '%p -> %l\n' -o -type d -printf '%p/\n'
+		    } | sort)
+}
+snapshot >"$t/before"
+paths >"$t/paths-before"
+
+node install
+if [ $rc = 0 ]; then tap_ok "deploy: install on a fake node: exit 0"
+else tap_not_ok "deploy: install on a fake node: exit 0 (exit $rc)"; printf '%s\n' "$out" | sed 's/^/# /'; fi
+printf '%s\n' "$out" >"$t/install1.log"
+hd=$H/usr/share/containers/oci/hooks.d
+tap_check "deploy: the hooks.d files (CRI-O, podman) run /opt/gpreempt/sbin/gpreemptctl on the annotation" \
+	sh -c "jq -e '.hook.path == \"/opt/gpreempt/sbin/gpreemptctl\" and .hook.args == [\"gpreemptctl\", \"hook\", \"create\"] and
+	              .stages == [\"createRuntime\"] and (.when.annotations | has(\"^gpreempt\\\\.io/priority\$\"))' '$hd/gpreempt-create.json' &&
+	       jq -e '.hook.path == \"/opt/gpreempt/sbin/gpreemptctl\" and .stages == [\"poststop\"]' '$hd/gpreempt-poststop.json'"
+tap_check "deploy: gpreemptctl on the host at /opt/gpreempt/sbin, executable, the image's" \
+	sh -c "[ -x '$H/opt/gpreempt/sbin/gpreemptctl' ] && cmp -s '$CTL' '$H/opt/gpreempt/sbin/gpreemptctl'"
+tap_check "deploy: containerd 1.6's NRI v0.1: /etc/nri/conf.json names gpreempt, /opt/nri/bin/gpreempt -> gpreemptctl" \
+	sh -c "jq -e '.version == \"0.1\" and ([.plugins[].type] == [\"gpreempt\"])' '$H/etc/nri/conf.json' &&
+	       [ \"\$(readlink '$H/opt/nri/bin/gpreempt')\" = /opt/gpreempt/sbin/gpreemptctl ]"
+tap_check "deploy: /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf are the ConfigMap's, marked as ours" \
+	sh -c "tail -n +2 '$H/etc/gpreempt.conf' | cmp -s - '$t/config/gpreempt.conf' &&
+	       tail -n +2 '$H/etc/modprobe.d/gpreempt.conf' | cmp -s - '$t/config/modprobe.conf' &&
+	       head -n 1 '$H/etc/gpreempt.conf' | grep -q '^# Written by the gpreempt DaemonSet'"
+tap_check "deploy: DKMS add and install for the node's kernel, from a copy of the source in /usr/src" \
+	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1 -k 6.12.0-test' '$t/calls' &&
+	       [ -f '$C/usr/src/gpreempt-0.1/dkms.conf' ] && [ -s '$C/usr/src/gpreempt-0.1/.gpreempt-src-id' ]"
+tap_check "deploy: on the host: modprobe gpreempt, then apply of the new conf, then hook gc" \
+	sh -c "grep '^host ' '$t/calls' | grep -v -e '--help' -e 'containerd --version' | tr '\n' ';' |
+	       grep -qx 'host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook gc;'"
+tap_check "deploy: it warns that containerd's runtime lacks pod_annotations" \
+	grep -q 'add pod_annotations = \["gpreempt.io/priority"\]' "$t/install1.log"
+paths >"$t/paths-after"
+tap_check "deploy: the script writes only below the DaemonSet's volumes" \
+	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
+	       mounts=\$(ds mount | cut -d' ' -f1)
+	       comm -13 '$t/paths-before' '$t/paths-after' | sed -e 's|^host|/host|' -e 's|^c/|/|' |
+	       while read -r f; do case \$f in /sys/*) continue;; esac; ok=
+		       for m in \$mounts; do case \$f in \$m/*) ok=1;; esac; done
+		       [ -n \"\$ok\" ] || { echo \"\$f: no volume\"; exit 1; }; done"
+
+# Again: nothing changes, nothing is built.
+: >"$t/calls"
+snapshot >"$t/after1"
+node install
+snapshot >"$t/after2"
+tap_check "deploy: a second install: same files, no dkms add/install, no modprobe" \
+	sh -c "[ $rc = 0 ] && diff '$t/after1' '$t/after2' && ! grep -qE '^dkms (add|install)|^host modprobe' '$t/calls'"
+
+# A ConfigMap that apply refuses: the node's file stays, exit 0 (run retries).
+cp "$H/etc/gpreempt.conf" "$t/good.conf"
+echo 'cgroup /nonexistent high' >>"$t/config/gpreempt.conf"
+STUB_APPLY_RC=6 node install
+tap_check "deploy: a refused ConfigMap leaves /etc/gpreempt.conf as it was, with a warning" \
+	sh -c "[ $rc = 0 ] && cmp -s '$t/good.conf' '$H/etc/gpreempt.conf' && [ ! -e '$H/etc/gpreempt.conf.gpreempt-new' ] &&
+	       grep -q 'refused, /etc/gpreempt.conf is unchanged' '$t/out'"
+printf 'container max_priority=normal\ncgroup infer.slice high\n' >"$t/config/gpreempt.conf"
+
+# containerd 1.7: a warning that NRI v0.1 is not run.
+STUB_CONTAINERD=1.7.24 node install
+tap_check "deploy: containerd 1.7 on the node: a warning that annotations have no effect" \
+	grep -q 'containerd 1.7 does not run NRI v0.1 plugins' "$t/out"
+
+node uninstall
+printf '%s\n' "$out" >"$t/uninstall.log"
+tap_check "deploy: uninstall: exit 0, modprobe -r and dkms remove" \
+	sh -c "[ $rc = 0 ] && grep -qx 'host modprobe -r gpreempt' '$t/calls' && grep -qx 'dkms remove -m gpreempt -v 0.1 --all' '$t/calls'"
+snapshot >"$t/after"
+tap_check "deploy: uninstall leaves the fake node as it was before install" diff "$t/before" "$t/after"
+
+# A node with its own files: an NRI conf.json with another plugin, its own
+# /etc/gpreempt.conf, a make install's hooks.d file.  Merged, backed up,
+# left alone; and all of it as before after uninstall.
+mkdir -p "$H/etc/nri"
+echo '{"version":"0.1","plugins":[{"type":"other","conf":{"a":1}}]}' >"$H/etc/nri/conf.json"
+echo 'cgroup mine.slice low' >"$H/etc/gpreempt.conf"
+sed 's|@SBINDIR@|/usr/local/sbin|' etc/oci-hooks.d/gpreempt-poststop.json >"$hd/gpreempt-poststop.json"
+snapshot >"$t/before2"
+node install
+tap_check "deploy: an existing NRI conf.json keeps its plugin and gains gpreempt" \
+	sh -c "[ $rc = 0 ] && jq -e '[.plugins[].type] == [\"other\", \"gpreempt\"] and .plugins[0].conf.a == 1' '$H/etc/nri/conf.json'"
+tap_check "deploy: the node's own /etc/gpreempt.conf is saved before the ConfigMap's replaces it" \
+	sh -c "grep -qx 'cgroup mine.slice low' '$H/etc/gpreempt.conf.before-gpreempt-daemonset'"
+node uninstall
+snapshot >"$t/after3"
+tap_check "deploy: uninstall restores the node's own files (NRI conf.json, gpreempt.conf)" diff "$t/before2" "$t/after3"
+
+# run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
+# (the pod deleted) uninstalls.
+: >"$t/calls"
+PATH=$t/bin:$PATH TMPDIR=$t GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
+	GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
+	GPREEMPT_KVER=6.12.0-test GPREEMPT_RESYNC_S=1 "$SCRIPT" run >"$t/run.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -e "$t/gpreempt-ready" ] && break; sleep 0.1; done
+tap_check "deploy: run: ready after the install" test -e "$t/gpreempt-ready"
+echo 'comm llama-server high' >>"$t/config/gpreempt.conf"
+for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev/null && break; sleep 0.1; done
+tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
+	sh -c "grep -q 'comm llama-server high' '$H/etc/gpreempt.conf' &&
+	       [ \$(grep -c 'gpreemptctl apply' '$t/calls') = 2 ]"
+kill -TERM $pid
+wait $pid
+rc=$?
+tap_check "deploy: run: SIGTERM uninstalls and exits 0" \
+	sh -c "[ $rc = 0 ] && grep -q 'uninstalled (uninstall)' '$t/run.log' && [ ! -e '$H/opt/gpreempt/sbin/gpreemptctl' ]"
+sed -i '$d' "$t/config/gpreempt.conf"
+
+GPREEMPT_ON_STOP=keep node uninstall
+tap_check "deploy: GPREEMPT_ON_STOP=keep: uninstall removes nothing" \
+	sh -c "[ $rc = 0 ] && grep -q 'keeps gpreempt' '$t/out'"
+node bogus
+tap_check "deploy: an unknown command: usage, exit 2" sh -c "[ $rc = 2 ] && grep -q usage '$t/out'"
+NODE_MODULES=$t/none node install
+tap_check "deploy: no kernel headers on the node: exit 1, one line saying which package" \
+	sh -c "[ $rc = 1 ] && grep -q 'error: no kernel headers for 6.12.0-test on this node.*install linux-headers-6.12.0-test' '$t/out'"
+tap_done
