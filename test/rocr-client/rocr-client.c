@@ -19,6 +19,9 @@
  *	PERIOD_US on average (uniform 0.5..1.5 x), each waited for; prints the
  *	latencies (submit to wait return) in us: lat_p50, lat_p99, lat_max.
  *
+ *	With ROCR_CLIENT_HOLD=FILE it then prints "lc_done" and keeps its
+ *	queues, idle, until FILE exists (at most 60 s).
+ *
  *   rocr-client be WGS NS INFLIGHT FILE
  *	keeps INFLIGHT dispatches in flight until FILE exists; prints the
  *	number completed.
@@ -344,6 +347,7 @@ static int run_lc(int argc, char **argv)
 {
 	unsigned int n, wgs, period, i;
 	uint64_t ns, *lat;
+	const char *hold;
 	hsa_signal_t s;
 
 	if (argc < 4)
@@ -385,6 +389,12 @@ static int run_lc(int argc, char **argv)
 		printf("lat_max %" PRIu64 "\n", lat[n - 1]);
 	}
 	free(lat);
+	hold = getenv("ROCR_CLIENT_HOLD");
+	if (hold) {
+		printf("lc_done\n");
+		for (i = 0; i < 600 && access(hold, F_OK); i++)
+			usleep(100000);
+	}
 	return 0;
 }
 
