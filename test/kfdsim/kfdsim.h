@@ -13,6 +13,7 @@
 #ifndef KFDSIM_H
 #define KFDSIM_H
 
+#include <linux/idr.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm.h>
