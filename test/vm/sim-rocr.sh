@@ -188,7 +188,9 @@ tap_check "the event client's process is gone" wait_for 5 ks_idle
 # on average; BE: dispatches of 8 workgroups x 20 ms, 2 in flight.  Both at
 # ROCr's priority (NORMAL: KFD 7); LC's cgroup has the rule "high" (12).
 CG=/sys/fs/cgroup/rocr-lc
-tap_check "insmod gpreempt" insmod $OBJ/module/gpreempt.ko
+# GP_ROCR_GPREEMPT_ARGS: module parameters for a by-hand run (e.g. backend=evict)
+# shellcheck disable=SC2086
+tap_check "insmod gpreempt ${GP_ROCR_GPREEMPT_ARGS:-}" insmod $OBJ/module/gpreempt.ko ${GP_ROCR_GPREEMPT_ARGS:-}
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 mkdir -p $CG
 tap_check "gpreemptctl set cgroup $CG high" $CTL set cgroup $CG high
