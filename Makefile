@@ -69,6 +69,9 @@ TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl $(BUILD)/fuse-
 # Debian's libhsakmt (ROCm's thunk, scripts/setup installs it) on kfdsim's /dev/kfd
 HSAKMT_H := $(wildcard /usr/include/hsakmt.h)
 TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open)
+# Debian's ROCr (libhsa-runtime-dev, scripts/setup installs it) on kfdsim's /dev/kfd
+HSA_H := $(wildcard /usr/include/hsa/hsa.h)
+TOOLS += $(if $(HSA_H),$(BUILD)/rocr-client)
 
 .PHONY: all modules matrix tools setup check unit vmtest demo bench soak lint clean install
 all: modules tools
@@ -242,6 +245,9 @@ $(BUILD)/fuse-stall: $(TOP)/test/fuse-stall/fuse-stall.c | $(BUILD)
 
 $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
+
+$(BUILD)/rocr-client: $(TOP)/test/rocr-client/rocr-client.c $(HSA_H) | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsa-runtime64
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h

@@ -96,6 +96,8 @@ static void ks_aql_signal_dec_locked(struct queue *q, u64 handle)
 	if (!v)
 		pr_warn_ratelimited("queue %u: completion signal 0x%llx not mapped to the GPU\n",
 				    q->properties.queue_id, handle);
+	else
+		ks_event_signal_mailbox(p, handle);	/* an interrupt signal's event */
 }
 
 static void ks_retire_locked(struct queue *q)

@@ -39,6 +39,7 @@
 #define KS_MMAP_TYPE_SHIFT 62
 #define KS_MMAP_TYPE_MASK (0x3ULL << KS_MMAP_TYPE_SHIFT)
 #define KS_MMAP_TYPE_DOORBELL (0x3ULL << KS_MMAP_TYPE_SHIFT)
+#define KS_MMAP_TYPE_EVENTS (0x2ULL << KS_MMAP_TYPE_SHIFT)
 #define KS_MMAP_TYPE_MMIO (0x0ULL << KS_MMAP_TYPE_SHIFT)
 #define KS_MMAP_GPU_ID_SHIFT 46
 #define KS_MMAP_GPU_ID_MASK (0xffffULL << KS_MMAP_GPU_ID_SHIFT)
@@ -442,6 +443,33 @@ static struct ks_bo *ks_bo_get(struct kfd_process *p, u64 handle)
 	return bo && KS_HANDLE(bo->dev, (u32)handle) == handle ? bo : NULL;
 }
 
+/**
+ * ks_kfd_bo_buf() - the memory of a VRAM or GTT buffer object, for the
+ * kernel to use (kfd_process_device_translate_handle() + a kernel mapping)
+ * @p: process
+ * @handle: its handle, from ALLOC_MEMORY_OF_GPU
+ * @min_size: at least this big
+ *
+ * Return: the buffer, with a reference for the caller, or ERR_PTR(-EINVAL).
+ */
+struct ks_buf *ks_kfd_bo_buf(struct kfd_process *p, u64 handle, u64 min_size)
+{
+	struct ks_buf *buf = ERR_PTR(-EINVAL);
+	struct ks_bo *bo;
+
+	mutex_lock(&p->mutex);
+	bo = ks_bo_get(p, handle);
+	if (bo && bo->buf && bo->size >= min_size) {
+		buf = bo->buf;
+		ks_buf_get(buf);
+	}
+	mutex_unlock(&p->mutex);
+	if (IS_ERR(buf))
+		pr_warn_ratelimited("/dev/kfd: no buffer of %llu bytes with handle 0x%llx\n",
+				    min_size, handle);
+	return buf;
+}
+
 static int ks_kfd_free_memory(struct file *filp, struct kfd_process *p, void *data)
 {
 	struct kfd_ioctl_free_memory_of_gpu_args *args = data;
@@ -647,6 +675,11 @@ static int ks_kfd_set_trap_handler(struct file *filp, struct kfd_process *p, voi
 
 static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 	KS_IOCTL(GET_VERSION, ks_kfd_get_version),
+	KS_IOCTL(CREATE_EVENT, ks_kfd_create_event),
+	KS_IOCTL(DESTROY_EVENT, ks_kfd_destroy_event),
+	KS_IOCTL(SET_EVENT, ks_kfd_set_event),
+	KS_IOCTL(RESET_EVENT, ks_kfd_reset_event),
+	KS_IOCTL(WAIT_EVENTS, ks_kfd_wait_events),
 	KS_IOCTL(CREATE_QUEUE, ks_kfd_create_queue),
 	KS_IOCTL(DESTROY_QUEUE, ks_kfd_destroy_queue),
 	KS_IOCTL(UPDATE_QUEUE, ks_kfd_update_queue),
@@ -762,7 +795,8 @@ static struct ks_buf *ks_doorbells(struct kfd_process *p, int dev)
 /*
  * kfd_mmap(): a device's remapped MMIO (HDP flush) page, here a zeroed page
  * of RAM, so mapped cached; or the process's doorbells on a device (the CP
- * polls the write pointers, so what is written there is not looked at).
+ * polls the write pointers, so what is written there is not looked at); or
+ * the event page kfdsim allocated (events.c).
  */
 static int ks_kfd_mmap(struct file *filp, struct vm_area_struct *vma)
 {
@@ -772,6 +806,8 @@ static int ks_kfd_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct ks_buf *b;
 	int ret;
 
+	if ((off & KS_MMAP_TYPE_MASK) == KS_MMAP_TYPE_EVENTS)
+		return ks_event_mmap(filp->private_data, vma);
 	if (dev < 0)
 		return -EINVAL;
 	switch (off & KS_MMAP_TYPE_MASK) {
@@ -841,6 +877,7 @@ void ks_kfd_process_init(struct kfd_process *p)
 	xa_init_flags(&p->ks_bos, XA_FLAGS_ALLOC1);
 	spin_lock_init(&p->ks_vm_lock);
 	INIT_LIST_HEAD(&p->ks_vm);
+	ks_events_init(p);
 }
 
 /**
@@ -852,6 +889,7 @@ void ks_kfd_process_free(struct kfd_process *p)
 	struct ks_bo *bo;
 	unsigned long i;
 
+	ks_events_free(p);
 	xa_for_each(&p->ks_bos, i, bo)
 		ks_bo_free(p, bo);
 	xa_destroy(&p->ks_bos);

@@ -13,6 +13,7 @@
 #ifndef KFDSIM_H
 #define KFDSIM_H
 
+#include <linux/idr.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm.h>
@@ -258,6 +259,15 @@ struct queue {
 	struct ks_queue ks;
 };
 
+/* A process's KFD events (events.c) */
+struct ks_process_events {
+	struct mutex mutex;	/* idr changes, page, waiter setup */
+	struct idr idr;		/* struct ks_event by id (RCU for the CP) */
+	struct ks_buf *page;	/* the event page */
+	u64 *slots;		/* its kernel address, set once */
+	u32 count;		/* signal events + the reserved id 0 */
+};
+
 struct kfd_process {
 	union {
 		u8 __size[GP_SIZEOF_kfd_process];
@@ -297,6 +307,7 @@ struct kfd_process {
 	struct xarray ks_bos;	/* /dev/kfd buffer objects by handle (kfd.c) */
 	spinlock_t ks_vm_lock;	/* ks_vm: after the gpu lock */
 	struct list_head ks_vm;	/* buffer objects mapped to a GPU: what the CP reaches */
+	struct ks_process_events ks_ev;	/* /dev/kfd events (events.c) */
 };
 
 typedef int ks_dqm_queue_fn(struct device_queue_manager *dqm, struct queue *q,
@@ -459,6 +470,7 @@ struct ks_stats {
 	atomic64_t evict_calls;		/* evict_process_queues, per qpd */
 	atomic64_t restore_calls;
 	atomic64_t cu_mask_updates;	/* update_queue calls with a CU mask */
+	atomic64_t event_interrupts;	/* events signalled by the CP (events.c) */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;
@@ -574,6 +586,18 @@ void ks_kfd_process_init(struct kfd_process *p);
 void ks_kfd_process_free(struct kfd_process *p);
 bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val);
 u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
+struct ks_buf *ks_kfd_bo_buf(struct kfd_process *p, u64 handle, u64 min_size);
+
+/* ---- events.c: KFD events ---- */
+void ks_events_init(struct kfd_process *p);
+void ks_events_free(struct kfd_process *p);
+int ks_kfd_create_event(struct file *filp, struct kfd_process *p, void *data);
+int ks_kfd_destroy_event(struct file *filp, struct kfd_process *p, void *data);
+int ks_kfd_set_event(struct file *filp, struct kfd_process *p, void *data);
+int ks_kfd_reset_event(struct file *filp, struct kfd_process *p, void *data);
+int ks_kfd_wait_events(struct file *filp, struct kfd_process *p, void *data);
+void ks_event_signal_mailbox(struct kfd_process *p, u64 handle);
+int ks_event_mmap(struct kfd_process *p, struct vm_area_struct *vma);
 
 /* ---- topology.c: /sys/devices/virtual/kfd/kfd/topology ---- */
 int ks_topology_init(struct kobject *kfd_kobj);

@@ -87,6 +87,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "evict_calls %lld\nrestore_calls %lld\nevicted_refs %d\n",
 		   atomic64_read(&ks_stats.evict_calls), atomic64_read(&ks_stats.restore_calls),
 		   atomic_read(&ks_stats.evicted_refs));
+	seq_printf(m, "event_interrupts %lld\n", atomic64_read(&ks_stats.event_interrupts));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_stats);

@@ -112,7 +112,7 @@ import errno, fcntl, os, struct, sys
 def ioc(d, nr, size):
     return (d << 30) | (size << 16) | (ord('K') << 8) | nr
 GET_VERSION, ACQUIRE_VM = ioc(2, 0x01, 8), ioc(1, 0x15, 8)
-CREATE_EVENT = ioc(3, 0x08, 32)
+GET_TILE_CONFIG = ioc(3, 0x12, 40)
 gpu0, gpu1 = (int(open('/sys/devices/virtual/kfd/kfd/topology/nodes/%d/gpu_id' % n).read())
               for n in (1, 2))
 kfd = os.open('/dev/kfd', os.O_RDWR)
@@ -134,7 +134,7 @@ print('acquire', call(ACQUIRE_VM, struct.pack('II', r0, gpu0)))
 print('acquire_again', call(ACQUIRE_VM, struct.pack('II', r0, gpu0)))
 r0b = os.open('/dev/dri/renderD128', os.O_RDWR)
 print('acquire_second_file', call(ACQUIRE_VM, struct.pack('II', r0b, gpu0)))
-print('create_event', call(CREATE_EVENT, bytearray(32)))
+print('get_tile_config', call(GET_TILE_CONFIG, bytearray(40)))
 print('unknown', call(ioc(3, 0xf0, 8), bytearray(8)))
 EOF
 python3 $T/ioc.py >$T/ioc 2>&1
@@ -148,8 +148,8 @@ tap_check "ACQUIRE_VM takes the device's render node, again with the same file" 
 	eval 'has $T/ioc acquire 0 && has $T/ioc acquire_again 0'
 tap_check "ACQUIRE_VM refuses a second render file for the same VM (EBUSY)" \
 	has $T/ioc acquire_second_file 16
-tap_check "an ioctl not simulated yet fails (CREATE_EVENT: EINVAL) and is counted" \
-	eval 'has $T/ioc create_event 22 && test "$(calls CREATE_EVENT)" = 1'
+tap_check "an ioctl not simulated yet fails (GET_TILE_CONFIG: EINVAL) and is counted" \
+	eval 'has $T/ioc get_tile_config 22 && test "$(calls GET_TILE_CONFIG)" = 1'
 tap_check "an ioctl KFD does not have fails (ENOTTY) and is counted" \
 	eval 'has $T/ioc unknown 25 && test "$(calls 0xf0)" = 1'
 
