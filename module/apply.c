@@ -121,6 +121,16 @@ static bool gp_wants_evict(struct gp_queue *e, int n)
 
 		if (x->proc != e->proc || x->dev != e->dev || x->gone || x->sdma)
 			continue;
+		/*
+		 * An idle queue no higher than @e goes along: nothing of it
+		 * runs, and the policy unparks it (with its process) when it
+		 * has work above the level that parked it.  ROCr keeps an idle
+		 * queue of its own in every process: without this, no ROCr
+		 * process was ever evicted.
+		 */
+		if (x->pq.state == GP_PS_RUNNING && x->pq.wanted != GP_ACT_PARK &&
+		    !x->pq.pending && !x->pq.blocked && x->pq.prio <= e->pq.prio)
+			continue;
 		if (x->pq.state != GP_PS_PARKED && x->pq.wanted != GP_ACT_PARK)
 			return false;
 		if (x->pq.state == GP_PS_PARKED && x->backend != GP_BACKEND_EVICT)
