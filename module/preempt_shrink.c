@@ -88,7 +88,10 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 		goto out_unlock;
 	}
 
-	/* The owner's mask, or every CU of the device. */
+	/*
+	 * The owner's mask; or every CU: of the device, if its size is known;
+	 * to grow back, all 1024 bits will do (KFD clamps to the active CUs).
+	 */
 	bits = READ_ONCE(e->cu_mask_bits);
 	if (bits) {
 		memcpy(base, e->cu_mask, sizeof(base));
@@ -96,10 +99,14 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 		gp_cu_fill(base, dev_cus);
 		bits = round_up(dev_cus, 32);
 	} else if (!shrink) {
-		/* Every CU: KFD clamps the count to the active ones. */
 		gp_cu_fill(base, GP_CU_MASK_BITS);
 		bits = GP_CU_MASK_BITS;
 	} else {
+		/*
+		 * How many CUs "every CU" is, is unknown: a prefix could keep
+		 * them all, and LC's masks cannot be subtracted from bits KFD
+		 * clamps away.  Parked instead (gp_shrinkable() says so first).
+		 */
 		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}

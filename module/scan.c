@@ -44,7 +44,12 @@ static void gp_scan_cu_mask(struct gp_queue *e, u64 t0)
 	gp_set_state(e, GP_Q_RUNNING);
 }
 
-/* Shrink where a park would be: shrink mode, a known mask, a device that takes one. */
+/*
+ * Shrink where a park would be: shrink mode, a mask gpreempt can give back
+ * and knows the size of (the owner's; or none, every CU, on a device where
+ * some owner's mask tells how many that is), of at least 2 CUs, on a device
+ * that takes one.  Else the queue is parked.
+ */
 static bool gp_shrinkable(const struct gp_queue *e)
 {
 	u32 cus = READ_ONCE(e->cu_mask_bits) ? e->cu_count : gp_dev_cus[e->pq.dev];
