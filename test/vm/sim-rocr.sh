@@ -187,82 +187,89 @@ tap_check "the event client's process is gone" wait_for 5 ks_idle
 # LC: 40 requests of one dispatch of 8 workgroups x 2 ms, one every 20 ms
 # on average; BE: dispatches of 8 workgroups x 20 ms, 2 in flight.  Both at
 # ROCr's priority (NORMAL: KFD 7); LC's cgroup has the rule "high" (12).
-CG=/sys/fs/cgroup/rocr-lc
-# GP_ROCR_GPREEMPT_ARGS: module parameters for a by-hand run (e.g. backend=evict)
-# shellcheck disable=SC2086
-tap_check "insmod gpreempt ${GP_ROCR_GPREEMPT_ARGS:-}" insmod $OBJ/module/gpreempt.ko ${GP_ROCR_GPREEMPT_ARGS:-}
-mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
-mkdir -p $CG
-tap_check "gpreemptctl set cgroup $CG high" $CTL set cgroup $CG high
-snapshot
-rm -f $T/stop $T/release
-$ROCR be 8 20000000 2 $T/stop >$T/be 2>&1 &
-be=$!
-tap_check "BE (ROCr, root cgroup): its queue runs packets" wait_for 30 grep -qx be_ready $T/be
-ROCR_CLIENT_HOLD=$T/release sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 40 8 2000000 20000" \
-	>$T/lc 2>&1 &
-lc=$!
-tap_check "LC (ROCr, in $CG): started" wait_for 30 grep -qx lc_ready $T/lc
-# ROCr's queues as gpreempt has them: tgid qid priority source kfd_priority
-rocr_queues() {
-	$CTL --json status 2>/dev/null |
-		jq -r --argjson t "$1" '.queues[] | select(.tgid == $t) | "\(.qid) \(.priority) \(.source) \(.kfd_priority)"' |
-		sort
+# stage4 GPREEMPT_ARGS: the whole stage with gpreempt loaded with these.
+stage4() {
+	CG=/sys/fs/cgroup/rocr-lc
+	# shellcheck disable=SC2086
+	tap_check "insmod gpreempt $1" insmod $OBJ/module/gpreempt.ko $1
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	mkdir -p $CG
+	tap_check "gpreemptctl set cgroup $CG high" $CTL set cgroup $CG high
+	snapshot
+	rm -f $T/stop $T/release
+	$ROCR be 8 20000000 2 $T/stop >$T/be 2>&1 &
+	be=$!
+	tap_check "BE (ROCr, root cgroup): its queue runs packets" wait_for 30 grep -qx be_ready $T/be
+	ROCR_CLIENT_HOLD=$T/release sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 40 8 2000000 20000" \
+		>$T/lc 2>&1 &
+	lc=$!
+	tap_check "LC (ROCr, in $CG): started" wait_for 30 grep -qx lc_ready $T/lc
+	# ROCr's queues as gpreempt has them: tgid qid priority source kfd_priority
+	rocr_queues() {
+		$CTL --json status 2>/dev/null |
+			jq -r --argjson t "$1" '.queues[] | select(.tgid == $t) | "\(.qid) \(.priority) \(.source) \(.kfd_priority)"' |
+			sort
+	}
+	# psum TGID FIELD: the sum of FIELD over the process's queues.
+	psum() {
+		$CTL --json status 2>/dev/null |
+			jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t) | .$2] | add // 0"
+	}
+	all_running() {
+		$CTL --json status 2>/dev/null |
+			jq -e --argjson t "$1" '[.queues[] | select(.tgid == $t) | .state] | length > 0 and all(. == "running")' >/dev/null
+	}
+	two_queues() {	# two_queues TGID PRIO SOURCE: both of its queues at PRIO from SOURCE, KFD's 7
+		local q
+		q=$(rocr_queues "$1")
+		[ "$(printf '%s\n' "$q" | grep -c " $2 $3 7$")" = 2 ] || { echo "$q"; return 1; }
+	}
+	tap_check "gpreempt sees both of LC's queues (ROCr's own and the client's) at 12 from the cgroup rule" \
+		wait_for 10 two_queues $lc 12 cgroup
+	tap_check "gpreempt sees both of BE's queues at ROCr's KFD priority 7" \
+		wait_for 10 two_queues $be 7 kfd
+	tap_diag "gpreempt's queues: $($CTL --json status | jq -c '[.queues[] | {tgid, qid, priority, source, state, ptr_path, rptr, wptr}]')"
+	tap_diag "kfdsim's queues: $(awk '{print $2, $3, $4, $10, $11, $12, $14}' $DBG/queues | tr '\n' ';')"
+	tap_check "LC: its 40 requests done" wait_for 120 grep -qx lc_done $T/lc
+	lc_ms=$(field $T/lc lat_p99)
+	pre=$(psum $be preempts)
+	res=$(psum $be resumes)
+	# LC still holds its two queues, idle: BE must run again.
+	tap_check "BE (both queues) runs again while LC's idle queues remain" wait_for 10 all_running $be
+	tap_check "LC's two queues are still there, idle" two_queues $lc 12 cgroup
+	touch $T/release
+	wait $lc
+	lc_rc=$?
+	touch $T/stop
+	wait $be
+	be_rc=$?
+	show_err $T/lc
+	show_err $T/be
+	if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
+		tap_ok "BE parked and unparked while LC had work ($pre/$res)"
+	else
+		tap_not_ok "BE parked and unparked while LC had work (${pre:-none}/${res:-none})"
+	fi
+	tap_check "LC: every ROCr call succeeded, 40 requests, each signal 0 exactly once" \
+		eval 'test $lc_rc = 0 && has $T/lc lc_requests 40 && has $T/lc signals_zero 40/40'
+	be_n=$(field $T/be be_completed)
+	tap_check "BE: every ROCr call succeeded, each of its $be_n signals 0 exactly once" \
+		eval 'test $be_rc = 0 && test "${be_n:-0}" -gt 0 && has $T/be signals_zero "$be_n/$be_n"'
+	tap_diag "LC latency (simulation numbers; a request alone is one round of 2 ms workgroups): p50 $(field $T/lc lat_p50) us, p99 $lc_ms us, max $(field $T/lc lat_max) us; BE completed $be_n dispatches; gpreempt: $(gstat preempts) parks, $(gstat resumes) unparks"
+	tap_check "the ROCr processes are gone, from kfdsim and gpreempt" \
+		eval 'wait_for 10 ks_idle && wait_for 5 test "$(gstat queues)" = 0'
+	tap_diag "KFD ioctls of ROCr (LC + BE under gpreempt): $(deltas)"
+	tap_check "LC + BE: 4 CREATE_QUEUE, 4 DESTROY_QUEUE" \
+		test "$(delta CREATE_QUEUE) $(delta DESTROY_QUEUE)" = "4 4"
+	$CTL unset cgroup $CG
+	rmdir $CG
+	tap_check "rmmod gpreempt" rmmod gpreempt
 }
-# psum TGID FIELD: the sum of FIELD over the process's queues.
-psum() {
-	$CTL --json status 2>/dev/null |
-		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t) | .$2] | add // 0"
-}
-all_running() {
-	$CTL --json status 2>/dev/null |
-		jq -e --argjson t "$1" '[.queues[] | select(.tgid == $t) | .state] | length > 0 and all(. == "running")' >/dev/null
-}
-two_queues() {	# two_queues TGID PRIO SOURCE: both of its queues at PRIO from SOURCE, KFD's 7
-	local q
-	q=$(rocr_queues "$1")
-	[ "$(printf '%s\n' "$q" | grep -c " $2 $3 7$")" = 2 ] || { echo "$q"; return 1; }
-}
-tap_check "gpreempt sees both of LC's queues (ROCr's own and the client's) at 12 from the cgroup rule" \
-	wait_for 10 two_queues $lc 12 cgroup
-tap_check "gpreempt sees both of BE's queues at ROCr's KFD priority 7" \
-	wait_for 10 two_queues $be 7 kfd
-tap_diag "gpreempt's queues: $($CTL --json status | jq -c '[.queues[] | {tgid, qid, priority, source, state, ptr_path, rptr, wptr}]')"
-tap_diag "kfdsim's queues: $(awk '{print $2, $3, $4, $10, $11, $12, $14}' $DBG/queues | tr '\n' ';')"
-tap_check "LC: its 40 requests done" wait_for 120 grep -qx lc_done $T/lc
-lc_ms=$(field $T/lc lat_p99)
-pre=$(psum $be preempts)
-res=$(psum $be resumes)
-# LC still holds its two queues, idle: BE must run again.
-tap_check "BE (both queues) runs again while LC's idle queues remain" wait_for 10 all_running $be
-tap_check "LC's two queues are still there, idle" two_queues $lc 12 cgroup
-touch $T/release
-wait $lc
-lc_rc=$?
-touch $T/stop
-wait $be
-be_rc=$?
-show_err $T/lc
-show_err $T/be
-if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
-	tap_ok "BE parked and unparked while LC had work ($pre/$res)"
-else
-	tap_not_ok "BE parked and unparked while LC had work (${pre:-none}/${res:-none})"
-fi
-tap_check "LC: every ROCr call succeeded, 40 requests, each signal 0 exactly once" \
-	eval 'test $lc_rc = 0 && has $T/lc lc_requests 40 && has $T/lc signals_zero 40/40'
-be_n=$(field $T/be be_completed)
-tap_check "BE: every ROCr call succeeded, each of its $be_n signals 0 exactly once" \
-	eval 'test $be_rc = 0 && test "${be_n:-0}" -gt 0 && has $T/be signals_zero "$be_n/$be_n"'
-tap_diag "LC latency (simulation numbers; a request alone is one round of 2 ms workgroups): p50 $(field $T/lc lat_p50) us, p99 $lc_ms us, max $(field $T/lc lat_max) us; BE completed $be_n dispatches; gpreempt: $(gstat preempts) parks, $(gstat resumes) unparks"
-tap_check "the ROCr processes are gone, from kfdsim and gpreempt" \
-	eval 'wait_for 10 ks_idle && wait_for 5 test "$(gstat queues)" = 0'
-tap_diag "KFD ioctls of ROCr (LC + BE under gpreempt): $(deltas)"
-tap_check "LC + BE: 4 CREATE_QUEUE, 4 DESTROY_QUEUE" \
-	test "$(delta CREATE_QUEUE) $(delta DESTROY_QUEUE)" = "4 4"
-$CTL unset cgroup $CG
-rmdir $CG
-tap_check "rmmod gpreempt" rmmod gpreempt
+# The default backend, then evict (6.1's only one; parks whole processes,
+# and ROCr keeps an idle queue of its own in each: it must go along).
+# GP_ROCR_GPREEMPT_ARGS: module parameters for a by-hand run.
+stage4 "${GP_ROCR_GPREEMPT_ARGS:-}"
+[ -n "${GP_ROCR_GPREEMPT_ARGS:-}" ] || stage4 backend=evict
 
 tap_diag "KFD ioctls since kfdsim was loaded (all of the above): $(tr '\n' ' ' <$DBG/kfd_ioctls)"
 tap_check "rmmod kfdsim" eval 'wait_for 5 ks_idle && rmmod kfdsim'
