@@ -271,6 +271,63 @@ stage4() {
 stage4 "${GP_ROCR_GPREEMPT_ARGS:-}"
 [ -n "${GP_ROCR_GPREEMPT_ARGS:-}" ] || stage4 backend=evict
 
+# --- shrink on a mask ROCr set (issue 19) ---------------------------------------
+# BE's client sets a 6-CU mask through hsa_amd_queue_cu_set_mask (SET_CU_MASK);
+# with shrink_pct=50 gpreempt shrinks that queue to 3 of them while LC has
+# work, then gives it exactly ROCr's mask back, and again at rmmod.
+if [ -z "${GP_ROCR_GPREEMPT_ARGS:-}" ]; then
+	CG=/sys/fs/cgroup/rocr-lc
+	# bq: kfdsim's line of BE's queue that runs packets (ROCr's mask is on it)
+	bq() { grep " pasid=$bpasid " $DBG/queues | grep -v ' packets=0 ' | head -n 1; }
+	bfield() { bq | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	be_cus_is() { [ "$(bfield cu_mask_cus)" = "$1" ]; }
+	be_mask_is() { [ "$(bfield se_mask)" = "$1" ]; }
+	be_shrunk() {
+		$CTL --json status | jq -e --argjson t "$be" \
+			'[.queues[] | select(.tgid == $t) | .state] | index("shrunk")' >/dev/null
+	}
+	tap_check "insmod gpreempt shrink_pct=50 hysteresis_us=200000" \
+		insmod $OBJ/module/gpreempt.ko shrink_pct=50 hysteresis_us=200000
+	mkdir -p $CG
+	$CTL set cgroup $CG high >/dev/null
+	rm -f $T/stop $T/release
+	ROCR_CLIENT_CUS=6 $ROCR be 8 20000000 2 $T/stop >$T/be 2>&1 &
+	be=$!
+	wait_for 30 grep -qx be_ready $T/be
+	bpasid=$($CTL --json status | jq -r --argjson t $be '[.queues[] | select(.tgid == $t)][0].pasid')
+	tap_check "shrink: ROCr set BE's mask: 6 CUs (kfdsim)" wait_for 10 be_cus_is 6
+	rocr_mask=$(bfield se_mask)
+	ROCR_CLIENT_HOLD=$T/release sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 40 8 2000000 20000" \
+		>$T/lc 2>&1 &
+	lc=$!
+	tap_check "shrink: BE's queue keeps 3 of ROCr's 6 CUs while LC has work" wait_for 30 be_cus_is 3
+	tap_check "shrink: BE's state is shrunk" wait_for 10 be_shrunk
+	tap_check "shrink: LC's 40 requests done" wait_for 120 grep -qx lc_done $T/lc
+	tap_check "shrink: LC idle, BE has exactly ROCr's mask back ($rocr_mask)" \
+		wait_for 10 be_mask_is "$rocr_mask"
+	touch $T/release
+	wait $lc
+	lc_rc=$?
+	# Again, and unloaded while shrunk.
+	rm -f $T/release
+	sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 40 8 2000000 20000" >$T/lc2 2>&1 &
+	lc2=$!
+	tap_check "shrink: shrunk again under a second LC" wait_for 30 be_cus_is 3
+	tap_check "shrink: rmmod while shrunk" rmmod gpreempt
+	tap_check "shrink: rmmod gave BE exactly ROCr's mask back" be_mask_is "$rocr_mask"
+	wait $lc2
+	lc2_rc=$?
+	touch $T/stop
+	wait $be
+	be_rc=$?
+	be_n=$(field $T/be be_completed)
+	tap_check "shrink: LC and BE: every ROCr call succeeded, each signal 0 exactly once" \
+		eval 'test $lc_rc = 0 -a $lc2_rc = 0 && has $T/lc signals_zero 40/40 &&
+		      has $T/lc2 signals_zero 40/40 && has $T/be signals_zero "$be_n/$be_n"'
+	$CTL unset cgroup $CG 2>/dev/null
+	rmdir $CG
+fi
+
 tap_diag "KFD ioctls since kfdsim was loaded (all of the above): $(tr '\n' ' ' <$DBG/kfd_ioctls)"
 tap_check "rmmod kfdsim" eval 'wait_for 5 ks_idle && rmmod kfdsim'
 tap_dmesg_clean "no kernel warnings"
