@@ -48,16 +48,16 @@ rmmod gpreempt
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 ||
 	{ tap_not_ok "idle: gpreempt loads"; rmmod kfdsim; exit 1; }
 max=$(cat $P/idle_max_us)
-tap_check "idle: idle_max_us defaults to 250000 us" test "$max" = 250000
+tap_check "idle: idle_max_us defaults to 500000 us" test "$max" = 500000
 tap_check_fails "idle: idle_max_us below idle_us refused" sh -c "echo 4000 >$P/idle_max_us"
 tap_check "idle: the refusal says what to do" sh -c \
 	"dmesg | grep -q 'idle_max_us=4000 rejected: idle_max_us must be >= idle_us (now idle_us=5000); lower idle_us first'"
 tap_check_fails "idle: idle_max_us above 10 s refused" sh -c "echo 10000001 >$P/idle_max_us"
-tap_check_fails "idle: idle_us above idle_max_us refused" sh -c "echo 300000 >$P/idle_us"
+tap_check_fails "idle: idle_us above idle_max_us refused" sh -c "echo 600000 >$P/idle_us"
 tap_check "idle: that refusal says what to do" sh -c \
-	"dmesg | grep -q 'idle_us=300000 rejected: idle_max_us must be >= idle_us (now idle_max_us=250000); raise idle_max_us first'"
+	"dmesg | grep -q 'idle_us=600000 rejected: idle_max_us must be >= idle_us (now idle_max_us=500000); raise idle_max_us first'"
 tap_check "idle: idle_us and idle_max_us unchanged after the refusals" \
-	test "$(cat $P/idle_us)/$(cat $P/idle_max_us)" = 5000/250000
+	test "$(cat $P/idle_us)/$(cat $P/idle_max_us)" = 5000/500000
 tap_check "idle: idle_max_us = idle_us accepted (no back-off)" sh -c "echo 5000 >$P/idle_max_us"
 echo "$max" >$P/idle_max_us
 
