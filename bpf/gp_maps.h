@@ -22,7 +22,8 @@
  * gp_config.rules_gen changes (gpreemptctl bumps it after every write: the
  * change is seen on the next tick); each process is also re-resolved every
  * GP_RULES_RESCAN_MS (raw bpftool writes, cgroup moves, comm changes), at
- * most 32 processes per tick.
+ * most 32 processes per tick; a queue without work, while the monitor is in
+ * deep idle (gp_stats.idle_backoff_us), every second.
  *
  * bpftool map dump name gp_queues   pretty-prints these with field names.
  */
@@ -155,6 +156,14 @@ struct gp_stats {
 	 */
 	__u64 lc_preempts;
 	__u64 lc_preempt_ns;	/* the time those calls took (the LC queue off the GPU) */
+	/*
+	 * Deep idle: no queue has work or is parked, so the period doubles
+	 * from idle_us up to idle_max_us.  The period after the last tick
+	 * (0: not backing off), and the ticks followed by a period longer
+	 * than idle_us.
+	 */
+	__u64 idle_backoff_us;
+	__u64 deep_idle_ticks;
 };
 
 struct gp_comm {

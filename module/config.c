@@ -36,8 +36,12 @@ static const char *gp_config_conflict(const struct gp_config *c, unsigned int ma
 	return NULL;
 }
 
-/* Parameters for this tick: module params, overridden by valid gp_config fields. */
-void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now)
+/*
+ * Parameters for this tick: module params, overridden by valid gp_config
+ * fields.  Returns true when this tick's read found gp_config changed (a
+ * rule written through gpreemptctl bumps its rules_gen).
+ */
+bool gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now)
 {
 	static struct gp_config cfg;
 	static u64 cfg_read_ns;
@@ -47,12 +51,17 @@ void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64
 	unsigned int slice = READ_ONCE(gp_param.min_slice_ms);
 	bool enable = READ_ONCE(gp_param.enable);
 	static struct gp_config last_bad;
+	bool changed = false;
 
 	*tick_us = READ_ONCE(gp_param.tick_us);
 	/* gp_config is a map lookup: re-read it every GP_STATS_NS, not every tick. */
 	if (!cfg_read_ns || now - cfg_read_ns >= GP_STATS_NS) {
+		struct gp_config prev = cfg;
+		bool had = have_cfg;
+
 		have_cfg = gp_maps_config(&cfg);
 		cfg_read_ns = now;
+		changed = have_cfg != had || (have_cfg && memcmp(&cfg, &prev, sizeof(cfg)));
 	}
 	if (have_cfg) {
 		const char *why = "a field is out of range";
@@ -85,4 +94,5 @@ void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64
 	pp->max_actions = READ_ONCE(gp_param.max_actions);
 	pp->enabled = enable;
 	pp->tiers = READ_ONCE(gp_param.tiers);
+	return changed;
 }

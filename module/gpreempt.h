@@ -27,6 +27,7 @@ struct pid;
 struct gp_params {
 	unsigned int tick_us;
 	unsigned int idle_us;
+	unsigned int idle_max_us;	/* deep idle: longest period */
 	unsigned int hysteresis_us;
 	unsigned int max_suspend_ms;
 	unsigned int min_slice_ms;
@@ -168,6 +169,8 @@ struct gp_proc {
  * @seen: the monitor has set the queue up
  * @acted: already acted on in this tick (process-wide actions)
  * @dirty: @info changed since the last map update
+ * @refresh: @info's dispatch ids, queue_percent or pointer path moved since
+ *	     the last map update (the periodic publish puts those), or it failed
  * @rule_prio: gp_queue_ctl priority, or -1
  * @hold: gp_queue_ctl hold
  * @rules_gen: rules generation @rule_prio and @hold were read at
@@ -215,6 +218,7 @@ struct gp_queue {
 	bool dirty;
 	bool no_shrink;		/* its device cannot take a mask from gpreempt (NO_HWS) */
 	u32 cu_count;		/* CUs of cu_mask (0: never set) */
+	bool refresh;
 	int rule_prio;
 	bool hold;
 	u64 rules_gen;
@@ -297,7 +301,7 @@ int gp_backend_read_props(struct gp_queue *e);
 /* ---- maps (maps.c) ---- */
 int gp_maps_init(void);
 void gp_maps_exit(void);
-void gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
+int gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
 void gp_maps_del_queue(const struct gp_queue_key *key);
 void gp_maps_forget_tgid(pid_t tgid);
 void gp_maps_release_hold(const struct gp_queue_key *key);
@@ -310,7 +314,7 @@ bool gp_maps_config(struct gp_config *cfg);
 
 /* ---- priority rules (rules.c) ---- */
 void gp_rules_tick(u64 now);
-u32 gp_rules_apply(struct gp_queue *e, int *prio);
+u32 gp_rules_apply(struct gp_queue *e, int *prio, bool idle);
 
 /* ---- monitor (monitor.c; release.c: unload; stats.c: gp_stats) ---- */
 extern struct gp_stats gp_stats;	/* the map value: stats.c, written by the monitor thread */

@@ -121,7 +121,7 @@ void gp_maps_exit(void)
 	gp_put_maps();
 }
 
-static void gp_map_update(struct bpf_map *map, const void *key, const void *val)
+static int gp_map_update(struct bpf_map *map, const void *key, const void *val)
 {
 	int ret;
 
@@ -130,16 +130,19 @@ static void gp_map_update(struct bpf_map *map, const void *key, const void *val)
 	rcu_read_unlock();
 	if (ret)
 		pr_warn_ratelimited("map %s update failed: %d\n", map->name, ret);
+	return ret;
 }
 
 /**
  * gp_maps_put_queue() - publish one queue's state in gp_queues
  * @key: tgid and qid
  * @info: value
+ *
+ * Return: 0 or the map's negative errno.
  */
-void gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info)
+int gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info)
 {
-	gp_map_update(gp_map_queues, key, info);
+	return gp_map_update(gp_map_queues, key, info);
 }
 
 /**

@@ -6,10 +6,13 @@
  *
  * Tick period: gp_param.tick_us while something could need preempting (a
  * queue is parked, or a queue has work while a higher-priority queue exists);
- * otherwise it spins down to idle_us.  Hooks wake it at once on queue
- * creation, priority change and teardown.  Only this thread calls into KFD
- * (besides module unload, after it has stopped) and only it frees registry
- * entries.
+ * otherwise it spins down to idle_us.  Deep idle: while no queue has work,
+ * none is parked or held and no eviction is held or owed, each tick doubles
+ * the period, up to idle_max_us.  Hooks wake it at once on queue creation,
+ * priority change and teardown, and parameter writes do; each such kick, a
+ * changed gp_config and any work end deep idle.  Only this thread calls into
+ * KFD (besides module unload, after it has stopped) and only it frees
+ * registry entries.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,6 +32,8 @@ struct gp_pq *gp_pqs;
 struct gp_policy_result gp_res;
 static unsigned long gp_last_gen = ~0UL;
 static u64 gp_last_scan_ns;
+/* Deep idle: the period after the last calm tick; 0 when not backing off. */
+static unsigned int gp_backoff_us;
 
 /**
  * gp_monitor_kick() - wake the monitor now (safe from kprobe context)
@@ -39,13 +44,33 @@ void gp_monitor_kick(void)
 	wake_up(&gp_monitor_wq);
 }
 
+/*
+ * The period after a tick of @kind, in microseconds.  A calm tick (nothing
+ * pending, parked or held anywhere) after a calm tick doubles the period,
+ * from idle_us up to idle_max_us; any other tick ends the back-off.
+ */
+static unsigned int gp_period(enum gp_tick_kind kind, unsigned int tick_us)
+{
+	unsigned int idle = READ_ONCE(gp_param.idle_us);
+	unsigned int max = max(READ_ONCE(gp_param.idle_max_us), idle);
+
+	if (kind != GP_TICK_CALM) {
+		gp_backoff_us = 0;
+		return kind == GP_TICK_FAST ? tick_us : idle;
+	}
+	gp_backoff_us = gp_backoff_us ? min_t(u64, 2ULL * gp_backoff_us, max) : idle;
+	gp_backoff_us = max(gp_backoff_us, idle);
+	return gp_backoff_us;
+}
+
 /* One scan; returns the period until the next one in microseconds. */
 static unsigned int gp_tick(void)
 {
 	struct gp_policy_result *res = &gp_res;
 	struct gp_policy_params pp;
-	unsigned int tick_us;
-	bool fast;
+	enum gp_tick_kind kind;
+	unsigned int tick_us, period;
+	bool cfg_changed;
 	int i, n;
 	u64 t0 = ktime_get_ns(), t1, since_last;
 
@@ -54,12 +79,12 @@ static unsigned int gp_tick(void)
 		gp_registry_reap(gp_release_queue);
 	}
 	gp_restore_owed();
-	gp_effective_params(&pp, &tick_us, t0);
+	cfg_changed = gp_effective_params(&pp, &tick_us, t0);
 	gp_rules_tick(t0);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
 	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
 	gp_last_scan_ns = t0;
-	gp_scan(n, t0);
+	gp_scan(n, t0, gp_backoff_us != 0);
 
 	/* The policy works on a dense array. */
 	for (i = 0; i < n; i++)
@@ -92,12 +117,20 @@ static unsigned int gp_tick(void)
 	}
 	gp_apply(n, &pp);
 
-	fast = gp_scan_wants_fast_tick(n, t0);
+	kind = gp_scan_tick_kind(n, t0);
+	/* Nor calm while an eviction is held or owed a restore, or gp_config just changed. */
+	if (kind == GP_TICK_CALM &&
+	    (cfg_changed || READ_ONCE(gp_reg.nowed) || gp_stats.evicts_outstanding))
+		kind = GP_TICK_IDLE;
+	period = gp_period(kind, tick_us);
 
 	t1 = ktime_get_ns();
 	gp_stats.ticks++;
-	if (fast)
+	if (kind == GP_TICK_FAST)
 		gp_stats.busy_ticks++;
+	if (period > READ_ONCE(gp_param.idle_us))
+		gp_stats.deep_idle_ticks++;
+	gp_stats.idle_backoff_us = gp_backoff_us;
 	gp_stats.scan_ns_last = t1 - t0;
 	gp_stats.scan_ns_total += t1 - t0;
 	gp_stats.scan_ns_max = max(gp_stats.scan_ns_max, t1 - t0);
@@ -105,7 +138,7 @@ static unsigned int gp_tick(void)
 	gp_stats.processes = READ_ONCE(gp_reg.nprocs);
 	gp_stats.queues_untracked = READ_ONCE(gp_reg.untracked);
 	gp_publish(n, t1);
-	return fast ? tick_us : READ_ONCE(gp_param.idle_us);
+	return period;
 }
 
 /*
@@ -147,11 +180,15 @@ static int gp_monitor_fn(void *unused)
 		 * tick after it.
 		 */
 		if (atomic_xchg(&gp_kicked, 0)) {
+			gp_backoff_us = 0;
 			gp_monitor_sleep(t0, floor, false);
 			continue;
 		}
-		if (gp_monitor_sleep(t0, ns, true))
+		if (gp_monitor_sleep(t0, ns, true)) {
+			/* A kick ends deep idle: the next calm tick starts at idle_us. */
+			gp_backoff_us = 0;
 			gp_monitor_sleep(t0, floor, false);
+		}
 	}
 	return 0;
 }

@@ -30,12 +30,18 @@ extern struct gp_policy_result gp_res;
 void gp_hist_add(u64 *hist, u64 ns);
 
 /* config.c */
-void gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now);
+bool gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now);
 
-/* scan.c */
+/* scan.c: the period after a tick */
+enum gp_tick_kind {
+	GP_TICK_FAST,	/* tick_us: something may need preempting */
+	GP_TICK_IDLE,	/* idle_us */
+	GP_TICK_CALM,	/* nothing has work or is parked: may back off to idle_max_us */
+};
+
 extern u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
-void gp_scan(int n, u64 t0);
-bool gp_scan_wants_fast_tick(int n, u64 t0);
+void gp_scan(int n, u64 t0, bool deep);
+enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0);
 
 /* apply.c */
 void gp_set_state(struct gp_queue *e, enum gp_qstate st);

@@ -24,7 +24,10 @@
  * moves and comm changes are picked up by re-resolving each process every
  * GP_RULES_RESCAN_MS, at most GP_RULES_RESCAN_PER_TICK processes per tick
  * (so the periodic work is spread, never a 1000-process spike in one
- * tick).  The environment is read once per process.
+ * tick).  In deep idle (monitor.c) a queue without work waits
+ * GP_RULES_IDLE_RESCAN_MS instead: its priority decides nothing until it
+ * has work, and a queue with work is resolved as before, in the tick that
+ * first sees the work.  The environment is read once per process.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,6 +45,8 @@
 #define GP_ENV_MAX (32 * 1024)
 /* Periodic re-resolves per tick (rule changes through gpreemptctl: unbounded). */
 #define GP_RULES_RESCAN_PER_TICK 32
+/* The periodic re-resolve of a queue without work, in deep idle. */
+#define GP_RULES_IDLE_RESCAN_MS 1000
 /* Give up on an environment with pages not present after this long. */
 #define GP_ENV_DEADLINE_MS 2000
 /* Ancestors walked for a cgroup rule (cgroup v2 trees are a few levels deep). */
@@ -224,12 +229,17 @@ void gp_rules_tick(u64 now)
 	gp_rules_budget = GP_RULES_RESCAN_PER_TICK;
 }
 
-/* Resolved at an older generation, or due for its periodic re-resolve. */
-static bool gp_rules_stale(const struct gp_proc *pr)
+/*
+ * Resolved at an older generation, or due for its periodic re-resolve
+ * (every GP_RULES_IDLE_RESCAN_MS when @idle).
+ */
+static bool gp_rules_stale(const struct gp_proc *pr, bool idle)
 {
+	u64 every = (idle ? GP_RULES_IDLE_RESCAN_MS : GP_RULES_RESCAN_MS) * NSEC_PER_MSEC;
+
 	if (pr->rules_gen != gp_rules_gen)
 		return true;
-	if (gp_rules_now - pr->rules_ns < GP_RULES_RESCAN_MS * NSEC_PER_MSEC || !gp_rules_budget)
+	if (gp_rules_now - pr->rules_ns < every || !gp_rules_budget)
 		return false;
 	gp_rules_budget--;
 	return true;
@@ -239,6 +249,8 @@ static bool gp_rules_stale(const struct gp_proc *pr)
  * gp_rules_apply() - effective priority of a queue
  * @e: the queue (monitor snapshot entry, not gone)
  * @prio: in: the queue's KFD priority; out: the effective priority
+ * @idle: @e has no work and the monitor is in deep idle: its periodic
+ *	  re-resolve can wait GP_RULES_IDLE_RESCAN_MS
  *
  * A priority from a source the process's user controls (its KFD priority,
  * its comm, its environment) is lowered to user_max_priority (S3 F3, F4):
@@ -251,12 +263,12 @@ static bool gp_rules_stale(const struct gp_proc *pr)
  *
  * Return: the enum gp_prio_source of *@prio.
  */
-u32 gp_rules_apply(struct gp_queue *e, int *prio)
+u32 gp_rules_apply(struct gp_queue *e, int *prio, bool idle)
 {
 	int cap = READ_ONCE(gp_param.user_max_priority);
 	struct gp_proc *pr = e->proc;
 
-	if (gp_rules_stale(pr))
+	if (gp_rules_stale(pr, idle))
 		gp_rules_resolve_proc(pr);
 	if (e->rules_gen != pr->rules_gen || e->rules_ns != pr->rules_ns) {
 		struct gp_queue_key key = { .tgid = pr->tgid, .qid = gp_map_qid(e) };

@@ -107,14 +107,17 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 	gp_stats.queues_seen++;
 }
 
-/* One queue: its dispatch ids, KFD properties and rules, into e->pq and e->info. */
-static void gp_scan_queue(struct gp_queue *e, u64 t0)
+/*
+ * One queue: its dispatch ids, KFD properties and rules, into e->pq and
+ * e->info.  @deep: the monitor is in deep idle.
+ */
+static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 {
 	struct gp_queue_info *in = &e->info;
 	u64 rptr = 0, wptr = 0;
 	bool pending, blocked;
+	u32 src, path, percent;
 	int prio, rd;
-	u32 src;
 
 	e->acted = false;
 	if (e->gone) {
@@ -140,7 +143,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0)
 	}
 	gp_scan_cu_mask(e, t0);
 	prio = READ_ONCE(e->kfd_priority);
-	src = gp_rules_apply(e, &prio);
+	src = gp_rules_apply(e, &prio, deep && !pending && !blocked);
 	gp_hold_expire(e, t0);
 	e->pq.hold = e->hold;
 
@@ -158,6 +161,11 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0)
 	    prio != in->eff_priority || src != in->prio_source ||
 	    READ_ONCE(e->kfd_priority) != in->kfd_priority)
 		e->dirty = true;
+	path = rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
+	percent = READ_ONCE(e->queue_percent);
+	if (rptr != in->rptr || wptr != in->wptr || percent != in->queue_percent ||
+	    path != in->ptr_path)
+		e->refresh = true;
 	in->rptr = rptr;
 	in->wptr = wptr;
 	in->pending = pending;
@@ -165,8 +173,8 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0)
 	in->eff_priority = prio;
 	in->prio_source = src;
 	in->kfd_priority = READ_ONCE(e->kfd_priority);
-	in->queue_percent = READ_ONCE(e->queue_percent);
-	in->ptr_path = rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
+	in->queue_percent = percent;
+	in->ptr_path = path;
 	gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
 }
 
@@ -174,12 +182,13 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0)
  * gp_scan() - read every queue of this tick's snapshot
  * @n: queues in gp_snap
  * @t0: the tick's time
+ * @deep: the monitor is in deep idle (the last tick found nothing to do)
  *
  * Dispatch ids without faulting or sleeping (ptr_access.c), KFD properties
  * when a hook marked them stale (outside any foreign mm), rules and holds:
  * e->pq for the policy, e->info for the maps.
  */
-void gp_scan(int n, u64 t0)
+void gp_scan(int n, u64 t0, bool deep)
 {
 	int i;
 
@@ -191,7 +200,7 @@ void gp_scan(int n, u64 t0)
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
 
-		gp_scan_queue(e, t0);
+		gp_scan_queue(e, t0, deep);
 		if (!e->gone)
 			gp_dev_cus[e->pq.dev] = max(gp_dev_cus[e->pq.dev], e->cu_count);
 	}
@@ -201,15 +210,19 @@ void gp_scan(int n, u64 t0)
 }
 
 /**
- * gp_scan_wants_fast_tick() - could something need preempting soon?
+ * gp_scan_tick_kind() - how soon could something need preempting?
  * @n: queues in gp_snap, after this tick's actions
  * @t0: the tick's time
  *
- * Return: true if a queue is parked, a queue below its device's level has
- * work, or work drained in this tick: tick at tick_us, else at idle_us.
+ * Return: GP_TICK_FAST (tick at tick_us) if a queue is parked, a queue
+ * below its device's level has work, or work drained in this tick;
+ * GP_TICK_CALM (deep idle: the period may back off past idle_us) if no
+ * queue has work, waits at a barrier, is held or is anything but running;
+ * else GP_TICK_IDLE (idle_us).
  */
-bool gp_scan_wants_fast_tick(int n, u64 t0)
+enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0)
 {
+	enum gp_tick_kind kind = GP_TICK_CALM;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -220,7 +233,9 @@ bool gp_scan_wants_fast_tick(int n, u64 t0)
 		if (e->pq.state != GP_PS_RUNNING ||
 		    (e->pq.pending && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
 		    e->pq.last_pending_ns == t0)
-			return true;
+			return GP_TICK_FAST;
+		if (e->pq.pending || e->pq.blocked || e->pq.hold || e->pq.state != GP_PS_RUNNING)
+			kind = GP_TICK_IDLE;
 	}
-	return false;
+	return kind;
 }

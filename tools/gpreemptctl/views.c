@@ -79,7 +79,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"rule_resolve_ns_max\":%llu,\"env_reads\":%llu,\"rule_first_resolves\":%llu,"
 	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
 	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
-	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu",
+	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
+	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -88,7 +89,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
 	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
 	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
-	       st->lc_preempt_ns);
+	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks);
 }
 
 static int frame(struct ctl *c)
@@ -243,7 +244,11 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 		printf("}}\n");
 		return EX_OK;
 	}
-	printf("ticks            %llu (busy %llu)\n", st.ticks, st.busy_ticks);
+	printf("ticks            %llu (busy %llu, deep idle %llu)", st.ticks, st.busy_ticks,
+	       st.deep_idle_ticks);
+	if (st.idle_backoff_us)
+		printf(", idle period now %llu us", st.idle_backoff_us);
+	putchar('\n');
 	printf("scan             last %llu ns, max %llu ns, mean %llu ns\n", st.scan_ns_last,
 	       st.scan_ns_max, st.ticks ? st.scan_ns_total / st.ticks : 0);
 	printf("queues           %llu now, %llu seen, %llu processes\n", st.queues,
