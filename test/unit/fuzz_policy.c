@@ -4,7 +4,8 @@
  *
  * A seeded PRNG drives many ticks of random scenarios: 1..64 queues, random
  * (also negative and extreme) priorities, random pending patterns, some
- * queues not parkable, random parameter sets (changed now and then within a
+ * queues not parkable, some shrinkable (shrunk where they would be parked,
+ * no starvation bound for them), random parameter sets (changed now and then within a
  * scenario too), random backend failures (gp_policy_commit(ok=false)) and
  * random tick lengths.  Every tick is checked against a model written from
  * the rule in policy.c's file-top comment, kept independently of the
@@ -173,6 +174,8 @@ static void new_scenario(struct sim *s)
 			x->dev = GP_POLICY_MAX_DEVS + rnd(3);
 		x->prio = rand_prio();
 		x->parkable = rnd(6) != 0;
+		/* Shrink mode, with a known CU mask: shrunk where it would be parked. */
+		x->shrinkable = rnd(4) == 0;
 		/* Some unparkable queues are copy (SDMA) queues: signals only. */
 		x->signal_only = !x->parkable && x->state == GP_PS_RUNNING && rnd(2);
 		m->pattern = rnd(5);
@@ -182,7 +185,7 @@ static void new_scenario(struct sim *s)
 		m->p_off = 1 + rnd(20);
 		/* Some queues start out parked by an earlier scenario. */
 		if (rnd(10) == 0) {
-			x->state = GP_PS_PARKED;
+			x->state = x->shrinkable && rnd(2) ? GP_PS_SHRUNK : GP_PS_PARKED;
 			x->state_since_ns = s->now - rnd(50) * MS;
 			x->signal_only = false;	/* a copy queue is never parked */
 		}
@@ -233,6 +236,9 @@ static void perturb(struct sim *s)
 	case 4:
 		s->m[i].pattern = rnd(5);
 		break;
+	case 5:
+		s->q[i].shrinkable = !s->q[i].shrinkable;
+		break;
 	}
 }
 
@@ -271,7 +277,7 @@ static void dump(const struct sim *s, const struct gp_policy_result *r)
 		const struct gp_pq *x = &s->q[i];
 
 		/* The queues that matter: parked, acted on, or wanted to be. */
-		if (x->state != GP_PS_PARKED && x->action == GP_ACT_NONE && s->m[i].want == W_NONE)
+		if (x->state == GP_PS_RUNNING && x->action == GP_ACT_NONE && s->m[i].want == W_NONE)
 			continue;
 		printf("#  q%-2u dev %u prio %11d pend %d parkable %d state %d since %llu (%lld ms ago) action %d reason %d want %d why %d\n",
 		       i, x->dev, x->prio, x->pending, x->parkable, x->state,
@@ -311,7 +317,8 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 		int ptop[GP_POLICY_MAX_DEVS] = { 0 };
 		bool ptop_valid[GP_POLICY_MAX_DEVS] = { false };
 		u64 inv_devs = 0, valid_mask = 0;
-		u32 i, i_ = 0, wanted = 0, granted = 0, gparks = 0, gunparks = 0, owed_granted = 0;
+		u32 i, i_ = 0, wanted = 0, granted = 0, gparks = 0, gshrinks = 0, gunparks = 0;
+		u32 owed_granted = 0;
 		u64 dt;
 
 		s->params_changed = false;
@@ -378,7 +385,19 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			/* Tiers: only the lowest busy level is held below the top. */
 			if (below && s->pp.tiers && x->prio > low[d])
 				below = false;
-			if (x->state == GP_PS_PARKED) {
+			if (x->state == GP_PS_SHRUNK) {
+				/* Runs on fewer CUs: no starvation guard. */
+				if (!s->pp.enabled) {
+					m->want = W_OWED;
+					m->why = GP_WHY_DISABLED;
+				} else if (!x->parkable || !x->shrinkable) {
+					m->want = W_OWED;
+					m->why = GP_WHY_UNMANAGED;
+				} else if (!below) {
+					m->want = W_IDLE;
+					m->why = GP_WHY_HIGHER_IDLE;
+				}
+			} else if (x->state == GP_PS_PARKED) {
 				if (!s->pp.enabled) {
 					m->want = W_OWED;
 					m->why = GP_WHY_DISABLED;
@@ -426,11 +445,14 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			const struct mq *m = &s->m[i_];
 
 			if (!top_valid[mdev(x)] || x->prio >= top[mdev(x)])
-				CHECK(F_PARK_TOP, x->action != GP_ACT_PARK,
+				CHECK(F_PARK_TOP, x->action != GP_ACT_PARK && x->action != GP_ACT_SHRINK,
 				      "park at or above the top busy level of its device");
 			if (!s->pp.enabled)
-				CHECK(F_DISABLED, x->action != GP_ACT_PARK, "park while disabled");
-			if (x->action == GP_ACT_PARK) {
+				CHECK(F_DISABLED, x->action != GP_ACT_PARK && x->action != GP_ACT_SHRINK,
+				      "park while disabled");
+			if (x->action == GP_ACT_PARK || x->action == GP_ACT_SHRINK) {
+				CHECK(F_PARK_WHO, (x->action == GP_ACT_SHRINK) == x->shrinkable,
+				      "shrink exactly where the queue is shrinkable");
 				CHECK(F_PARK_WHO, !x->signal_only, "park of a signal-only (SDMA) queue");
 				CHECK(F_PARK_WHO, s->pp.enabled, "park while disabled");
 				/* S3 F11: pending now or within the hysteresis. */
@@ -442,9 +464,12 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				CHECK(F_SLICE, s->now >= m->slice_until, "park within min_slice");
 				CHECK(F_WANTED, m->want == W_PARK, "park the rule does not want");
 				granted++;
-				gparks++;
+				if (x->action == GP_ACT_PARK)
+					gparks++;
+				else
+					gshrinks++;
 			} else if (x->action == GP_ACT_UNPARK) {
-				CHECK(F_UNPARK_WHO, x->state == GP_PS_PARKED, "unpark of a running queue");
+				CHECK(F_UNPARK_WHO, x->state != GP_PS_RUNNING, "unpark of a running queue");
 				CHECK(F_UNPARK_WHO, m->want == W_OWED || m->want == W_IDLE,
 				      "unpark the rule does not want");
 				CHECK(F_UNPARK_WHO, m->why != GP_WHY_NONE ? x->reason == m->why :
@@ -459,14 +484,16 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			}
 			CHECK(F_BUDGET, x->granted == (x->action != GP_ACT_NONE), "granted flag");
 			/* What a process-granular backend evicts by: granted or not. */
-			CHECK(F_WANTED, (x->wanted == GP_ACT_PARK) == (m->want == W_PARK) &&
+			CHECK(F_WANTED, (x->wanted == GP_ACT_PARK || x->wanted == GP_ACT_SHRINK) ==
+			      (m->want == W_PARK) &&
 			      (x->wanted == GP_ACT_UNPARK) == (m->want == W_OWED || m->want == W_IDLE) &&
 			      (x->action == GP_ACT_NONE || x->action == x->wanted),
 			      "wanted is the action before the budget");
 		}
 		i_ = -1;
 		CHECK(F_BUDGET, granted <= s->pp.max_actions, "more actions than max_actions");
-		CHECK(F_BUDGET, r.parks == gparks && r.unparks == gunparks, "parks/unparks counts");
+		CHECK(F_BUDGET, r.parks == gparks && r.shrinks == gshrinks && r.unparks == gunparks,
+		      "parks/shrinks/unparks counts");
 		CHECK(F_BUDGET, r.deferred == wanted - granted, "deferred count");
 		CHECK(F_WANTED, granted == (wanted < s->pp.max_actions ? wanted : s->pp.max_actions),
 		      "wanted actions left undone with budget to spare");
@@ -489,13 +516,15 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			ok[i] = s->quiet || !s->fail_rate || rnd(s->fail_rate) != 0;
 			if (s->q[i].action != GP_ACT_NONE && !ok[i])
 				st->failures++;
-			if (s->q[i].action == GP_ACT_PARK && ok[i])
+			if ((s->q[i].action == GP_ACT_PARK || s->q[i].action == GP_ACT_SHRINK) && ok[i])
 				st->parks++;
 			if (s->q[i].action == GP_ACT_UNPARK && ok[i]) {
 				st->unparks++;
 				st->starving += s->q[i].reason == GP_WHY_STARVING;
 				st->idle += s->q[i].reason == GP_WHY_HIGHER_IDLE;
-				if (before[i].state_since_ns + s->pp.max_suspend_ns < s->now &&
+				/* A shrunk queue runs: no starvation bound. */
+				if (before[i].state == GP_PS_PARKED &&
+				    before[i].state_since_ns + s->pp.max_suspend_ns < s->now &&
 				    !s->m[i].deferrals && !s->params_changed && s->pp.enabled &&
 				    s->q[i].parkable) {
 					u64 over = s->now - before[i].state_since_ns -
@@ -525,6 +554,7 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				CHECK(F_COMMIT, !memcmp(x, b, sizeof(*x)), "commit changed a queue");
 			} else {
 				CHECK(F_COMMIT, x->state == (b->action == GP_ACT_PARK ? GP_PS_PARKED :
+							     b->action == GP_ACT_SHRINK ? GP_PS_SHRUNK :
 							     GP_PS_RUNNING) && x->state_since_ns == s->now,
 				      "commit did not flip the state");
 				if (b->action == GP_ACT_UNPARK && b->reason == GP_WHY_STARVING)
@@ -535,7 +565,7 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			 * now, unless its unpark failed or the whole budget went
 			 * to other owed unparks.  With neither, no queue is
 			 * parked longer than max_suspend + one tick. */
-			if (m->want == W_OWED && x->state == GP_PS_PARKED) {
+			if (m->want == W_OWED && x->state != GP_PS_RUNNING) {
 				bool excused = (b->action != GP_ACT_NONE && !ok[i_]) ||
 					       owed_granted == s->pp.max_actions;
 
