@@ -74,8 +74,8 @@ wait_for 10 sh -c "grep -q ' prio=3 .*cu_mask_cus=6 ' $Q"
 own=$(kq 3 se_mask)
 tap_diag "BE's own mask over the engines: $own"
 tap_check "BE runs unshrunk while LC is idle" wait_for 10 is $be state running
-# LC always has work for 4 s: BE stays shrunk meanwhile.
-$GPLOAD lc --prio 12 --wg 2 --wg-us 20000 --period-us 5000 --duration 4 --cu-mask all \
+# LC always has work until it is stopped: BE stays shrunk meanwhile.
+$GPLOAD lc --prio 12 --wg 2 --wg-us 20000 --period-us 5000 --duration 120 --cu-mask all \
 	--json "$T/lc.json" --quiet &
 lc=$!
 tap_check "LC's work shrinks BE (state shrunk)" wait_for 10 is $be state shrunk
@@ -90,6 +90,7 @@ b1=$(kq 3 packets)
 tap_check "BE keeps completing packets while shrunk ($b0 -> $b1)" test "$b1" -gt "$b0"
 tap_check "shrunk BE is still mapped and active" \
 	sh -c "grep ' prio=3 ' $Q | grep -q 'active=1 evicted=0 suspended=0 mapped=1'"
+kill -TERM $lc
 wait $lc
 lrc=$?
 tap_check "LC idle: BE grows back (state running)" wait_for 10 is $be state running
@@ -97,11 +98,12 @@ tap_check "BE's mask is exactly its owner's again ($own)" test "$(kq 3 se_mask)"
 tap_check "BE has all 6 of its CUs again" test "$(kq 3 cu_mask_cus)" = 6
 
 # Shrunk again, then unloaded while shrunk.
-$GPLOAD lc --prio 12 --wg 2 --wg-us 20000 --period-us 5000 --duration 3 --quiet &
+$GPLOAD lc --prio 12 --wg 2 --wg-us 20000 --period-us 5000 --duration 120 --quiet &
 lc=$!
 tap_check "shrunk again under a second LC run" wait_for 10 is $be state shrunk
 tap_check "rmmod while shrunk" rmmod gpreempt
 tap_check "rmmod gave BE its own mask back ($own)" test "$(kq 3 se_mask)" = "$own"
+kill -TERM $lc
 wait $lc
 lrc2=$?
 kill -TERM $be
