@@ -95,6 +95,58 @@ struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid)
 }
 
 /**
+ * gp_backend_lock_queue() - @e's KFD process, referenced and locked, and its queue
+ * @e: queue
+ * @blocking: may wait for p->mutex (module unload) or only try (monitor tick)
+ * @qp: out: KFD's queue, the very one @e was registered for
+ *
+ * The start of every per-queue action.  Under p->mutex the entry is
+ * re-checked: destroy marks it gone under the same mutex, so a queue that
+ * reuses the qid (and maybe the memory) of a destroyed one is never acted
+ * on by the old entry's decision.
+ *
+ * Return: the process, p->mutex held (release with gp_backend_unlock()),
+ * or an ERR_PTR: -ESRCH (the process or its mm is gone), -EBUSY (mutex
+ * contended, not @blocking) or -ENOENT (the queue is gone).
+ */
+struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp)
+{
+	struct kfd_process *p = gp_backend_get_process(e->proc);
+	struct queue *q;
+	int ret;
+
+	if (!p)
+		return ERR_PTR(-ESRCH);
+	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
+	ret = gp_backend_trylock(p, blocking);
+	if (ret)
+		goto out_unref;
+	q = gp_backend_find_queue(p, e->qid);
+	if (READ_ONCE(e->gone) || !q || q != e->q)
+		ret = -ENOENT;
+	else if (!kfd_p_mm(p))
+		ret = -ESRCH;
+	if (!ret) {
+		*qp = q;
+		return p;
+	}
+	mutex_unlock(kfd_p_mutex(p));
+out_unref:
+	gp_kfd_unref(p);
+	return ERR_PTR(ret);
+}
+
+/**
+ * gp_backend_unlock() - release what gp_backend_lock_queue() took
+ * @p: the process it returned
+ */
+void gp_backend_unlock(struct kfd_process *p)
+{
+	mutex_unlock(kfd_p_mutex(p));
+	gp_kfd_unref(p);
+}
+
+/**
  * gp_backend_read_props() - @e's priority and queue_percent, from KFD
  * @e: queue
  *

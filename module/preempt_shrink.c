@@ -17,7 +17,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/mutex.h>
 #include "backend.h"
 #include "kfd.h"
 
@@ -50,23 +49,9 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	u32 bits;
 	int ret;
 
-	p = gp_backend_get_process(e->proc);
-	if (!p)
-		return -ESRCH;
-	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
-	ret = gp_backend_trylock(p, blocking);
-	if (ret)
-		goto out_unref;
-
-	q = gp_backend_find_queue(p, e->qid);
-	if (READ_ONCE(e->gone) || !q || q != e->q) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	if (!kfd_p_mm(p)) {
-		ret = -ESRCH;
-		goto out_unlock;
-	}
+	p = gp_backend_lock_queue(e, blocking, &q);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	/* M1: a debugged process is never shrunk; growing back is its own mask. */
 	if (shrink && kfd_p_debugged(p)) {
 		gp_stats.skipped_debugged++;
@@ -130,8 +115,6 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 			ret = 0;
 	}
 out_unlock:
-	mutex_unlock(kfd_p_mutex(p));
-out_unref:
-	gp_kfd_unref(p);
+	gp_backend_unlock(p);
 	return ret;
 }

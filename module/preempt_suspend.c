@@ -12,7 +12,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/mutex.h>
 #include "backend.h"
 #include "kfd.h"
 
@@ -38,9 +37,8 @@ static bool gp_already_there(struct queue *q, bool park)
  * @park: true to park
  * @blocking: may wait for p->mutex
  *
- * Under p->mutex the entry is re-checked: destroy marks it gone under the
- * same mutex, so a queue that reuses the qid (and maybe the memory) of a
- * destroyed one is never acted on by the old entry's decision.
+ * The queue is looked up again under p->mutex (gp_backend_lock_queue()), so
+ * a queue reusing a destroyed one's qid is never acted on by its decision.
  *
  * Return: 0, -EBUSY (retry next tick), -ESRCH/-ENOENT (gone), -EPERM
  * (debugged; for an unpark: the debugger suspended queues, the flag is its
@@ -58,24 +56,10 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	bool *flag, prev, reset;
 	int ret;
 
-	p = gp_backend_get_process(e->proc);
-	if (!p)
-		return -ESRCH;
-	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
-	ret = gp_backend_trylock(p, blocking);
-	if (ret)
-		goto out_unref;
-
-	q = gp_backend_find_queue(p, e->qid);
-	if (READ_ONCE(e->gone) || !q || q != e->q) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
+	p = gp_backend_lock_queue(e, blocking, &q);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	flag = kfd_q_suspended_flag(q);
-	if (!kfd_p_mm(p)) {
-		ret = -ESRCH;
-		goto out_unlock;
-	}
 	/*
 	 * M1: a debugged process is never parked.  A queue gpreempt parked is
 	 * unparked only until the debugger suspends queues: suspend_queues()
@@ -136,9 +120,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 			WRITE_ONCE(*flag, prev);
 	}
 out_unlock:
-	mutex_unlock(kfd_p_mutex(p));
-out_unref:
-	gp_kfd_unref(p);
+	gp_backend_unlock(p);
 	return ret;
 }
 #else
