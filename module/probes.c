@@ -324,18 +324,28 @@ static struct kprobe gp_probes[] = {
 #define GP_NPROBES (ARRAY_SIZE(gp_probes) - (kfd_have_release_internal() ? 0 : 1))
 
 static struct kretprobe *gp_rprobes[] = {
-	&gp_update_probe, &gp_destroy_probe, &gp_dbg_probe, &gp_dbg_suspend_probe,
-	&gp_dbg_off_probe,
+	&gp_update_probe, &gp_destroy_probe, &gp_cu_mask_probe, &gp_dbg_probe,
+	&gp_dbg_suspend_probe, &gp_dbg_off_probe,
 };
 
-/* The debugger API (kfd_dbg_trap_enable, suspend_queues, _disable): last, optional. */
-#define GP_NRPROBES (ARRAY_SIZE(gp_rprobes) - (kfd_have_dbg_trap() ? 0 : 3))
+/* Which of gp_rprobes are registered. */
+static bool gp_rprobe_on[ARRAY_SIZE(gp_rprobes)];
 
-/* Optional: without it shrink is off (a shrink must give the owner's mask back). */
-static bool gp_cu_mask_registered;
+/*
+ * Does this KFD have @rp's function?  Optional: SET_CU_MASK's (without it
+ * shrink is off: a shrink must give the owner's mask back) and the
+ * debugger API (kfd_dbg_trap_enable, suspend_queues, _disable: 6.6+).
+ */
+static bool gp_rprobe_wanted(const struct kretprobe *rp)
+{
+	if (rp == &gp_cu_mask_probe)
+		return kfd_have_cu_mask_hook();
+	if (rp == &gp_dbg_probe || rp == &gp_dbg_suspend_probe || rp == &gp_dbg_off_probe)
+		return kfd_have_dbg_trap();
+	return true;
+}
 
 static int gp_nregistered;
-static int gp_nrregistered;
 
 /*
  * S3 F15: the probes go by bare name, and kallsyms gives the newest
@@ -373,28 +383,20 @@ int gp_hooks_init(void)
 		if (ret)
 			goto err_unregister_probes;
 	}
-	for (i = 0; i < GP_NRPROBES; i++) {
+	for (i = 0; i < ARRAY_SIZE(gp_rprobes); i++) {
+		if (!gp_rprobe_wanted(gp_rprobes[i]))
+			continue;
 		ret = register_kretprobe(gp_rprobes[i]);
 		if (ret) {
 			pr_err("cannot probe %s: %d\n", gp_rprobes[i]->kp.symbol_name, ret);
 			goto err_unregister_probes;
 		}
-		gp_nrregistered++;
+		gp_rprobe_on[i] = true;
 		ret = gp_probe_in_kfd(&gp_rprobes[i]->kp);
 		if (ret)
 			goto err_unregister_probes;
-	}
-	if (kfd_have_cu_mask_hook()) {
-		ret = register_kretprobe(&gp_cu_mask_probe);
-		if (ret) {
-			pr_err("cannot probe %s: %d\n", gp_cu_mask_probe.kp.symbol_name, ret);
-			goto err_unregister_probes;
-		}
-		gp_cu_mask_registered = true;
-		ret = gp_probe_in_kfd(&gp_cu_mask_probe.kp);
-		if (ret)
-			goto err_unregister_probes;
-		WRITE_ONCE(gp_reg.have_cu_masks, true);
+		if (gp_rprobes[i] == &gp_cu_mask_probe)
+			WRITE_ONCE(gp_reg.have_cu_masks, true);
 	}
 	return 0;
 
@@ -408,16 +410,15 @@ err_unregister_probes:
  */
 void gp_hooks_exit(void)
 {
-	if (gp_cu_mask_registered) {
-		WRITE_ONCE(gp_reg.have_cu_masks, false);
-		unregister_kretprobe(&gp_cu_mask_probe);
-		gp_cu_mask_probe.kp.addr = NULL;
-		gp_cu_mask_probe.kp.flags = 0;
-		gp_cu_mask_registered = false;
-	}
-	while (gp_nrregistered > 0) {
-		struct kretprobe *rp = gp_rprobes[--gp_nrregistered];
+	int i;
 
+	WRITE_ONCE(gp_reg.have_cu_masks, false);
+	for (i = ARRAY_SIZE(gp_rprobes) - 1; i >= 0; i--) {
+		struct kretprobe *rp = gp_rprobes[i];
+
+		if (!gp_rprobe_on[i])
+			continue;
+		gp_rprobe_on[i] = false;
 		unregister_kretprobe(rp);
 		if (rp->nmissed || rp->kp.nmissed)
 			pr_info("%s: %d returns, %lu hits missed\n", rp->kp.symbol_name,
@@ -449,9 +450,8 @@ u64 gp_hooks_missed(void)
 
 	for (i = 0; i < gp_nregistered; i++)
 		n += gp_probes[i].nmissed;
-	for (i = 0; i < gp_nrregistered; i++)
-		n += gp_rprobes[i]->nmissed + gp_rprobes[i]->kp.nmissed;
-	if (gp_cu_mask_registered)
-		n += gp_cu_mask_probe.nmissed + gp_cu_mask_probe.kp.nmissed;
+	for (i = 0; i < ARRAY_SIZE(gp_rprobes); i++)
+		if (gp_rprobe_on[i])
+			n += gp_rprobes[i]->nmissed + gp_rprobes[i]->kp.nmissed;
 	return n;
 }
