@@ -32,3 +32,6 @@ kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
 refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
 # ks_idle: kfdsim has no queue and no process left.
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
+# linefield LINE KEY: the value of KEY in a line of space-separated key=value
+# pairs (a kfdsim queue line, a gpload result line).
+linefield() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }

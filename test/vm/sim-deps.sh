@@ -12,11 +12,11 @@
 # run: gp_stats.starvation_slices must not grow.  LC p50/p99 with and
 # without gpreempt are printed, not asserted.
 . test/lib/tap.sh
+. test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 T=$(mktemp -d)
 SHM=gp-deps-$$
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
 LC=(--prio 12 --wg 4 --wg-us 200 --k 2 --period-us 5000 --quiet)
 
 # sum FILE: the fields of a --json report the checks use.
@@ -57,15 +57,13 @@ once() {
 	! echo "$l" | grep -q -e 'prc=[^0]' -e 'prod_errors=[^0]' -e 'prod_lost=[^0]' \
 		-e 'prod_double=[^0]' -e ' requests=0 '
 }
-# field LINE KEY
-field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # served LINE: every LC request had its production (stream: productions,
 # ipc: the producer's requests).
 served() {
 	local n
-	n=$(field "$1" requests)
-	[ "$(field "$1" barriers)" = "$n" ] || return 1
-	[ "$(field "$1" productions)" = "$n" ] || [ "$(field "$1" prod_requests)" = "$n" ]
+	n=$(linefield "$1" requests)
+	[ "$(linefield "$1" barriers)" = "$n" ] || return 1
+	[ "$(linefield "$1" productions)" = "$n" ] || [ "$(linefield "$1" prod_requests)" = "$n" ]
 }
 
 dmesg -C
@@ -99,8 +97,8 @@ if insmod "$OBJ/module/gpreempt.ko" user_max_priority=15; then
 	tap_check "deps+gpreempt: cross-process: every packet exactly once" once "$i_on"
 	tap_check "deps+gpreempt: cross-process: no park until the starvation guard (starvation_slices $st1 -> $st2)" \
 		test "$st1" = "$st2"
-	tap_diag "LC latency cross-stream: hw priority only p50 $(field "$s_off" p50) p99 $(field "$s_off" p99) us; gpreempt p50 $(field "$s_on" p50) p99 $(field "$s_on" p99) us"
-	tap_diag "LC latency cross-process: hw priority only p50 $(field "$i_off" p50) p99 $(field "$i_off" p99) us; gpreempt p50 $(field "$i_on" p50) p99 $(field "$i_on" p99) us"
+	tap_diag "LC latency cross-stream: hw priority only p50 $(linefield "$s_off" p50) p99 $(linefield "$s_off" p99) us; gpreempt p50 $(linefield "$s_on" p50) p99 $(linefield "$s_on" p99) us"
+	tap_diag "LC latency cross-process: hw priority only p50 $(linefield "$i_off" p50) p99 $(linefield "$i_off" p99) us; gpreempt p50 $(linefield "$i_on" p50) p99 $(linefield "$i_on" p99) us"
 	rmmod gpreempt
 else
 	tap_not_ok "deps: gpreempt loads"

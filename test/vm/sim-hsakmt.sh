@@ -14,6 +14,7 @@
 # from the repository root (test/run-vm sim); ends with kfdsim unloaded.
 . test/lib/tap.sh
 . test/lib/sim.sh
+. test/lib/kfdclient.sh
 OBJ=${GP_OBJ:-.}
 KO=$OBJ/test/kfdsim/kfdsim.ko
 HSAKMT=build/hsakmt-open
@@ -31,15 +32,6 @@ if [ ! -x $HSAKMT ]; then
 	exit
 fi
 
-# field FILE KEY: the value of a "key value" line.
-field() { awk -v k="$2" '$1 == k {sub(/^[^ ]* /, ""); print; exit}' "$1"; }
-# has FILE KEY VALUE: the client printed KEY VALUE.
-has() {
-	local v
-	v=$(field "$1" "$2")
-	[ "$v" = "$3" ] || { echo "$2: '$v', expected '$3'"; return 1; }
-}
-calls() { awk -v k="$1" '$1 == k {print $2}' $DBG/kfd_ioctls; }
 
 # --- registration ----------------------------------------------------------
 tap_check "insmod kfdsim ndev=$NDEV num_cu=$NCU" insmod $KO ndev=$NDEV num_cu=$NCU

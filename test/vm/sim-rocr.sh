@@ -18,6 +18,7 @@
 # root (test/run-vm sim); ends with kfdsim unloaded.
 . test/lib/tap.sh
 . test/lib/sim.sh
+. test/lib/kfdclient.sh
 OBJ=${GP_OBJ:-.}
 KO=$OBJ/test/kfdsim/kfdsim.ko
 ROCR=build/rocr-client
@@ -34,14 +35,6 @@ if [ ! -x $ROCR ]; then
 	exit
 fi
 
-# field FILE KEY: the value of a "key value" line.
-field() { awk -v k="$2" '$1 == k {sub(/^[^ ]* /, ""); print; exit}' "$1"; }
-has() {
-	local v
-	v=$(field "$1" "$2")
-	[ "$v" = "$3" ] || { echo "$2: '$v', expected '$3'"; grep '^error' "$1"; return 1; }
-}
-calls() { awk -v k="$1" '$1 == k {print $2}' $DBG/kfd_ioctls; }
 # delta NAME: calls of ioctl NAME since the last snapshot.
 snapshot() { cp $DBG/kfd_ioctls $T/calls0; }
 delta() {
@@ -279,7 +272,7 @@ if [ -z "${GP_ROCR_GPREEMPT_ARGS:-}" ]; then
 	CG=/sys/fs/cgroup/rocr-lc
 	# bq: kfdsim's line of BE's queue that runs packets (ROCr's mask is on it)
 	bq() { grep " pasid=$bpasid " $DBG/queues | grep -v ' packets=0 ' | head -n 1; }
-	bfield() { bq | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	bfield() { linefield "$(bq)" "$1"; }
 	be_cus_is() { [ "$(bfield cu_mask_cus)" = "$1" ]; }
 	be_mask_is() { [ "$(bfield se_mask)" = "$1" ]; }
 	be_shrunk() {

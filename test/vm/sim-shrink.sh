@@ -25,7 +25,9 @@ T=$(mktemp -d)
 # qline PRIO: kfdsim's line of the (first) queue at KFD priority PRIO.
 qline() { grep " prio=$1 " $Q | head -n 1; }
 # kq PRIO KEY: one field of it.
-kq() { qline "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+kq() { linefield "$(qline "$1")" "$2"; }
+# kq_is PRIO KEY VALUE
+kq_is() { [ "$(kq "$1" "$2")" = "$3" ]; }
 state_of() { qf "$1" state; }
 maxrun=0
 # sample_running PRIO SECONDS: the most workgroups the queue ran at once.
@@ -45,10 +47,10 @@ tap_check "kfdsim loads (8 CUs, 4 engines)" insmod "$OBJ/test/kfdsim/kfdsim.ko" 
 tap_check "kfdsim reports num_se 4" grep -qx "num_se 4" /sys/kernel/debug/kfdsim/params
 $GPLOAD be --prio 3 --wg 8 --wg-us 5000 --inflight 4 --duration 3 --cu-mask 5 --quiet &
 p1=$!
-wait_for 10 sh -c "grep -q ' prio=3 .*cu_mask_cus=1 ' $Q"
+wait_for 10 kq_is 3 cu_mask_cus 1
 # CU 5 is engine 5 % 4 = 1, CU 5 / 4 = 1 of it: bit 1 of se_mask[1].
 tap_check "SET_CU_MASK 5: one CU, engine 1 bit 1 (KFD's symmetric mapping)" \
-	sh -c "[ \"\$(grep ' prio=3 ' $Q | sed -n 's/.*se_mask=//p')\" = 00000000,00000002,00000000,00000000 ]"
+	kq_is 3 se_mask 00000000,00000002,00000000,00000000
 sample_running 3 2
 tap_check "a queue masked to 1 CU never runs more than 1 workgroup at once (saw $maxrun)" \
 	test "$maxrun" = 1
@@ -70,7 +72,7 @@ tap_check "gpreempt loads with shrink_pct=50" \
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --cu-mask 0-5 \
 	--json "$T/be.json" --quiet &
 be=$!
-wait_for 10 sh -c "grep -q ' prio=3 .*cu_mask_cus=6 ' $Q"
+wait_for 10 kq_is 3 cu_mask_cus 6
 own=$(kq 3 se_mask)
 tap_diag "BE's own mask over the engines: $own"
 tap_check "BE runs unshrunk while LC is idle" wait_for 10 is $be state running
@@ -81,9 +83,9 @@ lc=$!
 tap_check "LC's work shrinks BE (state shrunk)" wait_for 10 is $be state shrunk
 tap_check "BE's backend is shrink" is $be backend shrink
 tap_check "BE keeps 3 of its 6 CUs (kfdsim cu_mask_cus=3)" \
-	wait_for 5 sh -c "[ \"\$(grep ' prio=3 ' $Q | sed -n 's/.* cu_mask_cus=\([0-9]*\).*/\1/p')\" = 3 ]"
+	wait_for 5 kq_is 3 cu_mask_cus 3
 tap_check "BE's kept CUs are the first 3 of its own (CUs 0-2: engines 0,1,2 bit 0)" \
-	sh -c "[ \"\$(grep ' prio=3 ' $Q | sed -n 's/.*se_mask=//p')\" = 00000001,00000001,00000001,00000000 ]"
+	kq_is 3 se_mask 00000001,00000001,00000001,00000000
 b0=$(kq 3 packets)
 sleep 2
 b1=$(kq 3 packets)
@@ -94,15 +96,15 @@ kill -TERM $lc
 wait $lc
 lrc=$?
 tap_check "LC idle: BE grows back (state running)" wait_for 10 is $be state running
-tap_check "BE's mask is exactly its owner's again ($own)" test "$(kq 3 se_mask)" = "$own"
-tap_check "BE has all 6 of its CUs again" test "$(kq 3 cu_mask_cus)" = 6
+tap_check "BE's mask is exactly its owner's again ($own)" kq_is 3 se_mask "$own"
+tap_check "BE has all 6 of its CUs again" kq_is 3 cu_mask_cus 6
 
 # Shrunk again, then unloaded while shrunk.
 $GPLOAD lc --prio 12 --wg 2 --wg-us 20000 --period-us 5000 --duration 120 --quiet &
 lc=$!
 tap_check "shrunk again under a second LC run" wait_for 10 is $be state shrunk
 tap_check "rmmod while shrunk" rmmod gpreempt
-tap_check "rmmod gave BE its own mask back ($own)" test "$(kq 3 se_mask)" = "$own"
+tap_check "rmmod gave BE its own mask back ($own)" kq_is 3 se_mask "$own"
 kill -TERM $lc
 wait $lc
 lrc2=$?
@@ -116,7 +118,7 @@ tap_check "gpreempt loads again (shrink_pct=25)" \
 	insmod "$OBJ/module/gpreempt.ko" shrink_pct=25 user_max_priority=15
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --cu-mask all --quiet &
 be=$!
-wait_for 10 sh -c "grep -q ' prio=3 .*cu_mask_cus=8 ' $Q"
+wait_for 10 kq_is 3 cu_mask_cus 8
 own=$(kq 3 se_mask)
 echo "EBUSY 300 0" >$F/update_queue
 echo "EIO 100 0" >$F/update_queue_map
@@ -131,7 +133,7 @@ tap_check "faults were injected" \
 	sh -c "cat $F/update_queue $F/update_queue_map | grep -qv 'injected=0 *$'"
 tap_check "after the faults: BE grows back (state running)" wait_for 20 is $be state running
 tap_check "after the faults: BE's mask is all 8 CUs again" \
-	wait_for 10 sh -c "[ \"\$(grep ' prio=3 ' $Q | sed -n 's/.*se_mask=//p')\" = '$own' ]"
+	wait_for 10 kq_is 3 se_mask "$own"
 tap_check "rmmod gpreempt" rmmod gpreempt
 kill -TERM $be
 wait $be
