@@ -216,6 +216,16 @@ ifeq ($(MDIR)$(GP_DKMS),$(TOP))
 		cmp -s $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h || \
 			mv $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h; rm -f $$d/build/gp_layout.h.tmp; \
 		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d/module modules || exit 1; done
+	@# gpreempt with the test-only race windows (module/testing.c, review
+	@# S3 F18), for the race tests alone; module/gpreempt.ko has none.
+	@d=$(abspath $(BUILD))/testing; mkdir -p $$d/module $$d/bpf $$d/build && \
+		find $$d -name '*.mod.c' -type l -delete && \
+		for f in $(TOP)/module/*.[ch] $(TOP)/module/Kbuild; do \
+			case $$f in *.mod.c) continue ;; esac; ln -sfn $$f $$d/module/; done && \
+		ln -sfn $(TOP)/bpf/gp_maps.h $$d/bpf/ && \
+		ln -sfn $(abspath $(BUILD))/gp_maps.lskel.h $(abspath $(BUILD))/inc \
+			$(abspath $(BUILD))/gp_layout.h $$d/build/ && \
+		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d/module GP_TESTING=y modules
 endif
 	@$(TOP)/scripts/ibt-check --gpreempt $(MDIR)/module/gpreempt.ko \
 		$(if $(GP_AMDGPU_KO),--kfd $(GP_AMDGPU_KO)) \

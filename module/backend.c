@@ -117,7 +117,7 @@ struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, str
 
 	if (!p)
 		return ERR_PTR(-ESRCH);
-	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
+	gp_test_window(GP_TEST_ACTION);
 	ret = gp_backend_trylock(p, blocking);
 	if (ret)
 		goto out_unref;

@@ -44,16 +44,32 @@ struct gp_params {
 	unsigned int env_max_priority;
 	unsigned int user_max_priority;	/* cap of user-controlled sources (S3 F3) */
 	unsigned int max_hold_s;	/* longest park by hand, 0: none (S3 F7) */
-	unsigned int test_action_delay_us;	/* test-only race windows */
-	unsigned int test_reap_delay_us;
-	unsigned int test_max_queues;
 };
 
 extern struct gp_params gp_param;
 
 /* M3: max_suspend + min_slice below this makes the starvation guard thrash. */
 #define GP_MIN_GUARD_CYCLE_MS 10
-void gp_test_sleep(unsigned int us);
+
+/*
+ * Test-only race windows and limits (review S3 F18).  They exist only in the
+ * GP_TESTING build (testing.c, make's build/testing/), which the race tests
+ * load; the module users get has neither the parameters nor the sleeps.
+ */
+enum gp_test_window {
+	GP_TEST_ACTION,		/* a decision made, p->mutex not yet taken */
+	GP_TEST_REAP,		/* between the two phases of a registry reap */
+};
+
+#ifdef GP_TESTING
+void gp_test_window(enum gp_test_window w);
+unsigned int gp_test_max_queues(void);
+bool gp_test_ibt(void);
+#else
+static inline void gp_test_window(enum gp_test_window w) { }
+static inline unsigned int gp_test_max_queues(void) { return 0; }
+static inline bool gp_test_ibt(void) { return false; }
+#endif
 
 /* ---- KFD entry points resolved at load (ksyms.c) ---- */
 int gp_ksyms_init(void);

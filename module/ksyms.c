@@ -51,9 +51,6 @@ static struct module *gp_kfd_owner;
 static bool gp_have_kallsyms, gp_have_kfd;
 
 /* Test switch: act as if the CPU enforced IBT (TCG does not emulate it). */
-static bool gp_test_ibt;
-module_param_named(test_ibt, gp_test_ibt, bool, 0444);
-MODULE_PARM_DESC(test_ibt, "Testing only: check dqm->ops targets for ENDBR as on an IBT CPU (default 0)");
 
 static int gp_find_kallsyms_lookup_name(void)
 {
@@ -142,11 +139,11 @@ static int gp_resolve(const char *name, unsigned long *addr)
 /**
  * gp_ksyms_ibt_enforced() - would an indirect call to a sealed function fault?
  *
- * Return: true on a CPU with IBT enabled (or with the test_ibt switch).
+ * Return: true on a CPU with IBT enabled (or with the GP_TESTING build's test_ibt).
  */
 bool gp_ksyms_ibt_enforced(void)
 {
-	return gp_test_ibt || (IS_ENABLED(CONFIG_X86_KERNEL_IBT) &&
+	return gp_test_ibt() || (IS_ENABLED(CONFIG_X86_KERNEL_IBT) &&
 			       cpu_feature_enabled(X86_FEATURE_IBT));
 }
 

@@ -16,12 +16,15 @@
  * Anything else fails insmod with one line naming both sides.
  *
  * mod->btf_data is gone once a module is live, so the BTF is read back from
- * sysfs, as user space reads it.
+ * sysfs, as user space reads it, but through init's root, so that the mount
+ * namespace insmod runs in does not matter.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/elf.h>
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
+#include <linux/sched/task.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -37,13 +40,25 @@ static const struct gp_layout_item gp_layout_items[] = {
 	GP_LAYOUT_CHECKS(GP_LAYOUT_FIELD, GP_LAYOUT_ARG, GP_LAYOUT_ENUMV)
 };
 
-/* A whole sysfs (or any) file into a kvmalloc'ed buffer; ERR_PTR on error. */
+/*
+ * A whole sysfs file into a kvmalloc'ed buffer; ERR_PTR on error.  The path
+ * is resolved from init's root, not insmod's: insmod from a container or an
+ * initramfs whose /sys is not the kernel's (or not mounted) still reads the
+ * running kernel's files (review S3 F18).  This is what
+ * kernel_read_file_from_path_initns() does, but that one also runs the LSM
+ * kernel_read_file hook, which has no id for "BTF" (IPE warns on
+ * READING_UNKNOWN).
+ */
 static void *gp_read_file(const char *path, size_t *len)
 {
-	struct file *f = filp_open(path, O_RDONLY, 0);
+	struct path root;
+	struct file *f;
 	loff_t size, pos = 0;
 	void *buf;
 
+	get_fs_root(init_task.fs, &root);
+	f = file_open_root(&root, path, O_RDONLY, 0);
+	path_put(&root);
 	if (IS_ERR(f))
 		return ERR_CAST(f);
 	size = i_size_read(file_inode(f));
@@ -137,12 +152,19 @@ int gp_layout_check(struct module *owner)
 
 	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", owner->name);
 	mbuf = gp_read_file(path, &mlen);
-	if (IS_ERR(mbuf))
-		return gp_layout_check_build_id(owner->name, "no BTF");
+	if (IS_ERR(mbuf)) {
+		if (PTR_ERR(mbuf) == -ENOENT)
+			return gp_layout_check_build_id(owner->name, "no BTF");
+		snprintf(why, sizeof(why), "%s unreadable (%ld)", path, PTR_ERR(mbuf));
+		return gp_layout_check_build_id(owner->name, why);
+	}
 	vbuf = gp_read_file("/sys/kernel/btf/vmlinux", &vlen);
 	if (IS_ERR(vbuf)) {
 		kvfree(mbuf);
-		return gp_layout_check_build_id(owner->name, "no vmlinux BTF");
+		if (PTR_ERR(vbuf) == -ENOENT)
+			return gp_layout_check_build_id(owner->name, "no vmlinux BTF");
+		snprintf(why, sizeof(why), "vmlinux BTF unreadable (%ld)", PTR_ERR(vbuf));
+		return gp_layout_check_build_id(owner->name, why);
 	}
 	ret = gp_btf_open(&vmlinux, vbuf, vlen, NULL);
 	if (!ret) {

@@ -94,7 +94,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 			gp_ev_set(pr, i, 0);
 		return -ESRCH;
 	}
-	gp_test_sleep(READ_ONCE(gp_param.test_action_delay_us));
+	gp_test_window(GP_TEST_ACTION);
 	ret = gp_backend_trylock(p, blocking);
 	if (ret)
 		goto out_unref;

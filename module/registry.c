@@ -186,7 +186,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 		 */
 		gp_mark_gone_locked(old);
 	}
-	if (gp_reg.nqueues >= (gp_param.test_max_queues ?: GP_MAX_QUEUES)) {
+	if (gp_reg.nqueues >= (gp_test_max_queues() ?: GP_MAX_QUEUES)) {
 		/* The monitor scans at most GP_MAX_QUEUES: say so, never drop silently. */
 		unsigned int n = gp_reg.nqueues;
 
@@ -557,7 +557,7 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 		kfree(e);
 	}
 
-	gp_test_sleep(READ_ONCE(gp_param.test_reap_delay_us));
+	gp_test_window(GP_TEST_REAP);
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node) {
 		if (!pr->nrefs && (pr->dead || !pr->evicted)) {

@@ -79,6 +79,26 @@ if ! have queue_properties__is_suspended; then
 	fi
 fi
 
+# The module users get carries no test knob (review S3 F18): the race
+# windows live in the GP_TESTING build (module/testing.c) alone.
+knobs=$(modinfo -p $KO | grep -c '^test_')
+tap_check "$KO has no test-only parameter ($knobs)" test "$knobs" = 0
+
+# insmod from a mount namespace whose /sys is not the kernel's (a container,
+# an initramfs): the layout is still checked against amdgpu's BTF, read from
+# init's root, not insmod's (review S3 F18).
+dmesg -C
+if unshare -m --propagation private sh -c "mount -t tmpfs none /sys && insmod $KO" 2>/dev/null; then
+	if dmesg_has "amdgpu has the layout gpreempt was built for: .* against its BTF"; then
+		tap_ok "insmod with no /sys in its mount namespace checks the layout against BTF"
+	else
+		tap_not_ok "insmod with no /sys in its mount namespace checks the layout against BTF # $(dmesg | grep -m1 layout)"
+	fi
+	rmmod gpreempt
+else
+	tap_not_ok "insmod with no /sys in its mount namespace checks the layout against BTF # refused: $(dmesg | grep -m1 'gpreempt:')"
+fi
+
 dmesg -C
 tap_check "insmod gpreempt.ko" insmod $KO tick_us=200
 tap_clean_load "amdgpu $(uname -r)" $KO

@@ -26,7 +26,10 @@ stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
 be_running() { case "$(ksq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }
-load() { insmod test/kfdsim/kfdsim.ko $1 && insmod module/gpreempt.ko user_max_priority=15 $2; }
+# The race windows (test_*_delay_us) exist only in the GP_TESTING build
+# (module/testing.c); every other case loads the module users get.
+TESTKO=build/testing/module/gpreempt.ko
+load() { insmod test/kfdsim/kfdsim.ko $1 && insmod "${KO:-module/gpreempt.ko}" user_max_priority=15 $2; }
 unload() {
 	rmmod gpreempt 2>/dev/null
 	wait_for 30 ks_idle
@@ -39,7 +42,7 @@ dmesg -C
 # left suspended after rmmod.
 fails=0 aba=0
 for round in 1 2 3; do
-	load "fault_reuse_queue_mem=1" "backend=suspend test_action_delay_us=200000"
+	KO=$TESTKO load "fault_reuse_queue_mem=1" "backend=suspend test_action_delay_us=200000"
 	$GPLOAD $LC_ARGS --duration 60 --quiet &
 	lc=$!
 	$GPLOAD --mode churn --prio 3 --wg 2 --wg-us 200 --duration 60 --quiet &
@@ -139,7 +142,7 @@ rmmod kfdsim
 # 6. C4: processes with several queues exit while the reap is between its
 # phases; no use-after-free (the memory-debug guest reports it as KFENCE or
 # poison; either way dmesg must stay clean).
-load "" "test_reap_delay_us=100000"
+KO=$TESTKO load "" "test_reap_delay_us=100000"
 pids=""
 for i in $(seq 12); do
 	$GPLOAD --mode be --prio $((1 + i % 6)) --queues 3 --wg 2 --wg-us 500 --inflight 2 \

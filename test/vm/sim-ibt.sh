@@ -43,7 +43,7 @@ dmesg -C
 for fixture in endbr noendbr; do
 	ksargs=""
 	[ $fixture = noendbr ] && ksargs="ops_noendbr=1"
-	insmod test/kfdsim/kfdsim.ko $ksargs && insmod module/gpreempt.ko user_max_priority=15 test_ibt=1 backend=suspend
+	insmod test/kfdsim/kfdsim.ko $ksargs && insmod build/testing/module/gpreempt.ko user_max_priority=15 test_ibt=1 backend=suspend
 	run_lc_be
 	tap_check "ibt/$fixture: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
 	if [ $fixture = endbr ]; then

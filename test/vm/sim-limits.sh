@@ -4,14 +4,15 @@
 # Review finding m3: the monitor scans at most GP_MAX_QUEUES queues.  A queue
 # past the limit is left unmanaged out loud: counted in
 # gp_stats.queues_untracked and named in dmesg, never silently ignored.
-# test_max_queues lowers the limit so that three queues reach it.
+# test_max_queues lowers the limit so that three queues reach it; it exists
+# only in the GP_TESTING build (module/testing.c, build/testing/).
 . test/lib/tap.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko"
-insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 test_max_queues=2
+insmod "$OBJ/build/testing/module/gpreempt.ko" user_max_priority=15 test_max_queues=2
 $GPLOAD --mode lc --prio 12 --queues 3 --wg 2 --wg-us 200 --period-us 3000 --duration 3 --quiet &
 pid=$!
 sleep 2

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * testing.c - race windows and limits for the race tests, in the GP_TESTING
+ * build only (review S3 F18).
+ *
+ * Some races need a window wide enough to be hit on every run: a queue
+ * destroyed and recreated between a decision and p->mutex, a process dying
+ * between the two phases of the registry reap, the queue limit reached with
+ * three queues, and the IBT check of dqm->ops on a CPU without IBT (QEMU's).
+ * make builds a second gpreempt.ko with GP_TESTING=1 into
+ * build/testing/ for those tests (test/vm/sim-faults.sh, sim-limits.sh).
+ * The module users get, module/gpreempt.ko and the DKMS build, never links
+ * this file: it has none of these parameters and never sleeps for a test.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/module.h>
+#include "gpreempt.h"
+
+static unsigned int gp_test_delay_us[2];
+static unsigned int gp_test_queues;
+static bool gp_test_ibt_on;
+
+static int gp_test_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret || v > 1000000) {
+		pr_err("%s=%s: not a number in 0..1000000\n", kp->name, val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
+static const struct kernel_param_ops gp_test_ops = {
+	.set = gp_test_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(test_action_delay_us, &gp_test_ops, &gp_test_delay_us[GP_TEST_ACTION], 0600);
+MODULE_PARM_DESC(test_action_delay_us,
+		 "TESTING BUILD: sleep this long before each park/unpark takes p->mutex [0..1000000] (default 0)");
+module_param_cb(test_reap_delay_us, &gp_test_ops, &gp_test_delay_us[GP_TEST_REAP], 0600);
+MODULE_PARM_DESC(test_reap_delay_us,
+		 "TESTING BUILD: sleep this long between the two phases of each registry reap [0..1000000] (default 0)");
+module_param_cb(test_max_queues, &gp_test_ops, &gp_test_queues, 0400);
+MODULE_PARM_DESC(test_max_queues,
+		 "TESTING BUILD: manage at most this many queues, 0 = GP_MAX_QUEUES (4096) (default 0)");
+module_param_named(test_ibt, gp_test_ibt_on, bool, 0400);
+MODULE_PARM_DESC(test_ibt,
+		 "TESTING BUILD: check dqm->ops targets for ENDBR as on an IBT CPU (default 0)");
+MODULE_INFO(testing, "GP_TESTING build with test-only race windows; not for production");
+
+/**
+ * gp_test_window() - sleep for the race window @w, if a test opened it
+ * @w: which window
+ */
+void gp_test_window(enum gp_test_window w)
+{
+	unsigned int us = READ_ONCE(gp_test_delay_us[w]);
+
+	if (us)
+		usleep_range(us, us + us / 8 + 1);
+}
+
+/**
+ * gp_test_max_queues() - the test's lower queue limit
+ *
+ * Return: the limit, or 0 for GP_MAX_QUEUES.
+ */
+unsigned int gp_test_max_queues(void)
+{
+	return min_t(unsigned int, gp_test_queues, GP_MAX_QUEUES);
+}
+
+/**
+ * gp_test_ibt() - check dqm->ops targets for ENDBR as on an IBT CPU
+ *
+ * Return: the test's switch.
+ */
+bool gp_test_ibt(void)
+{
+	return gp_test_ibt_on;
+}
