@@ -164,6 +164,13 @@ struct gp_stats {
 	 */
 	__u64 idle_backoff_us;
 	__u64 deep_idle_ticks;
+	/*
+	 * Queues KFD updated or destroyed that gpreempt never saw created
+	 * (counted only when every queue at load was adopted and none was
+	 * left untracked): the creation probe did not fire, as when LTO
+	 * inlined kfd_procfs_add_queue() into its caller (S3 F15).
+	 */
+	__u64 queues_unseen;
 };
 
 struct gp_comm {

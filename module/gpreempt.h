@@ -263,6 +263,8 @@ struct gp_registry {
 	unsigned int nowed;	/* processes with restore_owed set */
 	unsigned long gen;	/* bumped on every change */
 	unsigned long untracked;	/* queues left unmanaged: GP_MAX_QUEUES, or no memory */
+	unsigned long unseen;	/* queues KFD changed or destroyed that no probe reported */
+	bool complete;		/* every KFD queue is known: adopted at load, none untracked */
 	bool have_cu_masks;	/* the owners' CU masks are followed (shrink needs them) */
 };
 
@@ -283,7 +285,7 @@ int gp_registry_add_queue(struct queue *q);
 void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent);
 void gp_registry_set_cu_mask(struct kfd_process *p, u32 qid, const u32 *mask, u32 bits);
 void gp_registry_del_queue(struct kfd_process *p, u32 qid);
-void gp_registry_proc_dead(struct kfd_process *p);
+void gp_registry_proc_dead(struct kfd_process *p, bool first);
 void gp_registry_proc_debugged(struct kfd_process *p, bool on);
 void gp_registry_proc_dbg_suspend(struct kfd_process *p);
 int gp_registry_snapshot(struct gp_queue **out, int max);

@@ -137,6 +137,7 @@ static unsigned int gp_tick(void)
 	gp_stats.queues = n;
 	gp_stats.processes = READ_ONCE(gp_reg.nprocs);
 	gp_stats.queues_untracked = READ_ONCE(gp_reg.untracked);
+	gp_stats.queues_unseen = READ_ONCE(gp_reg.unseen);
 	gp_publish(n, t1);
 	return period;
 }

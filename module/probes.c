@@ -200,7 +200,7 @@ static int gp_on_notifier_release(struct kprobe *kp, struct pt_regs *regs)
 	struct mmu_notifier *mn = (void *)GP_ARG(regs, kfd_process_notifier_release, mn);
 
 	if (mn)
-		gp_registry_proc_dead(kfd_mn_process(mn));
+		gp_registry_proc_dead(kfd_mn_process(mn), true);
 	return 0;
 }
 
@@ -217,7 +217,7 @@ static int gp_on_release_internal(struct kprobe *kp, struct pt_regs *regs)
 		(void *)GP_ARG(regs, kfd_process_notifier_release_internal, p);
 
 	if (p)
-		gp_registry_proc_dead(p);
+		gp_registry_proc_dead(p, false);
 	return 0;
 }
 
@@ -226,7 +226,7 @@ static int gp_on_pqm_uninit(struct kprobe *kp, struct pt_regs *regs)
 	struct process_queue_manager *pqm = (void *)GP_ARG(regs, pqm_uninit, pqm);
 
 	if (pqm)
-		gp_registry_proc_dead(kfd_pqm_process(pqm));
+		gp_registry_proc_dead(kfd_pqm_process(pqm), false);
 	return 0;
 }
 

@@ -248,6 +248,27 @@ int gp_registry_add_queue(struct queue *q)
 	return 0;
 }
 
+/*
+ * KFD changed or destroyed queue @qid of @p, which no creation probe
+ * reported (gp_reg.lock held).  Once every queue KFD had at load was
+ * adopted and none was left untracked, that means the creation probe does
+ * not fire: on an LTO kernel kfd_procfs_add_queue() can be inlined into
+ * pqm_create_queue(), and its out-of-line copy, where the probe sits, is
+ * never called (review S3 F15).  Counted; the caller warns on the first.
+ */
+static bool gp_unseen_locked(void)
+{
+	if (!gp_reg.complete || gp_reg.untracked)
+		return false;
+	return ++gp_reg.unseen == 1;
+}
+
+static void gp_warn_unseen(u32 qid)
+{
+	pr_warn("KFD changed queue %u, which gpreempt never saw created: the kfd_procfs_add_queue probe does not fire (inlined by LTO?); queues created from now on are not managed (gp_stats.queues_unseen)\n",
+		qid);
+}
+
 /**
  * gp_registry_update_queue() - KFD changed a queue's priority/percent
  * @p: process
@@ -262,6 +283,8 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 	struct gp_queue *e;
 	unsigned long flags;
 
+	bool unseen = false;
+
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	e = gp_find_locked(p, qid);
 	if (e) {
@@ -271,10 +294,14 @@ void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 
 		}
 		WRITE_ONCE(e->props_stale, true);
 		gp_reg.gen++;
+	} else if (priority != U32_MAX) {
+		unseen = gp_unseen_locked();
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (e)
 		gp_reg_ops->changed();
+	if (unseen)
+		gp_warn_unseen(qid);
 }
 
 /**
@@ -318,28 +345,51 @@ void gp_registry_del_queue(struct kfd_process *p, u32 qid)
 	struct gp_queue *e;
 	unsigned long flags;
 
+	bool unseen = false;
+
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	e = gp_find_locked(p, qid);
 	if (e)
 		gp_mark_gone_locked(e);
+	else
+		unseen = gp_unseen_locked();
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (e)
 		gp_reg_ops->changed();
+	if (unseen)
+		gp_warn_unseen(qid);
+}
+
+/*
+ * Does @p still have a queue in its pqm list?  One read of the list head:
+ * at the mm's release no ioctl of @p runs any more, and a stale answer only
+ * miscounts gp_stats.queues_unseen.
+ */
+static bool gp_pqm_has_queues(struct kfd_process *p)
+{
+	struct list_head *head = (struct list_head *)((char *)kfd_p_pqm(p) +
+						      GP_OFF_process_queue_manager__queues);
+
+	return READ_ONCE(head->next) != head;
 }
 
 /**
  * gp_registry_proc_dead() - a KFD process is being torn down
  * @p: process
+ * @first: the first teardown call for @p (its mm's release), where its
+ *	queues are all still in its pqm list
  *
  * Every queue of @p is marked gone; gpreempt will not call KFD for it again.
- * Evictions gpreempt made die with the process (KFD frees its qpd).
+ * Evictions gpreempt made die with the process (KFD frees its qpd).  At
+ * @first, a process with queues that gpreempt never knew means the creation
+ * probe did not fire (review S3 F15; see gp_unseen_locked()).
  */
-void gp_registry_proc_dead(struct kfd_process *p)
+void gp_registry_proc_dead(struct kfd_process *p, bool first)
 {
 	struct gp_proc *pr;
 	struct gp_queue *e;
 	unsigned long flags;
-	bool found = false;
+	bool found = false, known = false, unseen = false;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	list_for_each_entry(e, &gp_reg.queues, node) {
@@ -347,15 +397,23 @@ void gp_registry_proc_dead(struct kfd_process *p)
 			gp_mark_gone_locked(e);
 	}
 	list_for_each_entry(pr, &gp_reg.procs, node) {
-		if (pr->p == p && !pr->dead) {
+		if (pr->p != p)
+			continue;
+		known = true;
+		if (!pr->dead) {
 			WRITE_ONCE(pr->dead, true);
 			found = true;
 		}
 	}
+	if (first && !known && gp_pqm_has_queues(p))
+		unseen = gp_unseen_locked();
 	gp_reg.gen++;
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	if (found)
 		gp_reg_ops->changed();
+	if (unseen)
+		pr_warn("KFD process %d has queues gpreempt never saw created: the kfd_procfs_add_queue probe does not fire (inlined by LTO?); new queues are not managed (gp_stats.queues_unseen)\n",
+			kfd_p_lead_thread(p)->tgid);
 }
 
 /**
@@ -680,5 +738,13 @@ int gp_registry_walk_existing(bool adopt)
 		cond_resched();
 	}
 	gp_layout_live_passed(nproc, nq, t0);
+	/* From here, a queue no probe reported is a missed creation (F15). */
+	if (adopt) {
+		unsigned long flags;
+
+		spin_lock_irqsave(&gp_reg.lock, flags);
+		gp_reg.complete = true;
+		spin_unlock_irqrestore(&gp_reg.lock, flags);
+	}
 	return n;
 }

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/module.h>
 #include <linux/lockdep.h>
 #include <linux/slab.h>
 #include "kfdsim.h"
@@ -45,6 +46,22 @@ static struct process_queue_node *ks_find(struct process_queue_manager *pqm, uns
  * Return: 0.
  */
 KS_KFD_ENTRY int kfd_procfs_add_queue(struct queue *q)
+{
+	barrier();
+	return 0;
+}
+
+/*
+ * A kernel built with LTO may inline kfd_procfs_add_queue() into
+ * pqm_create_queue(): the out-of-line copy, where the kprobe lands, is then
+ * never called (review S3 F15).  lto_inlined=1 creates queues that way.
+ */
+static bool ks_lto_inlined;
+module_param_named(lto_inlined, ks_lto_inlined, bool, 0444);
+MODULE_PARM_DESC(lto_inlined,
+		 "Create queues as if LTO had inlined kfd_procfs_add_queue() into pqm_create_queue(): its probe never fires (default 0)");
+
+static __always_inline int ks_procfs_add_queue_inlined(struct queue *q)
 {
 	barrier();
 	return 0;
@@ -107,7 +124,10 @@ KS_KFD_ENTRY int pqm_create_queue(struct process_queue_manager *pqm, struct kfd_
 	*qid = id;
 	if (p_doorbell_offset_in_process)
 		*p_doorbell_offset_in_process = id * 8;
-	kfd_procfs_add_queue(q);
+	if (ks_lto_inlined)
+		ks_procfs_add_queue_inlined(q);
+	else
+		kfd_procfs_add_queue(q);
 	return 0;
 }
 

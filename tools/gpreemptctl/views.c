@@ -37,6 +37,9 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	printf("pressure: max_rate %llu/s per device, busiest device last second %llu, throttled %llu  back-offs %llu  untracked %llu\n",
 	       st->rate_limit, st->rate_last_sec, st->throttled, st->backoffs,
 	       st->queues_untracked);
+	if (st->queues_unseen)
+		printf("warning: KFD changed or destroyed %llu queues gpreempt never saw created: its creation probe does not fire (an LTO kernel?); new queues are not managed\n",
+		       st->queues_unseen);
 	printf("%-7s %-4s %-15s %4s %4s %-6s %-10s %-4s %-9s %7s %7s %9s\n", "TGID", "QID", "COMM",
 	       "KPRI", "PRIO", "SOURCE", "STATE", "PEND", "PTR", "PREEMPT", "RESUME", "PARKED_MS");
 	for (i = 0; i < n; i++) {
@@ -80,7 +83,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
 	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
 	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
-	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu",
+	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"queues_unseen\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -89,7 +92,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
 	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
 	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
-	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks);
+	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->queues_unseen);
 }
 
 static int frame(struct ctl *c)
@@ -272,6 +275,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       "                 each unmaps it too)\n", st.lc_preempts, st.lc_preempt_ns / 1000);
 	printf("untracked        %llu queues (GP_MAX_QUEUES reached or no memory)\n",
 	       st.queues_untracked);
+	printf("unseen           %llu queues (KFD changed them, no creation probe fired: LTO?)\n",
+	       st.queues_unseen);
 	printf("first resolves   %llu (new processes), mean %llu ns\n", st.rule_first_resolves,
 	       st.rule_first_resolves ? st.rule_first_resolve_ns / st.rule_first_resolves : 0);
 	printf("state entries   ");
