@@ -171,6 +171,14 @@ struct gp_stats {
 	 * inlined kfd_procfs_add_queue() into its caller (S3 F15).
 	 */
 	__u64 queues_unseen;
+	/*
+	 * S3 F20: actions on a process whose p->mutex was busy
+	 * GP_DEFER_AFTER_BUSY ticks in a row (its threads keep it busy),
+	 * handed to a helper thread that waits for the mutex; and the waits
+	 * that the monitor ended after GP_DEFER_WAIT_MS (retried).
+	 */
+	__u64 busy_deferred;
+	__u64 busy_deferred_expired;
 };
 
 struct gp_comm {

@@ -240,14 +240,16 @@ static const u32 *gp_avoid_mask(const struct gp_queue *e, int n)
 static void gp_apply_shrink(struct gp_queue *e, int n, const struct gp_policy_params *pp)
 {
 	bool shrink = e->pq.action == GP_ACT_SHRINK;
+	const u32 *avoid = shrink ? gp_avoid_mask(e, n) : NULL;
 	u32 d = gp_pq_dev(&e->pq);
 	u64 t0, t1;
 	int ret;
 
+	if (gp_defer_inflight(e->proc))
+		return;
 	gp_set_state(e, shrink ? GP_Q_PREEMPTING : GP_Q_RESUMING);
 	t0 = ktime_get_ns();
-	ret = gp_shrink_queue(e, shrink, shrink ? gp_avoid_mask(e, n) : NULL, gp_dev_cus[d],
-			      false);
+	ret = gp_shrink_queue(e, shrink, avoid, gp_dev_cus[d], false);
 	t1 = ktime_get_ns();
 	gp_dev_charge(d, ret, t1);
 	gp_count_lc_preempt(e, t1 - t0);
@@ -255,6 +257,75 @@ static void gp_apply_shrink(struct gp_queue *e, int n, const struct gp_policy_pa
 	if (ret == -EOPNOTSUPP && shrink)
 		e->no_shrink = true;
 	gp_commit(e, pp, ret, GP_BACKEND_SHRINK, t0, t1);
+	if (gp_defer_busy(e->proc, ret)) {
+		struct gp_defer req = {
+			.kind = GP_BACKEND_SHRINK, .act = e->pq.action, .reason = e->pq.reason,
+			.e = e, .has_avoid = !!avoid, .dev_cus = gp_dev_cus[d], .pp = *pp,
+		};
+
+		if (avoid)
+			memcpy(req.avoid, avoid, sizeof(req.avoid));
+		gp_defer_queue(e->proc, &req);
+	}
+}
+
+/*
+ * The process-granular (evict) backend moved every queue of @e's process on
+ * its device: commit each of them as @e's action @act.
+ */
+static void gp_commit_proc(struct gp_queue *e, int n, enum gp_action act,
+			   const struct gp_policy_params *pp, int ret, u64 t0, u64 t1)
+{
+	int j;
+
+	/*
+	 * S3 F20: KFD evicts and counts before it can fail, and gpreempt
+	 * then holds the eviction (the error is counted).  Committed as
+	 * running, the process would stay evicted until the policy happened
+	 * to park it again: it is parked, and restored when the policy says
+	 * so.
+	 */
+	if (ret && act == GP_ACT_PARK && gp_evict_held(e->proc, e->dev))
+		ret = 0;
+	for (j = 0; j < n; j++) {
+		struct gp_queue *x = gp_snap[j];
+
+		if (x->proc != e->proc || x->dev != e->dev || x->gone)
+			continue;
+		if (act == GP_ACT_UNPARK && x->backend != GP_BACKEND_EVICT)
+			continue;
+		if (act == GP_ACT_UNPARK && x->pq.state != GP_PS_PARKED)
+			continue;
+		if (act == GP_ACT_PARK && x->pq.state == GP_PS_PARKED)
+			continue;
+		x->pq.action = act;
+		x->pq.reason = e->pq.reason;
+		x->acted = true;
+		gp_commit(x, pp, ret, GP_BACKEND_EVICT, t0, t1);
+	}
+}
+
+/**
+ * gp_commit_deferred() - commit the result of an action the helper did
+ * @d: the action, done (its queue pinned)
+ * @n: queues in gp_snap
+ *
+ * The policy's view of the queue (or of its process's queues on the
+ * device) becomes what the helper did, before the policy decides again.
+ */
+void gp_commit_deferred(struct gp_defer *d, int n)
+{
+	struct gp_queue *e = d->e;
+
+	e->pq.action = d->act;
+	e->pq.reason = d->reason;
+	if (d->kind == GP_BACKEND_EVICT) {
+		gp_commit_proc(e, n, d->act, &d->pp, d->ret, d->t0, d->t1);
+		return;
+	}
+	if (d->kind == GP_BACKEND_SHRINK && d->ret == -EOPNOTSUPP && d->act == GP_ACT_SHRINK)
+		e->no_shrink = true;
+	gp_commit(e, &d->pp, d->ret, d->kind, d->t0, d->t1);
 }
 
 /**
@@ -264,7 +335,7 @@ static void gp_apply_shrink(struct gp_queue *e, int n, const struct gp_policy_pa
  */
 void gp_apply(int n, const struct gp_policy_params *pp)
 {
-	int i, j, pass;
+	int i, pass;
 
 	for (pass = 0; pass < 2; pass++) {
 		enum gp_action act = pass ? GP_ACT_UNPARK : GP_ACT_PARK;
@@ -285,6 +356,9 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			}
 			if (e->pq.action != act)
 				continue;
+			/* The helper has an action of the process: its result first. */
+			if (gp_defer_inflight(e->proc))
+				continue;
 			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
 			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :
 				  e->backend == GP_BACKEND_EVICT;
@@ -303,36 +377,19 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			t1 = ktime_get_ns();
 			gp_dev_charge(gp_pq_dev(&e->pq), ret, t1);
 			gp_count_lc_preempt(e, t1 - t0);
-			if (!by_proc) {
+			if (by_proc)	/* The whole process moved: commit each of its queues. */
+				gp_commit_proc(e, n, act, pp, ret, t0, t1);
+			else
 				gp_commit(e, pp, ret, GP_BACKEND_SUSPEND, t0, t1);
-				continue;
-			}
-			/*
-			 * S3 F20: KFD evicts and counts before it can fail, and
-			 * gpreempt then holds the eviction (the error is
-			 * counted).  Committed as running, the process would
-			 * stay evicted until the policy happened to park it
-			 * again: it is parked, and restored when the policy
-			 * says so.
-			 */
-			if (ret && act == GP_ACT_PARK && gp_evict_held(e->proc, e->dev))
-				ret = 0;
-			/* The whole process moved: commit each of its queues. */
-			for (j = 0; j < n; j++) {
-				struct gp_queue *x = gp_snap[j];
+			/* S3 F20: p->mutex busy again and again: the helper waits for it. */
+			if (gp_defer_busy(e->proc, ret)) {
+				struct gp_defer req = {
+					.kind = by_proc ? GP_BACKEND_EVICT : GP_BACKEND_SUSPEND,
+					.act = act, .reason = e->pq.reason, .e = e, .dev = e->dev,
+					.pp = *pp,
+				};
 
-				if (x->proc != e->proc || x->dev != e->dev || x->gone)
-					continue;
-				if (act == GP_ACT_UNPARK && x->backend != GP_BACKEND_EVICT)
-					continue;
-				if (act == GP_ACT_UNPARK && x->pq.state != GP_PS_PARKED)
-					continue;
-				if (act == GP_ACT_PARK && x->pq.state == GP_PS_PARKED)
-					continue;
-				x->pq.action = act;
-				x->pq.reason = e->pq.reason;
-				x->acted = true;
-				gp_commit(x, pp, ret, GP_BACKEND_EVICT, t0, t1);
+				gp_defer_queue(e->proc, &req);
 			}
 		}
 	}

@@ -4,7 +4,8 @@
  *
  *   kfd_lookup_process_by_pasid() (+1 reference; the process cannot be
  *   freed) -> identity check -> p->mutex (trylock on the monitor's path: a
- *   contended mutex means an ioctl is running; retry next tick) -> the
+ *   contended mutex means an ioctl is running; retry next tick, and after a
+ *   few busy ticks in a row the helper thread waits for it, defer.c) -> the
  *   queue still exists (walk of pqm->queues) and the registry entry is not
  *   gone (its generation) -> checks (mm, debugger, has_reset_queue, CWSR,
  *   device health) -> act -> unlock -> kfd_unref_process().
@@ -130,7 +131,7 @@ struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, str
 		*qp = q;
 		return p;
 	}
-	mutex_unlock(kfd_p_mutex(p));
+	gp_backend_mutex_unlock(p);
 out_unref:
 	gp_kfd_unref(p);
 	return ERR_PTR(ret);
@@ -142,8 +143,17 @@ out_unref:
  */
 void gp_backend_unlock(struct kfd_process *p)
 {
-	mutex_unlock(kfd_p_mutex(p));
+	gp_backend_mutex_unlock(p);
 	gp_kfd_unref(p);
+}
+
+/**
+ * gp_backend_mutex_unlock() - release the p->mutex gp_backend_trylock() took
+ * @p: the process
+ */
+void gp_backend_mutex_unlock(struct kfd_process *p)
+{
+	gp_defer_unlock(kfd_p_mutex(p));
 }
 
 /**
@@ -215,10 +225,13 @@ int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
 /**
  * gp_backend_trylock() - take p->mutex
  * @p: referenced process
- * @blocking: wait (module unload) or only try (monitor tick)
+ * @blocking: wait (module unload, the helper thread) or only try (monitor tick)
  *
- * The blocking wait polls, so rmmod is never stuck in D state behind an
- * ioctl that holds p->mutex for a long time (CRIU, a debugger).
+ * The unload's wait polls, so rmmod is never stuck in D state behind an
+ * ioctl that holds p->mutex for a long time (CRIU, a debugger).  The helper
+ * thread waits as a waiter of the mutex, for a bounded time, and takes
+ * gp_act_lock with it (gp_defer_lock()).  Release with
+ * gp_backend_mutex_unlock().
  *
  * Return: 0 with the mutex held, or -EBUSY.
  */
@@ -226,6 +239,8 @@ int gp_backend_trylock(struct kfd_process *p, bool blocking)
 {
 	unsigned long warn_at = jiffies + 5 * HZ;
 
+	if (blocking && gp_defer_current())
+		return gp_defer_lock(kfd_p_mutex(p));
 	if (mutex_trylock(kfd_p_mutex(p)))
 		return 0;
 	if (!blocking) {

@@ -15,6 +15,12 @@ int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
 int gp_backend_trylock(struct kfd_process *p, bool blocking);
 struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp);
 void gp_backend_unlock(struct kfd_process *p);
+void gp_backend_mutex_unlock(struct kfd_process *p);
+
+/* The helper thread's wait for p->mutex (defer.c) */
+bool gp_defer_current(void);
+int gp_defer_lock(struct mutex *m);
+void gp_defer_unlock(struct mutex *m);
 
 /* Device health (devhealth.c) */
 bool gp_backend_dev_failed(struct device_queue_manager *dqm);

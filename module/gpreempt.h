@@ -5,6 +5,7 @@
 #ifndef GP_GPREEMPT_H
 #define GP_GPREEMPT_H
 
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/types.h>
@@ -89,6 +90,43 @@ int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq);
 void gp_layout_live_passed(unsigned int nproc, unsigned int nq, ktime_t t0);
 bool gp_layout_live_admit(struct queue *q);
 
+/**
+ * struct gp_defer - an action the monitor hands to the helper thread (defer.c)
+ * @work: on the helper's kthread_worker
+ * @state: enum gp_defer_state (release/acquire between the two threads)
+ * @kind: GP_BACKEND_SUSPEND, _SHRINK or _EVICT
+ * @act: GP_ACT_PARK/_SHRINK or GP_ACT_UNPARK, as the policy wanted it
+ * @reason: its enum gp_reason
+ * @e: the queue (pinned), or NULL: restore an eviction owed (S3 F13)
+ * @dev: the device (evict)
+ * @avoid: for a shrink: the mask to keep clear of
+ * @has_avoid: @avoid is set (else NULL for the backend)
+ * @dev_cus: for a shrink: the device's CU count
+ * @pp: the parameters of the tick that wanted it (for the commit)
+ * @ret: the backend's result
+ * @t0: when the helper started on it
+ * @t1: when it finished
+ *
+ * Everything but @state is written by the monitor before the work is
+ * queued, and by the helper (@ret, @t0, @t1) before @state is DONE.
+ */
+struct gp_defer {
+	struct kthread_work work;
+	int state;
+	int kind;
+	enum gp_action act;
+	enum gp_reason reason;
+	struct gp_queue *e;
+	struct kfd_node *dev;
+	u32 avoid[GP_CU_MASK_WORDS];
+	bool has_avoid;
+	u32 dev_cus;
+	struct gp_policy_params pp;
+	int ret;
+	u64 t0;
+	u64 t1;
+};
+
 /* ---- registry (registry.c) ---- */
 /**
  * struct gp_proc - a KFD process gpreempt knows
@@ -118,6 +156,9 @@ bool gp_layout_live_admit(struct queue *q);
  *		   deleted when it ended (S3 F7)
  * @nrefs: queue entries (gone or not) that point at this process; it is
  *	   freed only when this is 0
+ * @busy_streak: monitor-owned: actions on it in a row that found p->mutex
+ *		 busy (S3 F20: a process that keeps its mutex busy)
+ * @defer: monitor-owned while idle: the action handed to the helper thread
  * @ev: per-device evictions gpreempt holds (monitor-owned)
  * @ev.dev: the device (NULL: free slot)
  * @ev.evicted: 1 while gpreempt holds one evict_process_queues() on it
@@ -144,6 +185,8 @@ struct gp_proc {
 	bool rules_dropped;
 	bool restore_owed;
 	int nrefs;
+	unsigned int busy_streak;
+	struct gp_defer defer;
 	struct {
 		struct kfd_node *dev;
 		int evicted;
@@ -182,6 +225,8 @@ struct gp_proc {
  *	      gpreempt's park it could not undo at unload (S3 F20)
  * @reset: KFD reset the queue, or one of its process on its device (6.12
  *	   has_reset_queue): it is never parked again (S3 F12)
+ * @pinned: a deferred action of its process uses it: not reaped until the
+ *	    monitor has its result (set and cleared under gp_reg.lock)
  * @seen: the monitor has set the queue up
  * @acted: already acted on in this tick (process-wide actions)
  * @dirty: @info changed since the last map update
@@ -229,6 +274,7 @@ struct gp_queue {
 	u64 info_parked_at;
 	bool leftover;
 	bool reset;
+	bool pinned;
 	bool seen;
 	bool acted;
 	bool dirty;
@@ -297,6 +343,7 @@ bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 int gp_registry_restores_owed(struct gp_proc **out, int max);
 void gp_registry_set_owed(struct gp_proc *pr, bool owed);
 bool gp_registry_dev_has_compute(struct gp_proc *pr, struct kfd_node *dev);
+void gp_registry_pin(struct gp_proc *pr, struct gp_queue *e, bool pin);
 
 /* ---- pointer access (ptr_access.c) ---- */
 void gp_ptr_setup(struct gp_queue *e);

@@ -82,6 +82,9 @@ static unsigned int gp_tick(void)
 	cfg_changed = gp_effective_params(&pp, &tick_us, t0);
 	gp_rules_tick(t0);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
+	/* What the helper did (S3 F20) is the state the policy starts from. */
+	gp_defer_collect(n);
+	gp_defer_tick(t0);
 	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
 	gp_last_scan_ns = t0;
 	gp_scan(n, t0, gp_backoff_us != 0);
@@ -120,7 +123,8 @@ static unsigned int gp_tick(void)
 	kind = gp_scan_tick_kind(n, t0);
 	/* Nor calm while an eviction is held or owed a restore, or gp_config just changed. */
 	if (kind == GP_TICK_CALM &&
-	    (cfg_changed || READ_ONCE(gp_reg.nowed) || gp_stats.evicts_outstanding))
+	    (cfg_changed || READ_ONCE(gp_reg.nowed) || gp_stats.evicts_outstanding ||
+	     gp_defer_pending()))
 		kind = GP_TICK_IDLE;
 	period = gp_period(kind, tick_us);
 
@@ -167,8 +171,7 @@ static int gp_monitor_fn(void *unused)
 {
 	set_freezable();
 	while (!kthread_should_stop()) {
-		u64 t0 = ktime_get_ns();
-		u64 ns = (u64)gp_tick() * NSEC_PER_USEC;
+		u64 t0 = ktime_get_ns(), ns;
 		u64 floor = (u64)READ_ONCE(gp_param.tick_us) * NSEC_PER_USEC;
 
 		/*
@@ -180,6 +183,9 @@ static int gp_monitor_fn(void *unused)
 		 * after it; kicks during the floor's wait are kept for the
 		 * tick after it.
 		 */
+		mutex_lock(&gp_act_lock);
+		ns = (u64)gp_tick() * NSEC_PER_USEC;
+		mutex_unlock(&gp_act_lock);
 		if (atomic_xchg(&gp_kicked, 0)) {
 			gp_backoff_us = 0;
 			gp_monitor_sleep(t0, floor, false);
@@ -201,35 +207,49 @@ static int gp_monitor_fn(void *unused)
  */
 int gp_monitor_start(void)
 {
+	int ret = -ENOMEM;
+
 	gp_snap = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_snap), GFP_KERNEL);
 	gp_pqs = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_pqs), GFP_KERNEL);
 	if (!gp_snap || !gp_pqs)
 		goto err_free;
+	ret = gp_defer_start();
+	if (ret) {
+		pr_err("cannot start the helper thread: %d\n", ret);
+		goto err_free;
+	}
 	gp_monitor_task = kthread_run(gp_monitor_fn, NULL, "gpreempt");
 	if (IS_ERR(gp_monitor_task)) {
 		pr_err("cannot start the monitor thread: %ld\n", PTR_ERR(gp_monitor_task));
 		gp_monitor_task = NULL;
-		goto err_free;
+		ret = -ENOMEM;
+		goto err_defer;
 	}
 	/* M7: a tick that a CPU-bound load cannot stretch to milliseconds. */
 	if (gp_param.sched_fifo)
 		sched_set_fifo_low(gp_monitor_task);
 	return 0;
 
+err_defer:
+	gp_defer_stop();
 err_free:
 	kvfree(gp_pqs);
 	kvfree(gp_snap);
 	gp_pqs = NULL;
 	gp_snap = NULL;
-	return -ENOMEM;
+	return ret;
 }
 
 /**
- * gp_monitor_stop() - stop the kthread (no KFD call happens after this)
+ * gp_monitor_stop() - stop the kthread, then the helper (no KFD call happens after this)
+ *
+ * The helper's results not yet committed are committed by
+ * gp_monitor_release_all().
  */
 void gp_monitor_stop(void)
 {
 	if (gp_monitor_task)
 		kthread_stop(gp_monitor_task);
 	gp_monitor_task = NULL;
+	gp_defer_stop();
 }

@@ -10,11 +10,14 @@
  *   apply.c    park and unpark through the backends, per-device budgets;
  *   publish.c  maps.
  * All of it runs in the monitor thread only (release.c also at unload,
- * after the thread stopped), so the state below needs no lock.
+ * after the thread stopped), so the state below needs no lock; defer.c's
+ * helper thread acts only under gp_act_lock, which the monitor holds for
+ * each tick.
  */
 #ifndef GP_MONITOR_INT_H
 #define GP_MONITOR_INT_H
 
+#include <linux/mutex.h>
 #include "gpreempt.h"
 
 /* Every queue's map entry at least this often; gp_stats and gp_config this often. */
@@ -48,6 +51,19 @@ void gp_set_state(struct gp_queue *e, enum gp_qstate st);
 u32 gp_dev_index(struct kfd_node *dev);
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now);
 void gp_apply(int n, const struct gp_policy_params *pp);
+
+void gp_commit_deferred(struct gp_defer *d, int n);
+
+/* defer.c: actions whose p->mutex stays busy, by the helper thread (S3 F20) */
+extern struct mutex gp_act_lock;
+int gp_defer_start(void);
+void gp_defer_stop(void);
+bool gp_defer_busy(struct gp_proc *pr, int ret);
+bool gp_defer_inflight(const struct gp_proc *pr);
+bool gp_defer_pending(void);
+void gp_defer_queue(struct gp_proc *pr, const struct gp_defer *req);
+void gp_defer_collect(int n);
+void gp_defer_tick(u64 now);
 
 /* publish.c */
 void gp_publish(int n, u64 now);

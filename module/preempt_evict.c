@@ -152,7 +152,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 			gp_backend_note_error(dqm, ret, "restore_process_queues");
 	}
 out_unlock:
-	mutex_unlock(kfd_p_mutex(p));
+	gp_backend_mutex_unlock(p);
 out_unref:
 	gp_kfd_unref(p);
 	return ret;

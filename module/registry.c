@@ -599,7 +599,8 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
 	list_for_each_entry_safe(e, tmp, &gp_reg.queues, node) {
-		if (e->gone) {
+		/* A deferred action uses it: freed once its result is in. */
+		if (e->gone && !e->pinned) {
 			list_move(&e->node, &dead);
 			gp_reg.nqueues--;
 		}
@@ -630,6 +631,29 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 		gp_reg_ops->proc_freed(pr);
 		kfree(pr);
 	}
+}
+
+/**
+ * gp_registry_pin() - keep @pr (and @e) allocated while a deferred action uses them
+ * @pr: the process
+ * @e: its queue, or NULL
+ * @pin: take (true) or drop the pin
+ *
+ * A pin is one more reference in @pr->nrefs, and @e->pinned keeps a gone
+ * @e from the reap.  Unpinning a gone queue counts as a change: the next
+ * tick reaps it.
+ */
+void gp_registry_pin(struct gp_proc *pr, struct gp_queue *e, bool pin)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	pr->nrefs += pin ? 1 : -1;
+	if (e)
+		e->pinned = pin;
+	if (!pin)
+		gp_reg.gen++;
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
 }
 
 /**

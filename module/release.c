@@ -94,6 +94,9 @@ void gp_restore_owed(void)
 			gp_registry_set_owed(pr, false);
 			continue;
 		}
+		/* The helper has an action of it: owed until its result is in. */
+		if (gp_defer_inflight(pr))
+			continue;
 		for (i = 0; i < GP_MAX_DEVS && pr->evicted; i++) {
 			struct kfd_node *dev = pr->ev[i].dev;
 			int ret;
@@ -103,6 +106,15 @@ void gp_restore_owed(void)
 			ret = gp_evict_process(pr, dev, false);
 			if (ret && gp_evict_held(pr, dev))
 				again = true;
+			/* S3 F20: p->mutex busy again and again: the helper waits for it. */
+			if (gp_defer_busy(pr, ret)) {
+				struct gp_defer req = {
+					.kind = GP_BACKEND_EVICT, .act = GP_ACT_UNPARK, .dev = dev,
+				};
+
+				gp_defer_queue(pr, &req);
+				break;
+			}
 		}
 		gp_registry_set_owed(pr, again);
 	}
@@ -131,7 +143,9 @@ static int gp_restore_evictions(void)
 /**
  * gp_monitor_release_all() - unpark everything gpreempt parked
  *
- * Module unload, after gp_monitor_stop(): waits for p->mutex where needed,
+ * Module unload, after gp_monitor_stop() (the monitor and the helper
+ * stopped; the helper's last results are committed first): waits for
+ * p->mutex where needed,
  * so it returns only when every parked queue is back (or gone with its
  * process) and every eviction is balanced.
  */
@@ -141,6 +155,8 @@ void gp_monitor_release_all(void)
 
 	if (!gp_snap)
 		return;
+	/* What the helper did last (it stopped after the monitor), first. */
+	gp_defer_collect(gp_registry_snapshot(gp_snap, GP_MAX_QUEUES));
 	gp_registry_reap(gp_release_queue);
 	/* Evictions first, before anything can be marked dead (C7). */
 	failed = gp_restore_evictions();

@@ -91,6 +91,12 @@
  * over the CPU page that holds queue 0's dispatch ids (MAP_FIXED, the GPU's
  * view is unchanged), prints "remapped", never touches that page again and
  * exits without draining (S3 F6: a FUSE file that never answers a read).
+ * --mutex-threads N keeps the process's own p->mutex busy while it runs (S3
+ * F20, evasion): N threads loop on an ioctl that takes it, and the count of
+ * those ioctls is printed at the end ("mutex_ioctls=").  The ioctl is
+ * kfdsim's queue query (cheap, as KFD's SET_MEMORY_POLICY), or with
+ * --mutex-us U one that works U us under the mutex (as KFD's memory
+ * mapping ioctls do).
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
 #define _GNU_SOURCE
@@ -98,6 +104,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -114,7 +121,7 @@
 static struct {
 	const char *mode;
 	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms, gap_ms;
-	int drain_ms, reset_ms, destroy_ms;
+	int drain_ms, reset_ms, destroy_ms, mutex_threads, mutex_us;
 	int dep_prio, dep_backlog;
 	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us, dep_wg_us;
 	const char *dep_shm;
@@ -297,6 +304,50 @@ static volatile sig_atomic_t stop;
 static volatile sig_atomic_t reset_now;	/* SIGUSR1: --reset-ms now */
 static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
 static const char *remap_ids;	/* --remap-ids FILE (idle) */
+
+/* --mutex-threads: threads looping on an ioctl that takes p->mutex. */
+#define MAX_MUTEX_THREADS 64
+static pthread_t mutex_tids[MAX_MUTEX_THREADS];
+static _Atomic long mutex_ioctls;
+static _Atomic bool mutex_stop;
+
+static void *mutex_loop(void *arg)
+{
+	struct kfdsim_test_args t = { .op = KFDSIM_TEST_QUERY, .queue_id = *(uint32_t *)arg };
+	long n = 0;
+
+	if (opt.mutex_us) {
+		t.op = KFDSIM_TEST_MUTEX_WORK;
+		t.value = opt.mutex_us;
+	}
+	while (!atomic_load_explicit(&mutex_stop, memory_order_relaxed)) {
+		if (ioctl(fd, KFDSIM_IOC_TEST, &t))
+			break;
+		n++;
+	}
+	atomic_fetch_add(&mutex_ioctls, n);
+	return NULL;
+}
+
+/* Start (@on) or stop and join the --mutex-threads threads on queue @qid. */
+static int mutex_threads(bool on, uint32_t *qid)
+{
+	int i;
+
+	for (i = 0; i < opt.mutex_threads; i++) {
+		if (!on) {
+			atomic_store(&mutex_stop, true);
+			pthread_join(mutex_tids[i], NULL);
+		} else if (pthread_create(&mutex_tids[i], NULL, mutex_loop, qid)) {
+			opt.mutex_threads = i;
+			return -1;
+		}
+	}
+	if (!on && opt.mutex_threads)
+		printf("gpload: mutex_ioctls=%ld threads=%d\n", atomic_load(&mutex_ioctls),
+		       opt.mutex_threads);
+	return 0;
+}
 
 static void on_signal(int sig)
 {
@@ -484,6 +535,10 @@ static int run(void)
 		if (ioctl(fd, KFDSIM_IOC_TEST, &t))
 			errors++;
 	}
+	if (mutex_threads(true, &qs[0].id)) {
+		fprintf(stderr, "gpload: --mutex-threads: cannot start a thread\n");
+		errors++;
+	}
 	if (!opt.quiet)
 		printf("gpload %s: pid %d, %d queue(s) at priority %d\n", opt.mode, getpid(),
 		       opt.queues, opt.prio);
@@ -614,6 +669,7 @@ static int run(void)
 			sleep_us(10000);
 		}
 	}
+	mutex_threads(false, NULL);
 	if (reset) {
 		/* A reset queue's work is lost, as on the GPU: nothing to verify. */
 		printf("gpload: reset after %d ms: queues not drained\n", opt.reset_ms);
@@ -795,6 +851,7 @@ static void usage(void)
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
 		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
+		"              [--mutex-threads N [--mutex-us US]]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
@@ -827,6 +884,7 @@ int main(int argc, char **argv)
 		{ "dep-wg-us", 1, 0, 'y' }, { "dep-shm", 1, 0, 'z' }, { "shm", 1, 0, 'Z' },
 		{ "cu-mask", 1, 0, 'A' },
 		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' }, { "destroy-ms", 1, 0, 'K' },
+		{ "mutex-threads", 1, 0, 'x' }, { "mutex-us", 1, 0, 'Y' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -882,6 +940,8 @@ int main(int argc, char **argv)
 		case 'g': opt.gap_ms = atoi(optarg); break;
 		case 'N': opt.drain_ms = atoi(optarg); break;
 		case 'K': opt.destroy_ms = atoi(optarg); break;
+		case 'x': opt.mutex_threads = atoi(optarg); break;
+		case 'Y': opt.mutex_us = atoi(optarg); break;
 		case 'A':
 			if (parse_cu_mask(optarg)) {
 				fprintf(stderr,
@@ -928,7 +988,9 @@ int main(int argc, char **argv)
 	    opt.gap_ms < 0 || opt.gap_ms > 600000 || opt.drain_ms < 0 || opt.drain_ms > 600000 ||
 	    opt.copy_us < 0 || (opt.wg_us_max && opt.wg_us_max < opt.wg_us) ||
 	    opt.dep_prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.dep_backlog < 0 ||
-	    opt.dep_backlog >= RING_SLOTS - 1 || opt.dep_wg_us < 0) {
+	    opt.dep_backlog >= RING_SLOTS - 1 || opt.dep_wg_us < 0 ||
+	    opt.mutex_threads < 0 || opt.mutex_threads > MAX_MUTEX_THREADS ||
+	    opt.mutex_us < 0 || opt.mutex_us > 10000) {
 		fprintf(stderr, "gpload: bad numeric argument\n");
 		return 2;
 	}

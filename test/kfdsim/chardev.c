@@ -238,6 +238,15 @@ static int ks_set_cu_mask(struct kfd_process *p, void __user *arg)
 	return ks_queue_set_cu_mask(p, args.queue_id, args.num_cu_mask, args.cu_mask_ptr);
 }
 
+/* Work on the CPU for @us microseconds (the caller holds p->mutex). */
+static void ks_busy_us(u64 us)
+{
+	u64 end = ktime_get_ns() + us * NSEC_PER_USEC;
+
+	while (ktime_get_ns() < end)
+		cpu_relax();
+}
+
 static int ks_test(struct kfd_process *p, void __user *arg)
 {
 	struct device_queue_manager *dqm;
@@ -288,6 +297,13 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		break;
 	case KFDSIM_TEST_HOLD_REF:
 		ret = ks_test_hold(p, args.value);
+		break;
+	case KFDSIM_TEST_MUTEX_WORK:
+		if (args.value > 10000)
+			return -EINVAL;
+		mutex_lock(&p->mutex);
+		ks_busy_us(args.value);
+		mutex_unlock(&p->mutex);
 		break;
 	case KFDSIM_TEST_CONTEXT:
 #if GP_HAVE_kfd_process__context_id

@@ -127,6 +127,11 @@ enum kfdsim_test_op {
 	KFDSIM_TEST_HWS_HANG = 7,	/* dqm->is_hws_hang = value, device queue_id */
 	KFDSIM_TEST_HOLD_REF = 8,	/* another holder keeps a reference for value ms */
 	KFDSIM_TEST_CONTEXT = 9,	/* own context_id -> value (0xffff: primary) */
+	/*
+	 * Hold p->mutex for value us (at most 10000), working: what a KFD
+	 * ioctl that maps memory or updates page tables under it costs.
+	 */
+	KFDSIM_TEST_MUTEX_WORK = 10,
 };
 
 #define KFDSIM_Q_ACTIVE (1 << 0)

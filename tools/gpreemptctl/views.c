@@ -83,7 +83,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
 	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
 	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
-	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"queues_unseen\":%llu",
+	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"queues_unseen\":%llu,"
+	       "\"busy_deferred\":%llu,\"busy_deferred_expired\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -92,7 +93,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
 	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
 	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
-	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->queues_unseen);
+	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->queues_unseen,
+	       st->busy_deferred, st->busy_deferred_expired);
 }
 
 static int frame(struct ctl *c)
@@ -258,8 +260,10 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.queues_seen, st.processes);
 	printf("preempts         %llu\nresumes          %llu\ninversions       %llu\n",
 	       st.preempts, st.resumes, st.inversions);
-	printf("starvation       %llu slices\nerrors           %llu\nbusy retries     %llu\n",
-	       st.starvation_slices, st.errors, st.busy_retries);
+	printf("starvation       %llu slices\nerrors           %llu\n", st.starvation_slices,
+	       st.errors);
+	printf("busy retries     %llu (%llu handed to the helper, %llu of its waits expired)\n",
+	       st.busy_retries, st.busy_deferred, st.busy_deferred_expired);
 	printf("skipped          %llu debugged, %llu reset\nbad control      %llu\n",
 	       st.skipped_debugged, st.skipped_reset, st.bad_control);
 	printf("probe missed     %llu\nevicts held      %llu (%llu restores retried)\n",

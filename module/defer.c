@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * defer.c - actions whose p->mutex stays busy, done by a helper thread
+ * (S3 F20, evasion).
+ *
+ * The monitor only tries p->mutex: a contended one means an ioctl runs, and
+ * the action is tried again on the next tick.  A process whose own threads
+ * keep the mutex busy (a loop of cheap ioctls that take it) would almost
+ * never be parked that way, and an unpark of it could be put off for ever.
+ * After GP_DEFER_AFTER_BUSY actions in a row found one process's mutex
+ * busy, the monitor hands the next one to the helper: a freezable
+ * kthread_worker that waits for the mutex as a waiter (the mutex hands
+ * itself over to a waiter that has waited, so a stream of lockers cannot
+ * starve it), does the action through the same backend code (blocking),
+ * and reports the result.  The monitor commits it at the start of its next
+ * tick, before the policy decides again.
+ *
+ * Bounds: the helper's wait is killable, and the monitor kills it once it
+ * has waited GP_DEFER_WAIT_MS (a CRIU dump or a debugger may hold the mutex
+ * for long): the action then counts as busy, and is handed over again.
+ * The monitor itself never waits for a p->mutex.
+ *
+ * Exclusion: what the backends write (evictions held, gp_stats, the shrink
+ * buffers, device health, gp_queue.reset) is the monitor's.  The monitor
+ * holds gp_act_lock for each tick; the helper takes it once it has
+ * p->mutex, until it lets p->mutex go, so its action is as if it were part
+ * of a tick.  Lock order: p->mutex -> gp_act_lock.  Under gp_act_lock the
+ * monitor only tries p->mutex: it waits at most for one KFD call of the
+ * helper's, never for the process.
+ *
+ * While a process's action is with the helper, the monitor acts on nothing
+ * of that process, and the process and queue stay pinned in the registry
+ * until the monitor has the result.  At unload the helper is stopped after
+ * the monitor (a wait in progress is killed), and the results not yet
+ * committed are, before the unload's own blocking release of every park.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kthread.h>
+#include <linux/mutex.h>
+#include <linux/sched/signal.h>
+#include "backend.h"
+#include "monitor_int.h"
+
+/* Actions in a row that found the process's p->mutex busy before deferring. */
+#define GP_DEFER_AFTER_BUSY 4
+/* The longest the helper waits for a p->mutex. */
+#define GP_DEFER_WAIT_MS 500
+/* Processes with an action at the helper at once; more wait for a slot. */
+#define GP_DEFER_MAX 16
+
+enum gp_defer_state {
+	GP_DEFER_IDLE = 0,
+	GP_DEFER_QUEUED,	/* the helper has it */
+	GP_DEFER_DONE,		/* the result is in: the monitor commits it */
+};
+
+/* Held by the monitor for each tick, by the helper for each action. */
+DEFINE_MUTEX(gp_act_lock);
+static struct kthread_worker *gp_defer_worker;
+/* Monitor-owned: processes whose action is with the helper. */
+static struct gp_proc *gp_deferred[GP_DEFER_MAX];
+static unsigned int gp_ndeferred;
+/* The helper waits for a p->mutex since then (0: it does not). */
+static u64 gp_defer_wait_ns;
+/* Helper-owned: it holds gp_act_lock. */
+static bool gp_defer_holds;
+static bool gp_defer_stopping;
+
+/**
+ * gp_defer_current() - is this the helper thread?
+ *
+ * Return: true in the helper, whose blocking backend calls wait for
+ * p->mutex as gp_defer_lock() does.
+ */
+bool gp_defer_current(void)
+{
+	return gp_defer_worker && current == gp_defer_worker->task;
+}
+
+/**
+ * gp_defer_lock() - the helper takes a p->mutex, then gp_act_lock
+ * @m: the process's mutex
+ *
+ * Return: 0 with both held, or -EBUSY (the monitor ended the wait: it took
+ * longer than GP_DEFER_WAIT_MS, or the module is going) with neither.
+ */
+int gp_defer_lock(struct mutex *m)
+{
+	int ret;
+
+	WRITE_ONCE(gp_defer_wait_ns, ktime_get_ns() ? : 1);
+	ret = mutex_lock_killable(m);
+	/* The monitor sends its SIGKILL under gp_act_lock: none comes after this. */
+	mutex_lock(&gp_act_lock);
+	WRITE_ONCE(gp_defer_wait_ns, 0);
+	flush_signals(current);
+	if (ret) {
+		gp_stats.busy_deferred_expired++;
+		mutex_unlock(&gp_act_lock);
+		return -EBUSY;
+	}
+	gp_defer_holds = true;
+	return 0;
+}
+
+/**
+ * gp_defer_unlock() - release a p->mutex, and gp_act_lock if the helper holds it
+ * @m: the process's mutex
+ */
+void gp_defer_unlock(struct mutex *m)
+{
+	mutex_unlock(m);
+	if (gp_defer_current() && gp_defer_holds) {
+		gp_defer_holds = false;
+		mutex_unlock(&gp_act_lock);
+	}
+}
+
+static void gp_defer_fn(struct kthread_work *work)
+{
+	struct gp_defer *d = container_of(work, struct gp_defer, work);
+	struct gp_proc *pr = container_of(d, struct gp_proc, defer);
+	bool park = d->act != GP_ACT_UNPARK;
+	int ret = -EBUSY;
+
+	d->t0 = ktime_get_ns();
+	if (READ_ONCE(gp_defer_stopping))
+		goto out;
+	if (d->kind == GP_BACKEND_EVICT)
+		ret = gp_evict_process_blocking(pr, d->dev, park);
+	else if (d->kind == GP_BACKEND_SHRINK)
+		ret = gp_shrink_queue(d->e, park, d->has_avoid ? d->avoid : NULL, d->dev_cus,
+				      true);
+	else
+		ret = gp_suspend_queue(d->e, park, true);
+out:
+	d->ret = ret;
+	d->t1 = ktime_get_ns();
+	/* Pairs with gp_defer_collect(): the result is seen before DONE. */
+	smp_store_release(&d->state, GP_DEFER_DONE);
+	gp_monitor_kick();
+}
+
+/**
+ * gp_defer_busy() - count an action's p->mutex result on @pr
+ * @pr: the process acted on
+ * @ret: the backend's result
+ *
+ * Return: true when the action found the mutex busy for the
+ * GP_DEFER_AFTER_BUSY-th time in a row: hand it to gp_defer_queue().
+ */
+bool gp_defer_busy(struct gp_proc *pr, int ret)
+{
+	if (ret != -EBUSY) {
+		pr->busy_streak = 0;
+		return false;
+	}
+	if (pr->busy_streak < GP_DEFER_AFTER_BUSY)
+		pr->busy_streak++;
+	return pr->busy_streak >= GP_DEFER_AFTER_BUSY && gp_defer_worker &&
+	       gp_ndeferred < GP_DEFER_MAX;
+}
+
+/**
+ * gp_defer_inflight() - is an action of @pr with the helper?
+ * @pr: registry process
+ *
+ * Return: true if so: the monitor acts on nothing of @pr until its result is in.
+ */
+bool gp_defer_inflight(const struct gp_proc *pr)
+{
+	return READ_ONCE(pr->defer.state) != GP_DEFER_IDLE;
+}
+
+/**
+ * gp_defer_pending() - is any action with the helper? (no deep idle then)
+ *
+ * Return: true if so.
+ */
+bool gp_defer_pending(void)
+{
+	return gp_ndeferred;
+}
+
+/**
+ * gp_defer_queue() - hand an action that found p->mutex busy to the helper
+ * @pr: the process
+ * @req: the action (@req->e, @req->kind, @req->act, ...; see struct gp_defer)
+ *
+ * Monitor only, after gp_defer_busy() said so.  @pr and @req->e are pinned
+ * until gp_defer_collect() has committed the result.
+ */
+void gp_defer_queue(struct gp_proc *pr, const struct gp_defer *req)
+{
+	struct gp_defer *d = &pr->defer;
+
+	if (gp_defer_inflight(pr) || gp_ndeferred >= GP_DEFER_MAX)
+		return;
+	d->kind = req->kind;
+	d->act = req->act;
+	d->reason = req->reason;
+	d->e = req->e;
+	d->dev = req->dev;
+	d->has_avoid = req->has_avoid;
+	if (req->has_avoid)
+		memcpy(d->avoid, req->avoid, sizeof(d->avoid));
+	d->dev_cus = req->dev_cus;
+	d->pp = req->pp;
+	d->pp.dev_budget = NULL;
+	d->ret = -EBUSY;
+	gp_registry_pin(pr, d->e, true);
+	gp_deferred[gp_ndeferred++] = pr;
+	gp_stats.busy_deferred++;
+	WRITE_ONCE(d->state, GP_DEFER_QUEUED);
+	kthread_init_work(&d->work, gp_defer_fn);
+	kthread_queue_work(gp_defer_worker, &d->work);
+}
+
+/**
+ * gp_defer_collect() - commit the results the helper has
+ * @n: queues in gp_snap (this tick's snapshot)
+ *
+ * Monitor (under gp_act_lock), before the policy decides, or at unload
+ * after the helper stopped.
+ */
+void gp_defer_collect(int n)
+{
+	unsigned int k = 0;
+
+	while (k < gp_ndeferred) {
+		struct gp_proc *pr = gp_deferred[k];
+		struct gp_defer *d = &pr->defer;
+
+		/* Pairs with gp_defer_fn(): DONE, then the result it wrote. */
+		if (smp_load_acquire(&d->state) != GP_DEFER_DONE) {
+			k++;
+			continue;
+		}
+		/* No queue: an owed restore, still owed (gp_restore_owed() checks). */
+		if (d->e)
+			gp_commit_deferred(d, n);
+		/* A deferred action that got the mutex ends the busy streak. */
+		if (d->ret != -EBUSY)
+			pr->busy_streak = 0;
+		WRITE_ONCE(d->state, GP_DEFER_IDLE);
+		gp_registry_pin(pr, d->e, false);
+		gp_deferred[k] = gp_deferred[--gp_ndeferred];
+	}
+}
+
+/**
+ * gp_defer_tick() - end a helper's wait for a p->mutex that took too long
+ * @now: the tick's time
+ *
+ * Monitor, under gp_act_lock.
+ */
+void gp_defer_tick(u64 now)
+{
+	u64 since = READ_ONCE(gp_defer_wait_ns);
+
+	if (since && now - since > GP_DEFER_WAIT_MS * NSEC_PER_MSEC)
+		send_sig(SIGKILL, gp_defer_worker->task, 1);
+}
+
+static void gp_defer_allow_kill(struct kthread_work *work)
+{
+	allow_signal(SIGKILL);
+}
+
+/**
+ * gp_defer_start() - start the helper thread
+ *
+ * Return: 0 or a negative errno.
+ */
+int gp_defer_start(void)
+{
+	struct kthread_work init;
+
+	gp_defer_stopping = false;
+	gp_defer_worker = kthread_create_worker(KTW_FREEZABLE, "gpreempt-defer");
+	if (IS_ERR(gp_defer_worker)) {
+		int ret = PTR_ERR(gp_defer_worker);
+
+		gp_defer_worker = NULL;
+		return ret;
+	}
+	kthread_init_work(&init, gp_defer_allow_kill);
+	kthread_queue_work(gp_defer_worker, &init);
+	kthread_flush_work(&init);
+	return 0;
+}
+
+/**
+ * gp_defer_stop() - stop the helper (after the monitor), its results to commit
+ *
+ * A wait for a p->mutex in progress is ended; actions not started yet end
+ * as busy.  The caller commits the results with gp_defer_collect().
+ */
+void gp_defer_stop(void)
+{
+	if (!gp_defer_worker)
+		return;
+	WRITE_ONCE(gp_defer_stopping, true);
+	send_sig(SIGKILL, gp_defer_worker->task, 1);
+	kthread_destroy_worker(gp_defer_worker);
+	gp_defer_worker = NULL;
+}

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# REVIEW-S3 F20 (evasion): a best-effort process keeps its own p->mutex busy
+# (four threads loop on an ioctl that works 500 us under it, as KFD's memory
+# mapping ioctls do: gpload --mutex-threads 4 --mutex-us 500) while
+# it runs long kernels; a latency-critical process (made "high" by a pid
+# rule) runs periodic work.  The monitor only tries p->mutex, so before the
+# fix the BE queue was (almost) never parked: only busy_retries grew.  Now,
+# after a few busy ticks in a row, a helper thread waits for the mutex and
+# parks it: BE is parked (through the helper: busy_deferred), unparked once
+# LC stops, parked again, and rmmod with BE parked and still hammering
+# returns and leaves nothing suspended.  Every packet completes exactly once.
+# Runs inside the test guest (test/run-vm sim).
+. test/lib/tap.sh
+. test/lib/sim.sh
+OBJ=${GP_OBJ:-.}
+GPLOAD=$OBJ/build/gpload
+T=$(mktemp -d)
+# ksq PASID FIELD: a field of the process's kfdsim queue line.
+ksq() { linefield "$(grep "^queue pasid=$1 " /sys/kernel/debug/kfdsim/queues | head -1)" "$2"; }
+# Parked by either backend: off the runlist (suspended or evicted).
+be_off() { [ "$(ksq "$bepasid" active)" = 0 ]; }
+be_running() {
+	[ "$(ksq "$bepasid" suspended)" = 0 ] && [ "$(ksq "$bepasid" evicted)" = 0 ] &&
+		[ "$(ksq "$bepasid" active)" = 1 ]
+}
+be_parked() { [ "$(qf "$be" preempts)" -gt "$1" ] 2>/dev/null; }
+lc_start() {
+	$GPLOAD lc --wg 8 --wg-us 500 --period-us 20000 --duration 600 --quiet &
+	lc=$!
+	wait_for 10 test -n "$(qf $lc state)"
+	$CTL set pid $lc high >/dev/null
+}
+
+dmesg -C
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; exit 1; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; exit 1; }
+
+# BE: work always pending, and its own p->mutex kept busy.
+$GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --mutex-threads 4 \
+	--mutex-us 500 >"$T/be.out" 2>&1 &
+be=$!
+wait_for 10 test -n "$(qf $be pasid)"
+bepasid=$(qf $be pasid)
+r0=$(gstat busy_retries)
+lc_start
+if wait_for 30 be_parked 0; then
+	tap_ok "F20: BE with its p->mutex kept busy is parked ($(qf $be preempts) parks)"
+else
+	tap_not_ok "F20: BE with its p->mutex kept busy is parked # $(qf $be preempts) parks, busy_retries $r0 -> $(gstat busy_retries)"
+fi
+tap_diag "backend $(qf $be backend); busy_retries $r0 -> $(gstat busy_retries), busy_deferred $(gstat busy_deferred), expired $(gstat busy_deferred_expired)"
+tap_check "F20: the helper did it (gp_stats.busy_deferred > 0)" \
+	test "$(gstat busy_deferred)" -gt 0
+tap_check "F20: kfdsim counted BE's preemptions" test "$(ksq "$bepasid" preemptions)" -gt 0
+
+kill -TERM $lc
+wait $lc
+lrc=$?
+if wait_for 30 be_running; then
+	tap_ok "F20: BE unparked after LC stopped (not suspended nor evicted, active)"
+else
+	tap_not_ok "F20: BE unparked after LC stopped # $(grep "pasid=$bepasid " /sys/kernel/debug/kfdsim/queues)"
+fi
+tap_check "F20: the policy agrees (state running)" wait_for 10 is $be state running
+
+# Parked again, then rmmod while BE is parked and its threads still hammer.
+p1=$(qf $be preempts)
+lc_start
+if wait_for 30 be_off; then
+	tap_ok "F20: BE parked again ($(qf $be preempts) parks, was $p1)"
+else
+	tap_not_ok "F20: BE parked again # $(qf $be preempts) parks, was $p1"
+fi
+t0=$SECONDS
+tap_check "F20: rmmod gpreempt with BE parked and hammering" timeout 120 rmmod gpreempt
+tap_diag "rmmod took $((SECONDS - t0)) s (simulation, TCG guest)"
+tap_check "F20: nothing left suspended after rmmod" be_running
+tap_check "F20: kfdsim: no queue left suspended or evicted" \
+	sh -c "! grep -Eq 'suspended=1|evicted=1' /sys/kernel/debug/kfdsim/queues"
+tap_check "F20: every eviction balanced" refs_zero
+
+kill -TERM $lc $be
+wait $lc
+lrc2=$?
+wait $be
+brc=$?
+n=$(sed -n 's/.*mutex_ioctls=\([0-9]*\).*/\1/p' "$T/be.out")
+tap_diag "BE's threads made ${n:-?} p->mutex ioctls"
+tap_check "F20: BE's threads kept p->mutex busy (mutex ioctls made)" test "${n:-0}" -gt 1000
+tap_check "F20: every packet completed exactly once (BE, LC twice)" \
+	test $brc = 0 -a $lrc = 0 -a $lrc2 = 0
+rmmod kfdsim
+tap_dmesg_clean "F20: kernel log clean"
+rm -rf "$T"
+tap_done
