@@ -80,7 +80,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
 	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
 	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
-	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu",
+	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"dep_releases\":%llu,"
+	       "\"dep_provider_ticks\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -89,7 +90,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
 	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
 	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
-	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks);
+	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->dep_releases,
+	       st->dep_provider_ticks);
 }
 
 static int frame(struct ctl *c)
