@@ -179,6 +179,13 @@ struct gp_stats {
 	 */
 	__u64 busy_deferred;
 	__u64 busy_deferred_expired;
+	/*
+	 * S3 F10: barriers seen passing (a queue seen waiting at a
+	 * BARRIER_AND/OR packet, then past it), and ticks in which some
+	 * queue was not parked because a higher queue waits on its work.
+	 */
+	__u64 dep_releases;
+	__u64 dep_provider_ticks;
 };
 
 struct gp_comm {

@@ -95,6 +95,9 @@ static unsigned int gp_tick(void)
 	gp_dev_budgets(&pp, t0);
 	gp_policy_decide(&pp, gp_pqs, n, t0, res);
 	gp_stats.throttled += res->throttled;
+	gp_stats.dep_releases += res->releases;
+	if (res->inheriting)
+		gp_stats.dep_provider_ticks++;
 	for (i = 0; i < n; i++) {
 		gp_snap[i]->pq = gp_pqs[i];
 		if (gp_snap[i]->gone)

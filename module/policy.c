@@ -19,6 +19,15 @@
  *   - A held queue (parked by hand) is parked whatever the levels say, and
  *     stays parked until the hold is released; only "disabled" and "not
  *     parkable" take it back.
+ *   - Dependencies (S3 F10): a queue waiting at a barrier packet is not
+ *     busy.  When its barrier passes, the lower queues of its device whose
+ *     work completed since it was last seen blocked are what it waited on
+ *     (its providers: the producer stream of a hipStreamWaitEvent, an IPC
+ *     event's owner); they inherit its priority, so they are not parked
+ *     for it, nor for its level, while it stays busy or blocked.  Its next
+ *     request waits on them again, and a park would hold back the work it
+ *     waits for.  A provider that did not progress at the queue's next
+ *     barrier is not its provider any more.
  *   - Starvation guard: a queue parked for max_suspend gets a min_slice of run
  *     time before it may be parked again, so best-effort work always moves.
  *   - Shrink (a queue marked shrinkable): where the rule parks a queue, it is
@@ -48,6 +57,77 @@ static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp,
 	if (q->blocked)
 		return false;
 	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < pp->hysteresis_ns);
+}
+
+/*
+ * @x's barrier passed: @y (same device) is its provider if it completed
+ * work since @x was last seen blocked; a former provider of @x that did not
+ * is not any more.
+ */
+static void gp_policy_provider(const struct gp_pq *x, struct gp_pq *y)
+{
+	if (y->prio >= x->prio || y->signal_only)
+		return;
+	if (y->last_progress_ns && y->last_progress_ns >= x->last_blocked_ns) {
+		if (!y->inherited || y->inherit_prio <= x->prio) {
+			y->inherited = true;
+			y->inherit_prio = x->prio;
+			y->inherit_from = x->id;
+		}
+	} else if (y->inherited && y->inherit_from == x->id) {
+		y->inherited = false;
+	}
+}
+
+/*
+ * S3 F10: barriers that passed this tick make providers of the queues that
+ * completed work meanwhile; a provider keeps its inherited priority while a
+ * dependent queue at least that high is busy or blocked on its device.
+ */
+static void gp_policy_deps(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
+			   struct gp_policy_result *r)
+{
+	u32 i, j;
+
+	for (i = 0; i < n; i++) {
+		struct gp_pq *x = &q[i];
+		u32 d = gp_pq_dev(x);
+
+		if (x->was_blocked && !x->blocked) {
+			r->releases++;
+			x->dependent = true;
+			for (j = 0; j < n; j++)
+				if (j != i && gp_pq_dev(&q[j]) == d)
+					gp_policy_provider(x, &q[j]);
+		}
+		if (x->blocked)
+			x->last_blocked_ns = now;
+		x->was_blocked = x->blocked;
+		if (!x->blocked && !level_busy(x, pp, now))
+			x->dependent = false;
+		if (x->dependent &&
+		    (!(r->dep_valid & (1ULL << d)) || x->prio > r->dep_top[d])) {
+			r->dep_valid |= 1ULL << d;
+			r->dep_top[d] = x->prio;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct gp_pq *y = &q[i];
+		u32 d = gp_pq_dev(y);
+
+		if (!y->inherited)
+			continue;
+		if (!(r->dep_valid & (1ULL << d)) || r->dep_top[d] < y->inherit_prio)
+			y->inherited = false;
+		else
+			r->inheriting++;
+	}
+}
+
+/* The priority @q counts at for parking: its own, or what it inherits. */
+static int eff_prio(const struct gp_pq *q)
+{
+	return q->inherited && q->inherit_prio > q->prio ? q->inherit_prio : q->prio;
 }
 
 /* Budget order: 0 = owed unparks, 1 = parks, 2 = unparks after idle. */
@@ -91,6 +171,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		q[i].granted = false;
 		if (q[i].pending)
 			q[i].last_pending_ns = now;
+		if (q[i].progressed)
+			q[i].last_progress_ns = now;
 		d = gp_pq_dev(&q[i]);
 		bit = 1ULL << d;
 		if (q[i].pending && (!(r.pend_valid & bit) || q[i].prio > r.pend_top[d])) {
@@ -105,12 +187,14 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			r.low_prio[d] = q[i].prio;
 		r.top_valid |= bit;
 	}
+	gp_policy_deps(pp, q, n, now, &r);
 
 	/* Desired actions, without the budget. */
 	for (i = 0; i < n; i++) {
 		struct gp_pq *x = &q[i];
 		u32 xd = gp_pq_dev(x);
-		bool below = (r.top_valid & (1ULL << xd)) && x->prio < r.top_prio[xd];
+		/* A provider is not below the queue that waits on it (F10). */
+		bool below = (r.top_valid & (1ULL << xd)) && eff_prio(x) < r.top_prio[xd];
 
 		if (below && x->pending && x->state == GP_PS_RUNNING && !x->signal_only) {
 			r.inversion_devs |= (1ULL << xd);

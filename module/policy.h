@@ -75,6 +75,10 @@ struct gp_policy_params {
  * @pending: the queue has work (wptr != rptr) at this scan
  * @blocked: it has work but waits at a barrier packet (not @pending): its
  *	     level is not busy, not even within the hysteresis
+ * @progressed: its read index moved since the previous scan (it completed
+ *		work): with @blocked, how the policy finds whom a queue waits on
+ * @id: the caller's stable identity of the queue (0: none; queues with the
+ *	same id are taken for one)
  * @parkable: gpreempt may park it (compute, not debugged, device healthy)
  * @signal_only: a copy (SDMA) queue: its pending work makes its level busy,
  *		 but it is never parked nor counted as an inversion
@@ -87,6 +91,17 @@ struct gp_policy_params {
  * @state_since_ns: when @state was entered
  * @last_pending_ns: policy-owned: last time @pending was seen
  * @slice_until_ns: policy-owned: starvation slice, no park before this
+ * @was_blocked: policy-owned: @blocked at the previous decision
+ * @last_blocked_ns: policy-owned: last time @blocked was seen
+ * @last_progress_ns: policy-owned: last time @progressed was seen
+ * @dependent: policy-owned: its work came through a barrier in its current
+ *	       busy period (it waits on other queues' work, S3 F10)
+ * @inherited: policy-owned: a provider: a higher queue's barrier passed when
+ *	       this queue's work completed, so the higher queue waits on it;
+ *	       it is not parked below @inherit_prio while a dependent queue
+ *	       that high stays busy on its device
+ * @inherit_prio: policy-owned: the priority it inherits (valid if @inherited)
+ * @inherit_from: policy-owned: @id of the dependent queue it inherits from
  * @granted: policy-owned scratch (action within the tick's budget)
  * @action: output of gp_policy_decide()
  * @reason: why (enum gp_reason)
@@ -99,6 +114,8 @@ struct gp_pq {
 	int prio;
 	bool pending;
 	bool blocked;
+	bool progressed;
+	u64 id;
 	bool parkable;
 	bool signal_only;
 	bool hold;
@@ -107,6 +124,13 @@ struct gp_pq {
 	u64 state_since_ns;
 	u64 last_pending_ns;
 	u64 slice_until_ns;
+	bool was_blocked;
+	u64 last_blocked_ns;
+	u64 last_progress_ns;
+	bool dependent;
+	bool inherited;
+	int inherit_prio;
+	u64 inherit_from;
 	bool granted;
 	enum gp_action action;
 	enum gp_reason reason;
@@ -120,6 +144,10 @@ struct gp_pq {
  * @pend_valid: bit d set: some queue of device d has pending work now
  * @pend_top: per device, the highest level with pending work (where @pend_valid)
  * @low_prio: per device, the lowest busy level (valid where @top_valid)
+ * @dep_valid: bit d set: some dependent queue of device d is busy or blocked
+ * @dep_top: per device, the highest such dependent queue (where @dep_valid)
+ * @releases: barriers seen passing (a blocked queue no longer blocked)
+ * @inheriting: queues that are providers (not parked for a dependent) now
  * @inversion_devs: bit d set: on device d a queue below its top runs with work
  * @inversion: some device has an inversion
  * @parks: park actions emitted
@@ -134,6 +162,10 @@ struct gp_policy_result {
 	u64 pend_valid;
 	int pend_top[GP_POLICY_MAX_DEVS];
 	int low_prio[GP_POLICY_MAX_DEVS];
+	u64 dep_valid;
+	int dep_top[GP_POLICY_MAX_DEVS];
+	u32 releases;
+	u32 inheriting;
 	u64 inversion_devs;
 	bool inversion;
 	u32 parks;

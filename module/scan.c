@@ -151,6 +151,9 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 		e->pending_since_ns = t0;
 	e->pq.pending = pending;
 	e->pq.blocked = blocked;
+	/* F10: completed work, to find whom a queue at a barrier waited on. */
+	e->pq.progressed = !rd && rptr != in->rptr;
+	e->pq.id = (u64)(uintptr_t)e;
 	e->pq.prio = prio;
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;

@@ -293,6 +293,127 @@ static void t_blocked_releases_level(void)
 	EXPECT(q[1].state == GP_PS_PARKED);
 }
 
+/*
+ * S3 F10, the producer: an LC queue (12) waits at a barrier on a producer
+ * (3) that keeps a backlog; the barrier passes as the producer completes its
+ * production.  The producer is its provider: not parked for the LC's
+ * kernels, nor in the hysteresis after them, nor at its next barrier.  An
+ * unrelated BE (3 too) that completed nothing meanwhile is parked as before.
+ */
+static void t_provider_not_parked(void)
+{
+	struct gp_pq q[3];
+	struct gp_policy_result r;
+	u64 t = T0;
+	int req;
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);
+	qinit(&q[2], 3, true);
+	q[0].id = 1;
+	q[1].id = 2;
+	q[2].id = 3;
+	for (req = 0; req < 3; req++) {
+		q[0].pending = false;		/* request: barrier, kernels */
+		q[0].blocked = true;
+		q[1].progressed = false;
+		r = tick(&P, q, 3, t += 100 * US);
+		EXPECT(q[1].state == GP_PS_RUNNING && r.parks == 0);
+		q[1].progressed = true;		/* the production completes */
+		r = tick(&P, q, 3, t += 100 * US);
+		EXPECT(r.parks == 0);
+		q[1].progressed = false;
+		q[0].blocked = false;		/* the barrier passes */
+		q[0].pending = true;
+		r = tick(&P, q, 3, t += 100 * US);
+		EXPECT(r.releases == 1 && r.inheriting == 1 && q[1].inherited);
+		EXPECT(q[1].state == GP_PS_RUNNING && q[1].action == GP_ACT_NONE);
+		EXPECT(q[2].state == GP_PS_PARKED);
+		r = tick(&P, q, 3, t += 100 * US);
+		EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_PARKED);
+		q[0].pending = false;		/* its kernels done: the hysteresis */
+		r = tick(&P, q, 3, t += P.hysteresis_ns / 2);
+		EXPECT(q[1].state == GP_PS_RUNNING && q[1].inherited);
+		EXPECT(q[2].state == GP_PS_PARKED);
+	}
+	/* The LC goes idle past the hysteresis: no dependent, no provider. */
+	r = tick(&P, q, 3, t += 2 * P.hysteresis_ns);
+	EXPECT(!q[1].inherited && !q[0].dependent && r.inheriting == 0);
+	EXPECT(q[2].state == GP_PS_RUNNING);
+	/* Plain LC work without a barrier parks the former provider again. */
+	q[0].pending = true;
+	r = tick(&P, q, 3, t += 100 * US);
+	EXPECT(q[1].state == GP_PS_PARKED && q[2].state == GP_PS_PARKED);
+}
+
+/*
+ * F10: a lower queue that completed nothing while the LC queue was blocked
+ * is not what it waited on: at the next barrier that passes without it, a
+ * former provider loses the inheritance, and is parked like any BE.
+ */
+static void t_provider_dropped(void)
+{
+	struct gp_pq q[2];
+	u64 t = T0;
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);
+	q[0].id = 1;
+	q[1].id = 2;
+	q[0].blocked = true;
+	tick(&P, q, 2, t += 100 * US);
+	q[1].progressed = true;
+	q[0].blocked = false;
+	q[0].pending = true;
+	tick(&P, q, 2, t += 100 * US);
+	EXPECT(q[1].inherited && q[1].state == GP_PS_RUNNING);
+	q[1].progressed = false;
+	q[0].pending = false;		/* next request: at a barrier again */
+	q[0].blocked = true;
+	tick(&P, q, 2, t += 100 * US);
+	tick(&P, q, 2, t += 100 * US);
+	EXPECT(q[1].inherited && q[1].state == GP_PS_RUNNING);
+	q[0].blocked = false;		/* passed, the BE completed nothing */
+	q[0].pending = true;
+	tick(&P, q, 2, t += 100 * US);
+	EXPECT(!q[1].inherited);
+	EXPECT(q[1].state == GP_PS_PARKED && q[1].reason == GP_WHY_HIGHER_PENDING);
+}
+
+/*
+ * F10: a provider inherits only below the dependent's priority and only
+ * on its device; a queue at or above the dependent, or on another device,
+ * is never made its provider.
+ */
+static void t_provider_scope(void)
+{
+	struct gp_pq q[4];
+	struct gp_policy_result r;
+	u64 t = T0;
+	u32 i;
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);		/* same device: the provider */
+	qinit(&q[2], 3, true);		/* device 1 */
+	qinit(&q[3], 14, false);	/* above the dependent */
+	q[2].dev = 1;
+	for (i = 0; i < 4; i++)
+		q[i].id = i + 1;
+	q[0].blocked = true;
+	tick(&P, q, 4, t += 100 * US);
+	for (i = 1; i < 4; i++)
+		q[i].progressed = true;
+	q[0].blocked = false;
+	q[0].pending = true;
+	r = tick(&P, q, 4, t += 100 * US);
+	EXPECT(q[1].inherited && !q[2].inherited && !q[3].inherited && r.inheriting == 1);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_RUNNING);
+	/* A level above the dependent parks the provider all the same. */
+	q[3].pending = true;
+	tick(&P, q, 4, t += 100 * US);
+	EXPECT(q[1].state == GP_PS_PARKED && q[0].state == GP_PS_PARKED);
+}
+
 static void t_equal_priority_never_parked(void)
 {
 	struct gp_pq q[3];
@@ -1001,6 +1122,9 @@ static const struct test tests[] = {
 	{ "three levels: top runs, both lower parked; top drains, middle runs", t_three_levels },
 	{ "idle lower queue not parked (parked once it has work)", t_idle_lower_not_parked },
 	{ "F10: a queue at a barrier releases its level at once", t_blocked_releases_level },
+	{ "F10: the producer a barrier waited on is not parked for it", t_provider_not_parked },
+	{ "F10: a provider that completed nothing at the next barrier is dropped", t_provider_dropped },
+	{ "F10: providers only below the dependent, on its device", t_provider_scope },
 	{ "F11: a lower queue pending within the hysteresis is parked (early-rptr firmware)",
 	  t_recently_pending_parked },
 	{ "queues at the top level never parked, unparked if parked", t_equal_priority_never_parked },

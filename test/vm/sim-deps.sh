@@ -9,8 +9,14 @@
 # exactly once.  Then gpreempt (user_max_priority=15): an LC stream (KFD 12)
 # waits on a producer at KFD 3; a blocked LC queue must not park the
 # producer it waits on until the starvation guard (max_suspend_ms) lets it
-# run: gp_stats.starvation_slices must not grow.  LC p50/p99 with and
-# without gpreempt are printed, not asserted.
+# run: gp_stats.starvation_slices must not grow.  Count-based, no clock
+# thresholds: gpreempt saw the barriers pass (gp_stats.dep_releases, at
+# least half the requests: the barrier header is read), and the producer,
+# whose work every request waits on, is parked for at most one request in
+# ten (gp_stats.preempts: the only parkable queue below LC; it was about one
+# park per request before the providers of a barrier inherited its level).
+# LC p50/p99 with and without gpreempt are printed, not asserted
+# (scripts/bench-deps measures them).
 . test/lib/tap.sh
 . test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
@@ -83,14 +89,26 @@ tap_diag "cross-process, no gpreempt: $i_off"
 tap_check "deps: cross-process: every packet exactly once, both processes" once "$i_off"
 tap_check "deps: cross-process: the producer served every request" served "$i_off"
 
+# few_parks LINE PARKS RELEASES: at most one park per 10 requests, and the
+# barriers seen passing for at least half of them.
+few_parks() {
+	local n
+	n=$(linefield "$1" requests)
+	[ "$n" -gt 0 ] && [ "$2" -le $((n / 10)) ] && [ "${3:-0}" -ge $((n / 2)) ]
+}
+
 if insmod "$OBJ/module/gpreempt.ko" user_max_priority=15; then
-	st0=$(gstat starvation_slices)
+	st0=$(gstat starvation_slices) p0=$(gstat preempts) r0=$(gstat dep_releases)
 	s_on=$(stream s-on 5)
-	st1=$(gstat starvation_slices)
+	st1=$(gstat starvation_slices) p1=$(gstat preempts) r1=$(gstat dep_releases)
 	i_on=$(ipc i-on 5)
-	st2=$(gstat starvation_slices)
-	tap_diag "cross-stream, gpreempt: $s_on starvation_slices $st0 -> $st1 preempts $(gstat preempts)"
-	tap_diag "cross-process, gpreempt: $i_on starvation_slices $st1 -> $st2"
+	st2=$(gstat starvation_slices) p2=$(gstat preempts) r2=$(gstat dep_releases)
+	tap_diag "cross-stream, gpreempt: $s_on starvation_slices $st0 -> $st1 parks $((p1 - p0)) barriers passed $((r1 - r0)) provider ticks $(gstat dep_provider_ticks)"
+	tap_diag "cross-process, gpreempt: $i_on starvation_slices $st1 -> $st2 parks $((p2 - p1)) barriers passed $((r2 - r1))"
+	tap_check "deps+gpreempt: cross-stream: producer parked for at most 1 request in 10, barriers seen (parks $((p1 - p0)), passed $((r1 - r0)))" \
+		few_parks "$s_on" $((p1 - p0)) $((r1 - r0))
+	tap_check "deps+gpreempt: cross-process: producer parked for at most 1 request in 10, barriers seen (parks $((p2 - p1)), passed $((r2 - r1)))" \
+		few_parks "$i_on" $((p2 - p1)) $((r2 - r1))
 	tap_check "deps+gpreempt: cross-stream: every packet exactly once" once "$s_on"
 	tap_check "deps+gpreempt: cross-stream: no park until the starvation guard (starvation_slices $st0 -> $st1)" \
 		test "$st0" = "$st1"

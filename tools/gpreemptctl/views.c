@@ -84,7 +84,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
 	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
 	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"queues_unseen\":%llu,"
-	       "\"busy_deferred\":%llu,\"busy_deferred_expired\":%llu",
+	       "\"busy_deferred\":%llu,\"busy_deferred_expired\":%llu,\"dep_releases\":%llu,"
+	       "\"dep_provider_ticks\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -94,7 +95,8 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
 	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
 	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->queues_unseen,
-	       st->busy_deferred, st->busy_deferred_expired);
+	       st->busy_deferred, st->busy_deferred_expired, st->dep_releases,
+	       st->dep_provider_ticks);
 }
 
 static int frame(struct ctl *c)
