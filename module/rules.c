@@ -45,8 +45,13 @@
 #define GP_ENV_MAX (32 * 1024)
 /* Periodic re-resolves per tick (rule changes through gpreemptctl: unbounded). */
 #define GP_RULES_RESCAN_PER_TICK 32
-/* The periodic re-resolve of a queue without work, in deep idle. */
-#define GP_RULES_IDLE_RESCAN_MS 1000
+/*
+ * The periodic re-resolve of a queue without work, in deep idle: one
+ * resolve costs about as much as the rest of a deep-idle tick, and an idle
+ * queue's priority decides nothing until it has work (then it is resolved
+ * again in the tick that sees the work, if older than GP_RULES_RESCAN_MS).
+ */
+#define GP_RULES_IDLE_RESCAN_MS 10000
 /* Give up on an environment with pages not present after this long. */
 #define GP_ENV_DEADLINE_MS 2000
 /* Ancestors walked for a cgroup rule (cgroup v2 trees are a few levels deep). */

@@ -25,6 +25,25 @@ static int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
  * device's CU count as its clients see it; 0: not known.
  */
 u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
+/*
+ * gp_backend_dev_usable() of each device slot's device, once per tick (its
+ * dqm->ops checks are the same for every queue of the device).
+ */
+static struct kfd_node *gp_dev_checked[GP_POLICY_MAX_DEVS];
+static bool gp_dev_usable[GP_POLICY_MAX_DEVS];
+
+/* gp_backend_dev_usable(@e->dev), asked once per device and tick. */
+static bool gp_scan_dev_usable(const struct gp_queue *e)
+{
+	u32 d = e->pq.dev;
+
+	/* Past GP_POLICY_MAX_DEVS devices, a slot holds several: ask each one. */
+	if (gp_dev_checked[d] != e->dev) {
+		gp_dev_checked[d] = e->dev;
+		gp_dev_usable[d] = gp_backend_dev_usable(e->dev);
+	}
+	return gp_dev_usable[d];
+}
 
 /*
  * The owner's CU mask changed (SET_CU_MASK): its weight, and a shrunk queue
@@ -158,7 +177,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;
 	e->pq.parkable = e->aql && !e->sdma && !e->reset && !READ_ONCE(e->proc->debugged) &&
-			 !READ_ONCE(e->proc->dead) && gp_backend_dev_usable(e->dev);
+			 !READ_ONCE(e->proc->dead) && gp_scan_dev_usable(e);
 	/* Pointers alone are refreshed by the periodic publish, not per tick. */
 	if (pending != in->pending || blocked != in->blocked ||
 	    prio != in->eff_priority || src != in->prio_source ||
@@ -199,6 +218,7 @@ void gp_scan(int n, u64 t0, bool deep)
 	for (i = 0; i < GP_POLICY_MAX_DEVS; i++) {
 		gp_dev_maxprio[i] = INT_MIN;
 		gp_dev_cus[i] = 0;
+		gp_dev_checked[i] = NULL;
 	}
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];

@@ -5,6 +5,8 @@
  *   gpload [lc|be|churn|idle|producer] [--mode M] ...
  *     lc    : latency-critical requests of --k dispatches (--wg workgroups of
  *             --wg-us each), periodic or --poisson every --period-us;
+ *             the first at once, or at --start-at US (CLOCK_MONOTONIC, us:
+ *             processes started apart can send their first request together);
  *             measures submit -> completion per request
  *     be    : best-effort stream, keeps --inflight dispatches in flight per
  *             queue; measures completed work (workgroup-us) per second
@@ -123,7 +125,7 @@ static struct {
 	int prio, queues, wg, k, inflight, update_ms, evict_ms, be_prio, be_wg, hold_ms, gap_ms;
 	int drain_ms, reset_ms, destroy_ms, mutex_threads, mutex_us;
 	int dep_prio, dep_backlog;
-	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us, dep_wg_us;
+	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us, dep_wg_us, start_at;
 	const char *dep_shm;
 	bool poisson, rocr, quiet, debug, secondary;
 	const char *json, *lat_out;
@@ -545,7 +547,7 @@ static int run(void)
 	fflush(stdout);
 	t0 = now_us();
 	end = t0 + opt.duration * 1e6;
-	next_arrival = t0;
+	next_arrival = opt.start_at > t0 ? opt.start_at : t0;
 	next_update = t0 + opt.update_ms * 1e3;
 	evict_at = t0 + opt.evict_ms * 1e3;
 
@@ -847,7 +849,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: gpload [lc|be|churn|idle|producer|rocr]... [--mode lc|be|churn|idle|producer]\n"
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
-		"              [--k N] [--period-us US] [--poisson] [--inflight N] [--rocr]\n"
+		"              [--k N] [--period-us US] [--poisson] [--start-at US] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
 		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
@@ -879,7 +881,7 @@ int main(int argc, char **argv)
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
 		{ "gpu", 1, 0, 'G' }, { "barrier", 0, 0, 'B' }, { "copy-us", 1, 0, 'c' },
 		{ "wg-us-max", 1, 0, 'X' }, { "remap-ids", 1, 0, 'M' },
-		{ "reset-ms", 1, 0, 'T' },
+		{ "reset-ms", 1, 0, 'T' }, { "start-at", 1, 0, 'a' },
 		{ "dep-stream", 1, 0, 'e' }, { "dep-backlog", 1, 0, 'n' },
 		{ "dep-wg-us", 1, 0, 'y' }, { "dep-shm", 1, 0, 'z' }, { "shm", 1, 0, 'Z' },
 		{ "cu-mask", 1, 0, 'A' },
@@ -932,6 +934,7 @@ int main(int argc, char **argv)
 		case 'X': opt.wg_us_max = atof(optarg); break;
 		case 'M': remap_ids = optarg; break;
 		case 'T': opt.reset_ms = atoi(optarg); break;
+		case 'a': opt.start_at = atof(optarg); break;
 		case 'e': opt.dep_prio = atoi(optarg); break;
 		case 'n': opt.dep_backlog = atoi(optarg); break;
 		case 'y': opt.dep_wg_us = atof(optarg); break;

@@ -15,20 +15,22 @@ GPLOAD=$OBJ/build/gpload
 P=/sys/module/gpreempt/parameters
 
 up() { cut -d' ' -f1 /proc/uptime; }
-# gs: "ticks deep_idle_ticks busy_ticks" from one read of gp_stats.
+# gs: "ticks deep_idle_ticks busy_ticks rule_resolves" from one read of gp_stats.
 gs() {
 	bpftool -j map dump name gp_stats |
-		jq -r '.[0].formatted.value | "\(.ticks) \(.deep_idle_ticks) \(.busy_ticks)"'
+		jq -r '.[0].formatted.value | "\(.ticks) \(.deep_idle_ticks) \(.busy_ticks) \(.rule_resolves)"'
 }
-# window SECONDS: sleep, then "ticks deep_idle_ticks busy_ticks seconds" over
-# it; the seconds cover both reads of gp_stats (never shorter than the ticks' window).
+# window SECONDS: sleep, then "ticks deep_idle_ticks busy_ticks seconds
+# rule_resolves" over it; the seconds cover both reads of gp_stats (never
+# shorter than the ticks' window).
 window() {
-	local t0 d0 b0 s0 t1 d1 b1
+	local t0 d0 b0 r0 s0 t1 d1 b1 r1
 	s0=$(up)
-	read -r t0 d0 b0 <<<"$(gs)"
+	read -r t0 d0 b0 r0 <<<"$(gs)"
 	sleep "$1"
-	read -r t1 d1 b1 <<<"$(gs)"
-	echo $((t1 - t0)) $((d1 - d0)) $((b1 - b0)) "$(awk -v a="$s0" -v b="$(up)" 'BEGIN { print b - a }')"
+	read -r t1 d1 b1 r1 <<<"$(gs)"
+	echo $((t1 - t0)) $((d1 - d0)) $((b1 - b0)) "$(awk -v a="$s0" -v b="$(up)" 'BEGIN { print b - a }')" \
+		$((r1 - r0))
 }
 # bound SECONDS PERIOD_US: ticks a period allows over the window, plus the one
 # at each end and the stats map's own lag (published once per tick).
@@ -63,22 +65,28 @@ echo "$max" >$P/idle_max_us
 
 # 2. Deep idle: queues without work.  The period reaches idle_max_us and the
 # ticks stay within one per idle_max_us, not one per idle_us.
-$GPLOAD --mode idle --queues 4 --duration 120 --quiet & i1=$!
-$GPLOAD --mode idle --queues 4 --duration 120 --quiet & i2=$!
+$GPLOAD --mode idle --queues 4 --duration 300 --quiet & i1=$!
+$GPLOAD --mode idle --queues 4 --duration 300 --quiet & i2=$!
 wait_for 20 backoff_is "$max"
 tap_check "idle: 8 idle queues: the period backs off to idle_max_us" backoff_is "$max"
-read -r n deep busy s <<<"$(window 5)"
+read -r n deep busy s res <<<"$(window 5)"
 lim=$(bound "$s" "$max")
-tap_diag "idle: $n ticks ($deep deep, $busy busy) in $s s of the guest's clock; idle_us alone: $(awk -v s="$s" 'BEGIN { printf "%d", s / 0.005 }')"
+tap_diag "idle: $n ticks ($deep deep, $busy busy), $res rule resolves in $s s of the guest's clock; idle_us alone: $(awk -v s="$s" 'BEGIN { printf "%d", s / 0.005 }')"
 tap_check "idle: ticks within one per idle_max_us ($n, at most $lim)" test "$n" -le "$lim"
 tap_check "idle: they are deep-idle ticks, none busy ($deep deep, $busy busy)" \
 	test "$deep" -ge $((n - 2)) -a "$busy" = 0
+# A deep-idle tick re-resolves no rules: a queue without work is resolved
+# again every 10 s (GP_RULES_IDLE_RESCAN_MS), each of the 2 processes at most
+# once per started 10 s of the window (it was 1 s: every other tick).
+rlim=$(awk -v s="$s" 'BEGIN { printf "%d", 2 * (int(s / 10) + 1) }')
+tap_check "idle: rules re-resolved at most once per process per 10 s ($res, at most $rlim)" \
+	test "$res" -le "$rlim"
 
 # 3. A kick ends deep idle: UPDATE_QUEUE every 20 ms (no work) keeps the
 # monitor near idle_us, far above the deep-idle bound.
 $GPLOAD --mode idle --queues 1 --update-ms 20 --duration 120 --quiet & u=$!
 sleep 0.5
-read -r n deep busy s <<<"$(window 2)"
+read -r n deep busy s _ <<<"$(window 2)"
 kill -TERM $u
 wait $u
 lim=$(bound "$s" "$max")
@@ -92,7 +100,7 @@ tap_check "idle: deep idle again after the kicks" backoff_is "$max"
 # idle_us until it drains, then deep idle resumes.
 $GPLOAD lc --prio 12 --wg 1 --wg-us 500000 --period-us 2000000 --duration 120 --quiet & lc=$!
 sleep 1
-read -r n deep busy s <<<"$(window 4)"
+read -r n deep busy s _ <<<"$(window 4)"
 kill -TERM $lc
 wait $lc
 lc_rc=$?
@@ -122,6 +130,37 @@ tap_check "idle: BE parked under LC ($(($(gstat preempts) - pre0)) parks)" \
 tap_check "idle: BE running after LC" test "$st" = running
 wait_for 20 backoff_is "$max"
 tap_check "idle: deep idle once both are gone" backoff_is "$max"
+
+# 6. Work that starts during a deep-idle sleep, with no kick: BE's and LC's
+# queues are created 12 s before their first request, so nothing but the
+# scan can see the work.  At T, BE (priority 3) starts a 5 s wave on every
+# CU; at T + 0.3 s LC (priority 12) sends one 1 ms request, both likely
+# within the same deep-idle sleep.  The monitor must wake within
+# idle_max_us, see BE under LC and park it: LC's request then waits at most
+# about idle_max_us plus the park, not the 4.7 s left of BE's wave.
+lat=/tmp/idle-lc.lat
+pre0=$(gstat preempts)
+at=$(awk '{ printf "%.0f", ($1 + 12) * 1e6 }' /proc/uptime)
+$GPLOAD lc --prio 3 --wg 8 --wg-us 5000000 --period-us 60000000 --start-at "$at" \
+	--duration 13 --quiet & be=$!
+$GPLOAD lc --prio 12 --wg 1 --wg-us 1000 --period-us 60000000 --start-at $((at + 300000)) \
+	--duration 13 --lat-out $lat --quiet & lc=$!
+sleep 4
+bo=$(gstat idle_backoff_us)
+early=$(awk -v t="$at" '{ print ($1 * 1e6 < t) ? "yes" : "no" }' /proc/uptime)
+tap_check "idle: before the work starts, deep idle (idle_backoff_us $bo, checked before T: $early)" \
+	test "$bo/$early" = "$max/yes"
+wait $lc
+lc_rc=$?
+wait $be
+be_rc=$?
+first=$(head -n 1 $lat)
+tap_diag "idle: LC's request 0.3 s after BE's wave started in deep idle waited $first us (BE's wave: 5 s; idle_max_us $max)"
+tap_check "idle: LC and BE packets completed exactly once" test "$lc_rc/$be_rc" = 0/0
+tap_check "idle: BE parked under LC's request after deep idle ($(($(gstat preempts) - pre0)) parks)" \
+	test "$(gstat preempts)" -gt "$pre0"
+tap_check "idle: LC's request waited at most idle_max_us + 1 s ($first us)" \
+	awk -v l="$first" -v m="$max" 'BEGIN { exit !(l != "" && l <= m + 1000000) }'
 
 kill -TERM $i1 $i2
 wait $i1 $i2
