@@ -59,8 +59,8 @@ dmesg -C
 
 # 0. kfdsim: a queue goes on the device it asks for; an unknown one is refused.
 load "" ""
-$GPLOAD $BE_ARGS --gpu 9 --duration 1 --quiet 2>/dev/null
-tap_check "kfdsim ndev=2: --gpu 9 is refused (usage)" test $? -eq 2
+$GPLOAD $BE_ARGS --gpu 64 --duration 1 --quiet 2>/dev/null
+tap_check "gpload: --gpu 64 is refused (usage)" test $? -eq 2
 $GPLOAD $BE_ARGS --gpu 2 --duration 1 --quiet 2>/dev/null
 tap_check "kfdsim ndev=2: a queue on device 2 is refused" test $? -eq 1
 unload
