@@ -508,6 +508,7 @@ struct ks_fault_knobs {
 	unsigned int slow_runlist_us;
 	unsigned int hws_hang_after;
 	unsigned int lookup_delay_us;
+	unsigned int unref_delay_us;
 	unsigned int lookup_fail_pasid;
 	bool reuse_queue_mem;
 };
@@ -519,6 +520,7 @@ struct ks_fault_counts {
 	atomic64_t lookup_delays;
 	atomic64_t queue_reuses;
 	atomic64_t lookup_fails;
+	atomic64_t unref_delays;
 };
 
 extern struct ks_fault_knobs ks_fault_knobs;
@@ -526,6 +528,7 @@ extern struct ks_fault_counts ks_fault_counts;
 int ks_fault(enum ks_fault_point fp);
 unsigned int ks_fault_runlist(void);
 void ks_fault_lookup_delay(void);
+void ks_fault_unref_delay(unsigned long caller);
 struct queue *ks_queue_alloc(void);
 void ks_queue_free(struct queue *q);
 int ks_fault_init(void);

@@ -203,6 +203,7 @@ static void ks_process_ref_release(struct kref *ref)
  */
 KS_KFD_ENTRY void kfd_unref_process(struct kfd_process *p)
 {
+	ks_fault_unref_delay(_RET_IP_);
 	kref_put(&p->ref, ks_process_ref_release);
 }
 
