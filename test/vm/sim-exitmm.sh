@@ -17,7 +17,7 @@
 # hit); not one may have run in the "gpreempt" kthread.  Without help the
 # window is a few us of each tick (3 hits in 48 kills, 9 minutes, on 6.12
 # under TCG), so kfdsim's fault/unref_delay_us makes the kfd_unref_process()
-# the monitor calls with the mm just taken (ptr_access.c) sleep 5 ms.
+# the monitor calls with the mm just taken (ptr_access.c) sleep 20 ms.
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
