@@ -144,7 +144,7 @@ static int fd_primary = -1, fd_secondary = -1;
 static struct gq beq;
 
 /* --gpu: queue i goes on device gpus[i % ngpus]. */
-#define MAX_GPUS 8
+#define MAX_GPUS 64
 static uint32_t gpus[MAX_GPUS];
 static int ngpus = 1;
 

@@ -136,7 +136,11 @@ int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, 
 	q->properties.write_ptr = (void __user *)wptr;
 
 	mutex_lock(&p->mutex);
-	ret = ks_pqm_create_queue(&p->pqm, &ks_devs[dev].node, filp, &q->properties, qid);
+	/* /dev/kfdsim has no ACQUIRE_VM: the first queue acquires the device. */
+	ret = ks_pdd_bind(p->pdds[dev]);
+	if (!ret)
+		ret = ks_pqm_create_queue(&p->pqm, &ks_devs[dev].node, filp, &q->properties,
+					  qid);
 	mutex_unlock(&p->mutex);
 	if (ret) {
 		ks_queue_unpin(q);

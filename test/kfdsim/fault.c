@@ -64,6 +64,8 @@ module_param_named(fault_hws_hang_after, ks_fault_knobs.hws_hang_after, uint, 04
 MODULE_PARM_DESC(fault_hws_hang_after, "The HWS hangs after this many more runlist updates (0: never)");
 module_param_named(fault_lookup_delay_us, ks_fault_knobs.lookup_delay_us, uint, 0444);
 MODULE_PARM_DESC(fault_lookup_delay_us, "kfd_lookup_process_by_pasid sleeps this long after taking its reference, in us");
+module_param_named(fault_unref_delay_us, ks_fault_knobs.unref_delay_us, uint, 0444);
+MODULE_PARM_DESC(fault_unref_delay_us, "kfd_unref_process called from outside kfdsim sleeps this long before the put, in us");
 module_param_named(fault_reuse_queue_mem, ks_fault_knobs.reuse_queue_mem, bool, 0444);
 MODULE_PARM_DESC(fault_reuse_queue_mem, "The next created queue gets the memory of the last destroyed one");
 
@@ -174,6 +176,25 @@ void ks_fault_lookup_delay(void)
 	if (!us)
 		return;
 	atomic64_inc(&ks_fault_counts.lookup_delays);
+	usleep_range(us, us + us / 8 + 1);
+}
+
+/**
+ * ks_fault_unref_delay() - kfd_unref_process's injected delay
+ * @caller: the return address of kfd_unref_process()
+ *
+ * A caller outside kfdsim (gpreempt) that may sleep is held this long
+ * before its reference goes: whatever it holds besides (an mm it reads,
+ * S3 F5), it holds longer.  kfdsim's own puts (some from an SRCU callback)
+ * are never delayed.
+ */
+void ks_fault_unref_delay(unsigned long caller)
+{
+	unsigned int us = READ_ONCE(ks_fault_knobs.unref_delay_us);
+
+	if (!us || within_module(caller, THIS_MODULE) || !preemptible())
+		return;
+	atomic64_inc(&ks_fault_counts.unref_delays);
 	usleep_range(us, us + us / 8 + 1);
 }
 
@@ -302,6 +323,7 @@ static int ks_fault_counts_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_fault_counts.lookup_delays),
 		   atomic64_read(&ks_fault_counts.queue_reuses),
 		   atomic64_read(&ks_fault_counts.lookup_fails));
+	seq_printf(m, "unref_delays %lld\n", atomic64_read(&ks_fault_counts.unref_delays));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_fault_counts);
@@ -350,6 +372,8 @@ void ks_fault_debugfs(struct dentry *parent)
 	debugfs_create_bool("hws_hang", 0600, ks_fault_dir, &ks_dqm.is_hws_hang);
 	debugfs_create_u32("lookup_delay_us", 0600, ks_fault_dir,
 			   &ks_fault_knobs.lookup_delay_us);
+	debugfs_create_u32("unref_delay_us", 0600, ks_fault_dir,
+			   &ks_fault_knobs.unref_delay_us);
 	debugfs_create_u32("lookup_fail_pasid", 0600, ks_fault_dir,
 			   &ks_fault_knobs.lookup_fail_pasid);
 	debugfs_create_bool("reuse_queue_mem", 0600, ks_fault_dir,

@@ -237,12 +237,15 @@ static int ks_kfd_acquire_vm(struct file *filp, struct kfd_process *p, void *dat
 	dev = ks_dev_index(args->gpu_id);
 	/* amdgpu takes the VM of the device's own DRM file only */
 	if (!pdd || drm_file->f_op != &ks_render_fops ||
-	    drm_file->private_data != &ks_renders[dev].misc)
+	    drm_file->private_data != &ks_renders[dev].misc) {
 		ret = -EINVAL;
-	else if (pdd->ks_drm_file)
+	} else if (pdd->ks_drm_file) {
 		ret = pdd->ks_drm_file == drm_file ? 0 : -EBUSY;
-	else
-		pdd->ks_drm_file = drm_file;
+	} else {
+		ret = ks_pdd_bind(pdd);	/* 6.17+: the device's PASID */
+		if (!ret)
+			pdd->ks_drm_file = drm_file;
+	}
 	mutex_unlock(&p->mutex);
 	fput(drm_file);
 	return ret;

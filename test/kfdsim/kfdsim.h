@@ -47,7 +47,16 @@
 #endif
 
 #define KS_MAX_PDDS (GP_SZ_kfd_process__pdds / sizeof(void *))
-#define KS_MAX_DEVS 8		/* ndev= limit; <= KS_MAX_PDDS (layout.c) */
+/*
+ * ndev= limit: 24 devices (more than gpreempt's old 16-entry tables, S3
+ * F17), or as many as kfd_process.pdds holds where that is fewer (6.1:
+ * MAX_GPU_INSTANCE 16; 6.12 and 7.x: 64).
+ */
+#if GP_SZ_kfd_process__pdds / 8 < 24
+#define KS_MAX_DEVS KS_MAX_PDDS
+#else
+#define KS_MAX_DEVS 24
+#endif
 
 #if !GP_HAVE_kfd_node
 /*
@@ -292,7 +301,12 @@ struct kfd_process {
 	};
 	/* kfdsim-private */
 #if !GP_HAVE_kfd_process__pasid
-	u32 pasid;		/* 6.17+: the pdd's is the real one */
+	/*
+	 * 6.17+: the pdds' are the real ones, each set when its device is
+	 * first used (ks_pdd_bind()); this one, the first a device gets, names
+	 * the process in kfdsim's own output.
+	 */
+	u32 pasid;
 #endif
 #if !GP_HAVE_kfd_process__debug_trap_enabled
 	bool debug_trap_enabled;	/* 6.1: qpd.is_debug is what KFD shows */
@@ -471,6 +485,8 @@ struct ks_stats {
 	atomic64_t restore_calls;
 	atomic64_t cu_mask_updates;	/* update_queue calls with a CU mask */
 	atomic64_t event_interrupts;	/* events signalled by the CP (events.c) */
+	atomic64_t notifier_releases;	/* kfd_process_notifier_release() runs */
+	atomic64_t notifier_releases_foreign;	/* ... in a task not of the process */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;
@@ -492,6 +508,7 @@ struct ks_fault_knobs {
 	unsigned int slow_runlist_us;
 	unsigned int hws_hang_after;
 	unsigned int lookup_delay_us;
+	unsigned int unref_delay_us;
 	unsigned int lookup_fail_pasid;
 	bool reuse_queue_mem;
 };
@@ -503,6 +520,7 @@ struct ks_fault_counts {
 	atomic64_t lookup_delays;
 	atomic64_t queue_reuses;
 	atomic64_t lookup_fails;
+	atomic64_t unref_delays;
 };
 
 extern struct ks_fault_knobs ks_fault_knobs;
@@ -510,6 +528,7 @@ extern struct ks_fault_counts ks_fault_counts;
 int ks_fault(enum ks_fault_point fp);
 unsigned int ks_fault_runlist(void);
 void ks_fault_lookup_delay(void);
+void ks_fault_unref_delay(unsigned long caller);
 struct queue *ks_queue_alloc(void);
 void ks_queue_free(struct queue *q);
 int ks_fault_init(void);
@@ -519,6 +538,8 @@ void ks_fault_exit(void);
 /* ---- process.c ---- */
 int ks_process_create(struct kfd_process **out);
 int ks_process_create_secondary(struct file *filp);
+int ks_pdd_bind(struct kfd_process_device *pdd);
+void ks_release_tasks_show(struct seq_file *m);
 bool ks_process_is_primary(struct kfd_process *p);
 int ks_test_hold(struct kfd_process *p, u64 ms);
 int ks_dbg_enable(struct kfd_process *p);

@@ -88,6 +88,9 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.evict_calls), atomic64_read(&ks_stats.restore_calls),
 		   atomic_read(&ks_stats.evicted_refs));
 	seq_printf(m, "event_interrupts %lld\n", atomic64_read(&ks_stats.event_interrupts));
+	seq_printf(m, "notifier_releases %lld\nnotifier_releases_foreign %lld\n",
+		   atomic64_read(&ks_stats.notifier_releases),
+		   atomic64_read(&ks_stats.notifier_releases_foreign));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_stats);
@@ -113,6 +116,13 @@ static int ks_params_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_params);
+
+static int ks_rel_tasks_show(struct seq_file *m, void *unused)
+{
+	ks_release_tasks_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ks_rel_tasks);
 
 static int ks_check_params(void)
 {
@@ -216,6 +226,7 @@ static int __init ks_init(void)
 	debugfs_create_file("stats", 0444, ks_debugfs, NULL, &ks_stats_fops);
 	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
 	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
+	debugfs_create_file("release_tasks", 0444, ks_debugfs, NULL, &ks_rel_tasks_fops);
 	for (i = 0; i < ks_param.ndev; i++)
 		ks_dev_debugfs(&ks_devs[i]);
 	ks_fault_debugfs(ks_debugfs);

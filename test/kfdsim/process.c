@@ -14,15 +14,30 @@
  * also dequeues the process's queues (it is not safe for the GPU to touch
  * the process's memory after it), long before a last reference someone
  * else may hold frees them in pqm_uninit().
+ *
+ * 6.17+ layouts (GP_HAVE_kfd_process_device__pasid): PASIDs are per process
+ * device, set only when the process first uses that device (ACQUIRE_VM on
+ * /dev/kfd, its first queue there on /dev/kfdsim, ks_pdd_bind()); a device
+ * it never used keeps PASID 0, and the lookup matches any pdd's.
+ *
+ * Who runs the mm notifier's release is recorded (S3 F5): the last
+ * mmput() of the process's mm runs exit_mmap() and so this teardown, and a
+ * task outside the process that held a reference (a kernel thread reading
+ * the process's memory) pays for it.  stats: notifier_releases,
+ * notifier_releases_foreign; release_tasks: the kernel threads, by name.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
 #include <linux/idr.h>
+#include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/srcu.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -37,6 +52,112 @@ static DEFINE_IDA(ks_pasid_ida);
 static DEFINE_IDA(ks_context_ida);	/* secondary context ids */
 #endif
 static struct workqueue_struct *ks_process_wq;
+
+/* Kernel threads that ran a notifier release, by comm up to a '/' (S3 F5). */
+#define KS_REL_TASKS 8
+static struct {
+	char comm[TASK_COMM_LEN];
+	u64 count;
+} ks_rel_tasks[KS_REL_TASKS];
+static u64 ks_rel_tasks_other;	/* names past KS_REL_TASKS */
+static DEFINE_SPINLOCK(ks_rel_lock);
+
+static void ks_release_record(struct kfd_process *p)
+{
+	char comm[TASK_COMM_LEN];
+	int i;
+
+	atomic64_inc(&ks_stats.notifier_releases);
+	if (!p->lead_thread || same_thread_group(current, p->lead_thread))
+		return;
+	atomic64_inc(&ks_stats.notifier_releases_foreign);
+	if (!(current->flags & PF_KTHREAD))
+		return;
+	get_task_comm(comm, current);
+	comm[strcspn(comm, "/")] = 0;	/* kworker/u8:1 -> kworker */
+	spin_lock(&ks_rel_lock);
+	for (i = 0; i < KS_REL_TASKS; i++) {
+		if (!ks_rel_tasks[i].count)
+			strscpy(ks_rel_tasks[i].comm, comm, TASK_COMM_LEN);
+		if (!strcmp(ks_rel_tasks[i].comm, comm)) {
+			ks_rel_tasks[i].count++;
+			break;
+		}
+	}
+	if (i == KS_REL_TASKS)
+		ks_rel_tasks_other++;
+	spin_unlock(&ks_rel_lock);
+}
+
+/**
+ * ks_release_tasks_show() - debugfs release_tasks: "COMM COUNT" per kernel
+ * thread that ran a process's notifier release ("other": names past the table)
+ * @m: seq_file
+ */
+void ks_release_tasks_show(struct seq_file *m)
+{
+	int i;
+
+	spin_lock(&ks_rel_lock);
+	for (i = 0; i < KS_REL_TASKS && ks_rel_tasks[i].count; i++)
+		seq_printf(m, "%s %llu\n", ks_rel_tasks[i].comm, ks_rel_tasks[i].count);
+	if (ks_rel_tasks_other)
+		seq_printf(m, "other %llu\n", ks_rel_tasks_other);
+	spin_unlock(&ks_rel_lock);
+}
+
+/*
+ * The PASIDs of @p's process devices but its own (6.17+ layouts): freed
+ * with the process.
+ */
+static void ks_free_pdd_pasids(struct kfd_process *p)
+{
+#if GP_HAVE_kfd_process_device__pasid
+	u32 i;
+
+	for (i = 0; i < p->n_pdds; i++)
+		if (p->pdds[i]->pasid && p->pdds[i]->pasid != p->pasid)
+			ida_free(&ks_pasid_ida, p->pdds[i]->pasid);
+#endif
+}
+
+/**
+ * ks_pdd_bind() - the process starts using @pdd's device (6.17+: its PASID)
+ * @pdd: process device, p->mutex held
+ *
+ * As 6.17+'s kfd_process_device_init_vm(): a PASID per process device, set
+ * when the device's VM is acquired.  The first device a process uses gets
+ * the PASID kfdsim names the process by (kfd_process.pasid on older
+ * layouts), every other one a new PASID.  Nothing to do where the PASID is
+ * the process's.
+ *
+ * Return: 0 or -ENOSPC (no PASID left).
+ */
+int ks_pdd_bind(struct kfd_process_device *pdd)
+{
+#if GP_HAVE_kfd_process_device__pasid
+	struct kfd_process *p = pdd->process;
+	bool first = true;
+	int ret;
+	u32 i;
+
+	lockdep_assert_held(&p->mutex);
+	if (pdd->pasid)
+		return 0;
+	for (i = 0; i < p->n_pdds; i++)
+		if (p->pdds[i]->pasid == p->pasid)
+			first = false;
+	if (first) {
+		WRITE_ONCE(pdd->pasid, p->pasid);
+		return 0;
+	}
+	ret = ida_alloc_range(&ks_pasid_ida, 1, 0xffff, GFP_KERNEL);
+	if (ret < 0)
+		return -ENOSPC;
+	WRITE_ONCE(pdd->pasid, ret);
+#endif
+	return 0;
+}
 
 /* kfd_process_dequeue_from_all_devices() */
 static void ks_process_dequeue_all(struct kfd_process *p)
@@ -56,6 +177,7 @@ static void ks_process_wq_release(struct work_struct *work)
 	pqm_uninit(&p->pqm);
 	ks_kfd_process_free(p);
 	put_task_struct(p->lead_thread);
+	ks_free_pdd_pasids(p);
 	ida_free(&ks_pasid_ida, p->pasid);
 #if GP_HAVE_kfd_process__context_id
 	if (p->context_id != KS_CONTEXT_ID_PRIMARY)
@@ -81,6 +203,7 @@ static void ks_process_ref_release(struct kref *ref)
  */
 KS_KFD_ENTRY void kfd_unref_process(struct kfd_process *p)
 {
+	ks_fault_unref_delay(_RET_IP_);
 	kref_put(&p->ref, ks_process_ref_release);
 }
 
@@ -88,6 +211,9 @@ KS_KFD_ENTRY void kfd_unref_process(struct kfd_process *p)
  * kfd_lookup_process_by_pasid() - find a live process by PASID
  * @pasid: PASID
  * @pdd: out, 6.17+ (may be NULL): the process device with that PASID
+ *
+ * 6.17+: any process device's PASID finds the process, as in KFD; 0 (a
+ * device the process never used) finds nothing.
  *
  * Return: the process with a reference, or NULL.
  */
@@ -106,18 +232,30 @@ KS_KFD_ENTRY struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid)
 		atomic64_inc(&ks_fault_counts.lookup_fails);
 		return NULL;
 	}
+	if (!pasid)
+		return NULL;
 	idx = srcu_read_lock(&ks_processes_srcu);
 	list_for_each_entry_srcu(p, &ks_processes, table_node,
 				 srcu_read_lock_held(&ks_processes_srcu)) {
-		if (p->pasid == pasid) {
-			kref_get(&p->ref);
-			ret = p;
+#if GP_HAVE_kfd_process_device__pasid
+		u32 i;
+
+		for (i = 0; i < p->n_pdds; i++)
+			if (READ_ONCE(p->pdds[i]->pasid) == pasid)
+				break;
+		if (i == p->n_pdds)
+			continue;
 #if GP_HAVE_kfd_lookup_process_by_pasid__pdd
-			if (pdd)
-				*pdd = p->pdds[0];
+		if (pdd)
+			*pdd = p->pdds[i];
 #endif
-			break;
-		}
+#else
+		if (p->pasid != pasid)
+			continue;
+#endif
+		kref_get(&p->ref);
+		ret = p;
+		break;
 	}
 	srcu_read_unlock(&ks_processes_srcu, idx);
 	if (ret)
@@ -178,8 +316,10 @@ KS_KFD_ENTRY void kfd_process_notifier_release_internal(struct kfd_process *p)
  */
 KS_KFD_ENTRY void kfd_process_notifier_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
-	kfd_process_notifier_release_internal(container_of(mn, struct kfd_process,
-							   mmu_notifier));
+	struct kfd_process *p = container_of(mn, struct kfd_process, mmu_notifier);
+
+	ks_release_record(p);
+	kfd_process_notifier_release_internal(p);
 }
 
 static const struct mmu_notifier_ops ks_mn_ops = {
@@ -227,9 +367,6 @@ static struct kfd_process *ks_create_process(bool primary)
 		pdd->qpd.dqm = &ks_devs[i].dqm;
 		pdd->qpd.pqm = &p->pqm;
 		INIT_LIST_HEAD(&pdd->qpd.queues_list);
-#if GP_HAVE_kfd_process_device__pasid
-		pdd->pasid = p->pasid;	/* 6.17+: per device; kfdsim uses one */
-#endif
 		p->pdds[i] = pdd;
 	}
 	p->n_pdds = ks_param.ndev;

@@ -196,6 +196,57 @@ if have kfd_process__context_id; then
 else
 	tap_diag "no KFD contexts in this layout (7.2+): two-context checks skipped"
 fi
+# 5. S3 F9: a process that uses only device 1 (ndev=2).  On 6.17+ layouts
+#    PASIDs are per process device and kfdsim sets one at the device's first
+#    use, so this process's pdds[0] has PASID 0: gpreempt must take device
+#    1's, and park and unpark the queue.  Then an unpark whose PASID lookup
+#    fails while the process lives (fault/lookup_fail_pasid) is retried, not
+#    counted as done: the queue is never left parked behind gpreempt's back.
+F=/sys/kernel/debug/kfdsim/fault
+kq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
+kq_running() { case "$(kq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }
+for backend in $backends; do
+	if ! load "ndev=2 sched=hws" "backend=$backend max_suspend_ms=60000"; then
+		tap_not_ok "$backend: device 1 only: kfdsim ndev=2 and gpreempt load"
+		continue
+	fi
+	$GPLOAD $BE_ARGS --gpu 1 --duration 120 --quiet &
+	be=$!
+	wait_for 30 eval '[ -n "$(qfield $be state)" ]'
+	pasid=$(qfield $be pasid)
+	tap_check "$backend: device 1 only: BE's PASID in gp_queues is not 0 (${pasid:-none}; kfdsim: $(linefield "$(kq 3)" dev))" \
+		test "${pasid:-0}" != 0
+	$GPLOAD $LC_ARGS --gpu 1 --duration 120 --period-us 300 --quiet &
+	lc=$!
+	if wait_for 30 eval 'state_is $be 2 && ! kq_running'; then
+		tap_ok "$backend: device 1 only: BE parked by LC there"
+	else
+		tap_not_ok "$backend: device 1 only: BE parked by LC there (state $(qfield $be state): $(kq 3))"
+	fi
+	echo "$pasid" >$F/lookup_fail_pasid
+	kill -TERM $lc
+	wait $lc
+	lc_rc=$?
+	n=0
+	for i in $(seq 10); do
+		# gpreempt says running while KFD still has it parked: stranded.
+		[ "$(qfield $be state)" = 0 ] && ! kq_running && n=$((n + 1))
+		sleep 0.2
+	done
+	tap_check "$backend: an unpark whose lookup fails is not done while the process lives ($n/10 samples stranded)" \
+		test $n -eq 0
+	echo 0 >$F/lookup_fail_pasid
+	if wait_for 30 eval 'state_is $be 0 && kq_running'; then
+		tap_ok "$backend: device 1 only: BE unparked once the lookup works"
+	else
+		tap_not_ok "$backend: device 1 only: BE unparked once the lookup works (state $(qfield $be state): $(kq 3))"
+	fi
+	kill -TERM $be
+	wait $be
+	tap_check "$backend: device 1 only: LC and BE completed exactly once" test $? -eq 0 -a $lc_rc -eq 0
+	unload
+done
+
 tap_check "kfdsim unloads (no reference left)" bash -c '! grep -q "^kfdsim " /proc/modules'
 tap_dmesg_clean "dmesg has no BUG/WARNING/Oops"
 tap_done

@@ -59,8 +59,8 @@ dmesg -C
 
 # 0. kfdsim: a queue goes on the device it asks for; an unknown one is refused.
 load "" ""
-$GPLOAD $BE_ARGS --gpu 9 --duration 1 --quiet 2>/dev/null
-tap_check "kfdsim ndev=2: --gpu 9 is refused (usage)" test $? -eq 2
+$GPLOAD $BE_ARGS --gpu 64 --duration 1 --quiet 2>/dev/null
+tap_check "gpload: --gpu 64 is refused (usage)" test $? -eq 2
 $GPLOAD $BE_ARGS --gpu 2 --duration 1 --quiet 2>/dev/null
 tap_check "kfdsim ndev=2: a queue on device 2 is refused" test $? -eq 1
 unload
@@ -163,6 +163,63 @@ tap_check "HWS hang: BE on device 1 resumes after LC" wait_for 30 state_is $be1 
 stop $be0 $be1
 tap_check "HWS hang on one device: exactly once on both" test $? -eq 0 -a $lc_rc -eq 0
 unload
+
+# 4. S3 F17: more devices than gpreempt's old 16-entry tables (ndev=20,
+#    the layout's kfd_process.pdds allowing).  One BE process with a queue
+#    on each device, a higher-priority one likewise: with the evict backend gpreempt holds
+#    an eviction of the BE process on all 20 devices at once (per-process
+#    eviction slots; 16 gave -ENOSPC past the 16th).  Then device 19's
+#    health: an evict that fails with -EIO there fences it (parks refused
+#    for a back-off, logged), and parks resume after it.
+ALL=$(seq -s, 0 19)
+nparked() { bpftool -j map dump name gp_queues 2>/dev/null |
+	jq --argjson t "$1" '[.[].formatted.value | select(.tgid == $t and .state == 2)] | length'; }
+parked_is() { [ "$(nparked "$1")" = "$2" ]; }
+if insmod test/kfdsim/kfdsim.ko ndev=20 2>/dev/null; then
+	rmmod kfdsim
+	load "ndev=20" "backend=evict max_suspend_ms=60000"
+	$GPLOAD $BE_ARGS --queues 20 --gpu "$ALL" --duration 600 --quiet &
+	be=$!
+	# High priority on every device at once (gpload lc has one request out at a time).
+	$GPLOAD --mode be --prio 12 --wg 8 --wg-us 2000 --inflight 2 --queues 20 --gpu "$ALL" \
+		--duration 600 --quiet &
+	lc=$!
+	if wait_for 60 parked_is $be 20; then
+		tap_ok "20 devices: BE evicted on all 20 at once (evictions held: $(gstat evicts_outstanding))"
+	else
+		tap_not_ok "20 devices: BE evicted on all 20 at once ($(nparked $be) parked, evictions held: $(gstat evicts_outstanding))"
+	fi
+	tap_check "20 devices: BE's queue on device 19 is parked" state_is $be 19 2
+	stop $lc
+	lc_rc=$?
+	tap_check "20 devices: every BE queue runs again after LC" wait_for 60 parked_is $be 0
+	# Device 19 alone: its next evict fails with -EIO.
+	sk0=$(gstat skipped_reset)
+	nf=$(dmesg | grep -c "preemption failed on a device (-5)")
+	nr=$(dmesg | grep -c "device recovered")
+	echo "EIO 0 1" >/sys/kernel/debug/kfdsim/fault/evict_process_queues
+	$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 300 --gpu 19 \
+		--duration 600 --quiet &
+	lc=$!
+	if wait_for 30 eval '[ "$(dmesg | grep -c "preemption failed on a device (-5)")" -gt $nf ]'; then
+		tap_ok "20 devices: -EIO on device 19 fences it (logged)"
+	else
+		tap_not_ok "20 devices: -EIO on device 19 fences it (no fence logged)"
+	fi
+	tap_check "20 devices: parks on device 19 refused while fenced (skipped_reset $sk0 -> $(gstat skipped_reset))" \
+		wait_for 10 eval '[ "$(gstat skipped_reset)" -gt "$sk0" ]'
+	tap_check "20 devices: device 19 recovers, BE there parked again" \
+		wait_for 60 eval '[ "$(dmesg | grep -c "device recovered")" -gt $nr ] && state_is $be 19 2'
+	stop $lc
+	lc19_rc=$?
+	tap_check "20 devices: BE on device 19 resumes" wait_for 30 state_is $be 19 0
+	stop $be
+	tap_check "20 devices: exactly once" test $? -eq 0 -a $lc_rc -eq 0 -a $lc19_rc -eq 0
+	tap_check "20 devices: no eviction held" test "$(gstat evicts_outstanding)" = 0
+	unload
+else
+	tap_diag "kfdsim has fewer than 20 devices on this layout (kfd_process.pdds): F17 checks skipped"
+fi
 
 tap_dmesg_clean "multi-device"
 tap_done
