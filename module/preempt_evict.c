@@ -89,8 +89,14 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		return 0;
 	p = gp_backend_get_process(pr);
 	if (!p) {
-		/* Gone (KFD no longer finds it): its queues died with it. */
-		if (!evict)
+		/*
+		 * Dead: its queues died with it, and the eviction with its
+		 * qpd.  A lookup that failed for a live process (its PASID
+		 * gone with a render node, S3 F9) keeps the eviction held, so
+		 * the restore is retried rather than dropped while KFD still
+		 * counts it.
+		 */
+		if (!evict && READ_ONCE(pr->dead))
 			gp_ev_set(pr, i, 0);
 		return -ESRCH;
 	}
