@@ -244,8 +244,10 @@ matrix:
 # --- user-space tools ----------------------------------------------------------
 tools: $(TOOLS)
 
-$(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c $(TOP)/module/policy.h | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/module -o $@ $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c
+$(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c $(TOP)/module/policy.h \
+		$(TOP)/module/cumask.c $(TOP)/module/cumask.h | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/module -o $@ $(TOP)/test/unit/test_policy.c \
+		$(TOP)/module/policy.c $(TOP)/module/cumask.c
 
 $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)/test/kfdsim/kfdsim_ioctl.h) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $(filter %.c,$^) -lm -lpthread

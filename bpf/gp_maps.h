@@ -186,6 +186,12 @@ struct gp_stats {
 	 */
 	__u64 dep_releases;
 	__u64 dep_provider_ticks;
+	/*
+	 * How long a level stays busy after its last work, this tick:
+	 * hysteresis_us, or with hold_adaptive the longest device's hold
+	 * (what a park plus an unpark take there, measured).
+	 */
+	__u64 hold_us;
 };
 
 struct gp_comm {

@@ -41,6 +41,9 @@ static u32 gp_ndevs;
 static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
+/* hold_adaptive: what a park or unpark costs per device, and the hold from it */
+static struct gp_hold gp_dev_hold[GP_POLICY_MAX_DEVS];
+static u64 gp_dev_hold_ns[GP_POLICY_MAX_DEVS];
 static u64 gp_rate_window_ns;
 
 /*
@@ -48,8 +51,10 @@ static u64 gp_rate_window_ns;
  * device error.  -EIO (fenced device, reset queue) is paced by the device
  * fence's own back-off, not here.
  */
-static void gp_dev_charge(u32 d, int ret, u64 now)
+static void gp_dev_charge(u32 d, int ret, u64 t0, u64 now)
 {
+	if (!ret)
+		gp_hold_observe(&gp_dev_hold[d], now - t0);
 	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM ||
 		  ret == -EIO;
 
@@ -67,10 +72,23 @@ static void gp_dev_charge(u32 d, int ret, u64 now)
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 {
 	u32 d, rate = READ_ONCE(gp_param.max_rate), busiest = 0;
+	u64 hold_max = 0;
 
 	for (d = 0; d < gp_ndevs; d++)
 		gp_dev_budget[d] = gp_bucket_avail(&gp_bkt[d], rate, now);
 	pp->dev_budget = gp_dev_budget;
+	pp->dev_hold_ns = NULL;
+	if (READ_ONCE(gp_param.hold_adaptive)) {
+		u64 tick = (u64)READ_ONCE(gp_param.tick_us) * NSEC_PER_USEC;
+
+		for (d = 0; d < GP_POLICY_MAX_DEVS; d++) {
+			gp_dev_hold_ns[d] = gp_hold_ns(&gp_dev_hold[d], pp->hysteresis_ns, tick);
+			if (d < gp_ndevs)
+				hold_max = max(hold_max, gp_dev_hold_ns[d]);
+		}
+		pp->dev_hold_ns = gp_dev_hold_ns;
+	}
+	gp_stats.hold_us = (pp->dev_hold_ns ? hold_max : pp->hysteresis_ns) / NSEC_PER_USEC;
 	gp_stats.rate_limit = rate;
 	if (now - gp_rate_window_ns < NSEC_PER_SEC)
 		return;
@@ -251,7 +269,7 @@ static void gp_apply_shrink(struct gp_queue *e, int n, const struct gp_policy_pa
 	t0 = ktime_get_ns();
 	ret = gp_shrink_queue(e, shrink, avoid, gp_dev_cus[d], false);
 	t1 = ktime_get_ns();
-	gp_dev_charge(d, ret, t1);
+	gp_dev_charge(d, ret, t0, t1);
 	gp_count_lc_preempt(e, t1 - t0);
 	/* The device takes no mask from gpreempt: parked from now on. */
 	if (ret == -EOPNOTSUPP && shrink)
@@ -375,7 +393,7 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			else
 				ret = gp_suspend_queue(e, act == GP_ACT_PARK, false);
 			t1 = ktime_get_ns();
-			gp_dev_charge(gp_pq_dev(&e->pq), ret, t1);
+			gp_dev_charge(gp_pq_dev(&e->pq), ret, t0, t1);
 			gp_count_lc_preempt(e, t1 - t0);
 			if (by_proc)	/* The whole process moved: commit each of its queues. */
 				gp_commit_proc(e, n, act, pp, ret, t0, t1);

@@ -38,6 +38,7 @@ struct gp_params {
 	unsigned int shrink_pct;	/* 0: park; else shrink BE to this share of its CUs */
 	bool enable;
 	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
+	bool hold_adaptive;	/* per-device hold from park costs (gp_hold_ns()) */
 	bool sdma_hint;		/* SDMA queues' pending copies make their level busy */
 	bool adopt_existing;
 	bool sched_fifo;	/* monitor kthread SCHED_FIFO (M7), load time only */

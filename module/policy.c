@@ -6,7 +6,9 @@
  * arbitrates only its own queues, so a queue competes only with queues of
  * the same device):
  *   - A priority level is *busy* while one of its queues has pending work,
- *     and for a hysteresis interval after the last time it had some.
+ *     and for a hysteresis interval after the last time it had some: a
+ *     fixed one, or per device what a park and an unpark cost there
+ *     (gp_hold_ns(), hold_adaptive), at most the fixed one.
  *   - The highest busy level runs.  A queue below it that has work (or is
  *     already parked) is parked; a parked queue is unparked once no level
  *     above it is busy any more.  Queues at or above the top are never parked.
@@ -47,7 +49,7 @@
  */
 #include "policy.h"
 
-static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
+static bool busy_within(const struct gp_pq *q, u64 hold_ns, u64 now)
 {
 	/*
 	 * Waiting at a barrier, a queue waits on others (S3 F10): its level
@@ -56,7 +58,51 @@ static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp,
 	 */
 	if (q->blocked)
 		return false;
-	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < pp->hysteresis_ns);
+	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < hold_ns);
+}
+
+/* Is @q's level busy: pending, or within its device's hold? */
+static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
+{
+	u64 hold = pp->dev_hold_ns ? pp->dev_hold_ns[gp_pq_dev(q)] : pp->hysteresis_ns;
+
+	return busy_within(q, hold, now);
+}
+
+/**
+ * gp_hold_observe() - a park or unpark call on the device succeeded
+ * @h: the device's hold
+ * @call_ns: how long the call took
+ */
+void gp_hold_observe(struct gp_hold *h, u64 call_ns)
+{
+	if (!h->samples)
+		h->call_ns = call_ns;
+	else
+		h->call_ns = h->call_ns - (h->call_ns >> 3) + (call_ns >> 3);
+	if (h->samples < GP_HOLD_MIN_SAMPLES)
+		h->samples++;
+}
+
+/**
+ * gp_hold_ns() - how long a device's levels stay busy after their last work
+ * @h: the device's hold
+ * @cap_ns: the longest hold (hysteresis_us)
+ * @floor_ns: the shortest (a tick: shorter cannot be seen)
+ *
+ * Return: what a park and an unpark cost on the device (struct gp_hold),
+ * within [@floor_ns, @cap_ns]; @cap_ns until enough calls were seen.
+ */
+u64 gp_hold_ns(const struct gp_hold *h, u64 cap_ns, u64 floor_ns)
+{
+	u64 pair;
+
+	if (h->samples < GP_HOLD_MIN_SAMPLES)
+		return cap_ns;
+	pair = 2 * h->call_ns;
+	if (pair > cap_ns)
+		return cap_ns;
+	return pair > floor_ns ? pair : (floor_ns < cap_ns ? floor_ns : cap_ns);
 }
 
 /*
@@ -224,8 +270,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 		} else if (pp->enabled && x->parkable && x->hold) {
 			want(x, GP_ACT_PARK, GP_WHY_HELD);
-		} else if (pp->enabled && x->parkable && below && level_busy(x, pp, now) &&
-			   now >= x->slice_until_ns) {
+		} else if (pp->enabled && x->parkable && below &&
+			   busy_within(x, pp->hysteresis_ns, now) && now >= x->slice_until_ns) {
 			/*
 			 * Pending now, or within the hysteresis (S3 F11): CP
 			 * firmware that advances the read index when a

@@ -85,7 +85,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
 	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"queues_unseen\":%llu,"
 	       "\"busy_deferred\":%llu,\"busy_deferred_expired\":%llu,\"dep_releases\":%llu,"
-	       "\"dep_provider_ticks\":%llu",
+	       "\"dep_provider_ticks\":%llu,\"hold_us\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -96,7 +96,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
 	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->queues_unseen,
 	       st->busy_deferred, st->busy_deferred_expired, st->dep_releases,
-	       st->dep_provider_ticks);
+	       st->dep_provider_ticks, st->hold_us);
 }
 
 static int frame(struct ctl *c)
@@ -281,6 +281,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       "                 each unmaps it too)\n", st.lc_preempts, st.lc_preempt_ns / 1000);
 	printf("untracked        %llu queues (GP_MAX_QUEUES reached or no memory)\n",
 	       st.queues_untracked);
+	printf("hold             %llu us (a level stays busy this long after its last work)\n",
+	       st.hold_us);
 	printf("unseen           %llu queues (KFD changed them, no creation probe fired: LTO?)\n",
 	       st.queues_unseen);
 	printf("first resolves   %llu (new processes), mean %llu ns\n", st.rule_first_resolves,
