@@ -94,5 +94,6 @@ bool gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64
 	pp->max_actions = READ_ONCE(gp_param.max_actions);
 	pp->enabled = enable;
 	pp->tiers = READ_ONCE(gp_param.tiers);
+	pp->dispatch_window_ns = (u64)READ_ONCE(gp_param.dispatch_window_ms) * NSEC_PER_MSEC;
 	return changed;
 }

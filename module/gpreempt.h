@@ -39,6 +39,7 @@ struct gp_params {
 	bool enable;
 	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
 	bool hold_adaptive;	/* per-device hold from park costs (gp_hold_ns()) */
+	unsigned int dispatch_window_ms;	/* early-rptr firmware (S3 F11), 0: off */
 	bool sdma_hint;		/* SDMA queues' pending copies make their level busy */
 	bool adopt_existing;
 	bool sched_fifo;	/* monitor kthread SCHED_FIFO (M7), load time only */

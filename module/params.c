@@ -178,6 +178,15 @@ module_param_named(hold_adaptive, gp_param.hold_adaptive, bool, 0644);
 MODULE_PARM_DESC(hold_adaptive,
 		 "Per device, hold a level busy after its last work only as long as a park plus an unpark take there (measured), at most hysteresis_us and at least one tick (default 0: hysteresis_us everywhere)");
 
+static struct gp_uint_range gp_range_dispatch_window_ms = {
+	.val = &gp_param.dispatch_window_ms, .min = 0, .max = 600000,
+	.name = "dispatch_window_ms",
+};
+
+module_param_cb(dispatch_window_ms, &gp_uint_ops, &gp_range_dispatch_window_ms, 0644);
+MODULE_PARM_DESC(dispatch_window_ms,
+		 "For CP firmware that advances the read index when a dispatch starts: a lower queue whose read index moved this recently may still run a kernel and is parked like a pending one; set it to the longest kernel expected (default 0: off) [0..600000]");
+
 static struct gp_uint_range gp_range_max_suspend_ms = {
 	.val = &gp_param.max_suspend_ms, .min = 1, .max = 600000, .name = "max_suspend_ms",
 };

@@ -61,6 +61,19 @@ static bool busy_within(const struct gp_pq *q, u64 hold_ns, u64 now)
 	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < hold_ns);
 }
 
+/*
+ * May lower queue @q still run work a park would stop?  Pending now or
+ * within the hysteresis, or (early-rptr firmware, S3 F11) its read index
+ * moved within the dispatch window: a dispatch started then may still run.
+ */
+static bool may_run(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
+{
+	if (busy_within(q, pp->hysteresis_ns, now))
+		return true;
+	return pp->dispatch_window_ns && !q->blocked && q->last_progress_ns &&
+	       now - q->last_progress_ns < pp->dispatch_window_ns;
+}
+
 /* Is @q's level busy: pending, or within its device's hold? */
 static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
 {
@@ -215,7 +228,13 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		q[i].wanted = GP_ACT_NONE;
 		q[i].reason = GP_WHY_NONE;
 		q[i].granted = false;
-		if (q[i].pending)
+		/*
+		 * Early-rptr firmware (dispatch window set): the read index
+		 * moves when the CP fetches a dispatch, so work shows as
+		 * pending only until then; a queue whose read index moved
+		 * since the last scan had work in between (S3 F11).
+		 */
+		if (q[i].pending || (pp->dispatch_window_ns && q[i].progressed))
 			q[i].last_pending_ns = now;
 		if (q[i].progressed)
 			q[i].last_progress_ns = now;
@@ -270,13 +289,13 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 		} else if (pp->enabled && x->parkable && x->hold) {
 			want(x, GP_ACT_PARK, GP_WHY_HELD);
-		} else if (pp->enabled && x->parkable && below &&
-			   busy_within(x, pp->hysteresis_ns, now) && now >= x->slice_until_ns) {
+		} else if (pp->enabled && x->parkable && below && may_run(x, pp, now) &&
+			   now >= x->slice_until_ns) {
 			/*
-			 * Pending now, or within the hysteresis (S3 F11): CP
-			 * firmware that advances the read index when a
-			 * dispatch starts shows a queue whose one long kernel
-			 * still runs as empty.
+			 * Pending now, within the hysteresis, or within the
+			 * dispatch window (S3 F11): CP firmware that advances
+			 * the read index when a dispatch starts shows a queue
+			 * whose one long kernel still runs as empty.
 			 */
 			want(x, x->shrinkable ? GP_ACT_SHRINK : GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
 		}

@@ -59,6 +59,14 @@ enum gp_reason {
  *		 their last pending work (the adaptive hold, gp_hold_ns());
  *		 NULL: @hysteresis_ns everywhere.  A lower queue's own recent
  *		 work (S3 F11) always counts for @hysteresis_ns.
+ * @dispatch_window_ns: 0, or how long after its read index last moved a
+ *			lower queue may still run a kernel: CP firmware that
+ *			advances the read index when a dispatch starts (S3
+ *			F11) shows a queue running one long kernel as empty;
+ *			within this window it is parked all the same.  Set,
+ *			a read index that moved since the last scan also
+ *			counts as work seen at this scan (such firmware shows
+ *			work as pending only until the CP fetches it)
  * @dev_budget: NULL, or per device slot the actions still allowed (from its
  *		gp_bucket); decremented as actions are granted
  */
@@ -70,6 +78,7 @@ struct gp_policy_params {
 	bool enabled;
 	bool tiers;
 	const u64 *dev_hold_ns;
+	u64 dispatch_window_ns;
 	u32 *dev_budget;
 };
 

@@ -38,6 +38,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/module.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
@@ -100,6 +101,24 @@ static void ks_aql_signal_dec_locked(struct queue *q, u64 handle)
 		ks_event_signal_mailbox(p, handle);	/* an interrupt signal's event */
 }
 
+/*
+ * CP firmware that advances the read index when a dispatch is fetched and
+ * started, not when it completes (ROCm PR 4341; review S3 F11): a queue
+ * running its one long kernel shows rptr == wptr.  Completion is still the
+ * signal, as ROCr reads it.
+ */
+static bool ks_early_rptr;
+module_param_named(early_rptr, ks_early_rptr, bool, 0444);
+MODULE_PARM_DESC(early_rptr,
+		 "CP firmware that advances read_dispatch_id when a dispatch starts, not when it completes (default 0)");
+
+/* The read index the firmware shows after @ks fetched or retired a packet. */
+static void ks_publish_rptr_locked(struct ks_queue *ks)
+{
+	/* Pairs with the reader's acquire: the signal is visible first. */
+	smp_store_release(ks->rptr, ks_early_rptr ? ks->fetched : ks->retired);
+}
+
 static void ks_retire_locked(struct queue *q)
 {
 	struct ks_queue *ks = &q->ks;
@@ -115,8 +134,7 @@ static void ks_retire_locked(struct queue *q)
 		if (r->signal_va)
 			ks_aql_signal_dec_locked(q, r->signal_va);
 		ks->retired++;
-		/* Pairs with the reader's acquire: the signal is visible first. */
-		smp_store_release(ks->rptr, ks->retired);
+		ks_publish_rptr_locked(ks);
 		ks->packets_done++;
 		atomic64_inc(&ks_stats.packets_completed);
 	}
@@ -416,6 +434,8 @@ static void ks_fetch_locked(struct queue *q)
 				break;
 			barriers |= !r->wg_total;
 			ks->fetched++;
+			if (ks_early_rptr)
+				ks_publish_rptr_locked(ks);
 			continue;
 		}
 		/* The header is released last: the body is valid after this. */
@@ -459,6 +479,8 @@ static void ks_fetch_locked(struct queue *q)
 		/* Consumed: the slot may be reused (AQL sets the header INVALID). */
 		WRITE_ONCE(pkt->header, KFDSIM_PKT_INVALID);
 		ks->fetched++;
+		if (ks_early_rptr)
+			ks_publish_rptr_locked(ks);
 	}
 	/* A barrier packet with every earlier one complete is complete now. */
 	if (barriers)

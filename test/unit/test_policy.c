@@ -259,6 +259,36 @@ static void t_hold_per_device(void)
 	EXPECT(q[1].state == GP_PS_PARKED);
 }
 
+/*
+ * S3 F11, long kernels: on early-rptr firmware a BE queue running one long
+ * kernel shows no work; its read index moved when the dispatch started.
+ * Outside the hysteresis it is parked only within dispatch_window_ns.
+ */
+static void t_dispatch_window(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_pq q[2];
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);
+	tick(&pp, q, 2, T0);
+	q[1].pending = false;
+	q[1].progressed = true;			/* dispatched: rptr == wptr */
+	tick(&pp, q, 2, T0 + MS);
+	q[1].progressed = false;
+	q[0].pending = true;			/* LC, 20 ms into BE's kernel */
+	tick(&pp, q, 2, T0 + 21 * MS);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+	pp.dispatch_window_ns = 100 * MS;
+	tick(&pp, q, 2, T0 + 22 * MS);
+	EXPECT(q[1].state == GP_PS_PARKED && q[1].reason == GP_WHY_HIGHER_PENDING);
+	/* Past the window, an idle BE is not parked again after a release. */
+	qinit(&q[1], 3, false);
+	q[1].last_progress_ns = T0 + MS;
+	tick(&pp, q, 2, T0 + 200 * MS);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].action == GP_ACT_NONE);
+}
+
 static void t_three_levels(void)
 {
 	struct gp_pq q[3];
@@ -1187,6 +1217,7 @@ static const struct test tests[] = {
 	{ "LC idle less than hysteresis: BE still parked", t_hysteresis },
 	{ "LC idle past hysteresis: BE unparked (HIGHER_IDLE)", t_past_hysteresis },
 	{ "hysteresis 0: unparked on the first idle scan", t_zero_hysteresis },
+	{ "F11: a BE running one long kernel on early-rptr firmware is parked within dispatch_window_ns", t_dispatch_window },
 	{ "adaptive hold: the cap until 8 calls, then 2 x their average, within [tick, cap]", t_hold_rule },
 	{ "adaptive hold per device: each device's LC releases after its own hold; F11 keeps the full hysteresis", t_hold_per_device },
 	{ "three levels: top runs, both lower parked; top drains, middle runs", t_three_levels },
