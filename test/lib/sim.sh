@@ -35,3 +35,7 @@ ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 # linefield LINE KEY: the value of KEY in a line of space-separated key=value
 # pairs (a kfdsim queue line, a gpload result line).
 linefield() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# stop_be PID: SIGTERM a gpload BE (it drains and verifies); its status in be_rc.
+stop_be() { kill -TERM "$1"; wait "$1"; be_rc=$?; }
+# sim_unload: rmmod gpreempt, wait for kfdsim to have no queue or process, rmmod kfdsim.
+sim_unload() { rmmod gpreempt; wait_for 30 ks_idle; rmmod kfdsim; }

@@ -25,12 +25,8 @@ run() {	# <gpreempt args>
 	parks=$(gstat preempts)
 	reqs=$(jq -r '.count' /tmp/lc.json)
 	p99=$(jq -r '.p99_us' /tmp/lc.json)
-	kill -TERM $be
-	wait $be
-	be_rc=$?
-	rmmod gpreempt
-	wait_for 30 ks_idle
-	rmmod kfdsim
+	stop_be $be
+	sim_unload
 }
 dmesg -C
 run ""

@@ -25,12 +25,8 @@ run() {	# <hold_adaptive>: LC every 30 ms over BE, 4 s
 	lc_rc=$?
 	hold=$(gstat hold_us) parks=$(gstat preempts) resumes=$(gstat resumes)
 	calls_ns=$(bpftool -j map dump name gp_stats | jq '.[0].formatted.value.preempt_hist')
-	kill -TERM $be
-	wait $be
-	be_rc=$?
-	rmmod gpreempt
-	wait_for 30 ks_idle
-	rmmod kfdsim
+	stop_be $be
+	sim_unload
 }
 dmesg -C
 run 0
