@@ -22,8 +22,9 @@ $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 v=$!
 $GPLOAD lc --prio 12 --wg 8 --wg-us 3000 --period-us 2000 --duration 600 --quiet &
 lc=$!
-wait_for 30 is $v state parked
-tap_check "F12: the BE queue is parked for LC" is $v state parked
+# One wait that is also the check: on a slow guest LC's one outstanding
+# request can leave a gap longer than the hysteresis, and BE runs in it.
+tap_check "F12: the BE queue is parked for LC" wait_for 30 is $v state parked
 kill -USR1 $v	# its device resets while it is parked
 sleep 1
 kill -TERM $lc
