@@ -24,6 +24,7 @@
 #include <linux/elf.h>
 #include <linux/fs.h>
 #include <linux/fs_struct.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched/task.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -41,24 +42,55 @@ static const struct gp_layout_item gp_layout_items[] = {
 };
 
 /*
+ * The root of the machine's init (PID 1 of the initial PID namespace), where
+ * the kernel's /sys is mounted, whatever root and mount namespace insmod
+ * runs in: a container, or an initramfs before switch_root (review S3 F18).
+ * Not init_task's: on 7.3.4 that stayed the initramfs after switch_root
+ * (seen in the test guest: /sys/kernel/btf not found there).
+ * Return: 0 with @root held (path_put() it), or -ESRCH.
+ */
+static int gp_init_root(struct path *root)
+{
+	struct task_struct *init;
+	int ret = -ESRCH;
+
+	rcu_read_lock();
+	init = pid_task(find_pid_ns(1, &init_pid_ns), PIDTYPE_PID);
+	if (init)
+		get_task_struct(init);
+	rcu_read_unlock();
+	if (!init)
+		return ret;
+	task_lock(init);
+	if (init->fs) {
+		get_fs_root(init->fs, root);
+		ret = 0;
+	}
+	task_unlock(init);
+	put_task_struct(init);
+	return ret;
+}
+
+/*
  * A whole sysfs file into a kvmalloc'ed buffer; ERR_PTR on error.  The path
- * is resolved from init's root, not insmod's: insmod from a container or an
- * initramfs whose /sys is not the kernel's (or not mounted) still reads the
- * running kernel's files (review S3 F18).  This is what
- * kernel_read_file_from_path_initns() does, but that one also runs the LSM
- * kernel_read_file hook, which has no id for "BTF" (IPE warns on
- * READING_UNKNOWN).
+ * is resolved from init's root (gp_init_root()), then, if it is not there,
+ * from insmod's own.  kernel_read_file_from_path_initns() is not used: it
+ * runs the LSM kernel_read_file hook, which has no id for "BTF" (IPE warns
+ * on READING_UNKNOWN).
  */
 static void *gp_read_file(const char *path, size_t *len)
 {
 	struct path root;
-	struct file *f;
+	struct file *f = ERR_PTR(-ENOENT);
 	loff_t size, pos = 0;
 	void *buf;
 
-	get_fs_root(init_task.fs, &root);
-	f = file_open_root(&root, path, O_RDONLY, 0);
-	path_put(&root);
+	if (!gp_init_root(&root)) {
+		f = file_open_root(&root, path, O_RDONLY, 0);
+		path_put(&root);
+	}
+	if (IS_ERR(f))
+		f = filp_open(path, O_RDONLY, 0);
 	if (IS_ERR(f))
 		return ERR_CAST(f);
 	size = i_size_read(file_inode(f));
