@@ -81,10 +81,10 @@ void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 	if (READ_ONCE(gp_param.hold_adaptive)) {
 		u64 tick = (u64)READ_ONCE(gp_param.tick_us) * NSEC_PER_USEC;
 
-		for (d = 0; d < GP_POLICY_MAX_DEVS; d++) {
+		/* Queues only ever have slots below gp_ndevs (gp_dev_index()). */
+		for (d = 0; d < gp_ndevs; d++) {
 			gp_dev_hold_ns[d] = gp_hold_ns(&gp_dev_hold[d], pp->hysteresis_ns, tick);
-			if (d < gp_ndevs)
-				hold_max = max(hold_max, gp_dev_hold_ns[d]);
+			hold_max = max(hold_max, gp_dev_hold_ns[d]);
 		}
 		pp->dev_hold_ns = gp_dev_hold_ns;
 	}
