@@ -657,21 +657,25 @@ void gp_registry_pin(struct gp_proc *pr, struct gp_queue *e, bool pin)
 }
 
 /**
- * gp_registry_next_evicted() - a process gpreempt holds evicted, if any
+ * gp_registry_next_evicted() - the next process gpreempt holds evicted
+ * @prev: the process returned last, or NULL to start
  *
  * Module unload, after the monitor stopped (only that thread frees procs,
- * so the result stays valid unlocked): the caller restores it, which clears
- * pr->evicted, and asks again.
+ * so the results stay valid unlocked, and a cursor stays on the list).
+ * Processes are in list order, so one pass visits each once, whether its
+ * restore cleared pr->evicted or failed.
  *
- * Return: a live process with evictions held, or NULL.
+ * Return: a live process after @prev with evictions held, or NULL.
  */
-struct gp_proc *gp_registry_next_evicted(void)
+struct gp_proc *gp_registry_next_evicted(struct gp_proc *prev)
 {
-	struct gp_proc *pr, *found = NULL;
+	struct gp_proc *pr = prev, *found = NULL;
 	unsigned long flags;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node) {
+	if (!pr)
+		pr = list_entry(&gp_reg.procs, struct gp_proc, node);
+	list_for_each_entry_continue(pr, &gp_reg.procs, node) {
 		if (pr->evicted && !pr->dead) {
 			found = pr;
 			break;

@@ -120,24 +120,66 @@ void gp_restore_owed(void)
 	}
 }
 
+/* Rounds of the unload's restores and resumes, and the pause between them. */
+#define GP_UNLOAD_ROUNDS 6
+#define GP_UNLOAD_PAUSE_MS 300
+
 /*
  * Unload: restore every eviction gpreempt holds, waiting for each process's
- * mutex.  Returns the processes whose restore failed.
+ * mutex.  Returns the processes whose restore failed: their evictions stay
+ * held, for the next round.
  */
 static int gp_restore_evictions(void)
 {
-	struct gp_proc *pr;
+	struct gp_proc *pr = NULL;
 	int failed = 0;
 
-	while ((pr = gp_registry_next_evicted())) {
-		if (gp_evict_restore_all(pr, true))
+	while ((pr = gp_registry_next_evicted(pr)))
+		if (gp_evict_restore_all(pr, true) || pr->evicted)
 			failed++;
-		if (pr->evicted) {
-			/* Cannot happen: every restore clears its slot. */
-			gp_evict_forget_all(pr);
-		}
-	}
 	return failed;
+}
+
+/* Unload: resume the queues parked one by one.  Returns those left parked. */
+static int gp_resume_queues(int n)
+{
+	int i, left = 0;
+
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+		int ret;
+
+		if (e->gone || e->pq.state == GP_PS_RUNNING)
+			continue;
+		if (e->pq.state == GP_PS_PARKED && e->backend == GP_BACKEND_EVICT) {
+			/* Its process's eviction: gp_restore_evictions(). */
+			e->pq.state = GP_PS_RUNNING;
+			continue;
+		}
+		if (e->pq.state == GP_PS_SHRUNK)
+			ret = gp_shrink_queue(e, false, NULL, 0, true);
+		else
+			ret = gp_suspend_queue(e, false, true);
+		if (ret && ret != -ESRCH && ret != -ENOENT && ret != -EPERM) {
+			left++;
+			continue;
+		}
+		e->pq.state = GP_PS_RUNNING;
+	}
+	return left;
+}
+
+/* Unload, after the last round: what could not be given back is forgotten. */
+static int gp_forget_evictions(void)
+{
+	struct gp_proc *pr = NULL;
+	int n = 0;
+
+	while ((pr = gp_registry_next_evicted(pr))) {
+		gp_evict_forget_all(pr);
+		n++;
+	}
+	return n;
 }
 
 /**
@@ -145,52 +187,34 @@ static int gp_restore_evictions(void)
  *
  * Module unload, after gp_monitor_stop() (the monitor and the helper
  * stopped; the helper's last results are committed first): waits for
- * p->mutex where needed,
- * so it returns only when every parked queue is back (or gone with its
- * process) and every eviction is balanced.
+ * p->mutex where needed, so it returns only when every parked queue is back
+ * (or gone with its process) and every eviction is balanced.  A KFD call
+ * that failed (an MES add_queue that keeps the process evicted, a device
+ * that hung for a moment) is tried again, GP_UNLOAD_ROUNDS times in all.
  */
 void gp_monitor_release_all(void)
 {
-	int i, n, try, left = 0, failed;
+	int n, round, left = 0, failed = 0;
 
 	if (!gp_snap)
 		return;
 	/* What the helper did last (it stopped after the monitor), first. */
 	gp_defer_collect(gp_registry_snapshot(gp_snap, GP_MAX_QUEUES));
 	gp_registry_reap(gp_release_queue);
-	/* Evictions first, before anything can be marked dead (C7). */
-	failed = gp_restore_evictions();
-	if (failed)
-		pr_err("%d process(es): restore failed at unload (KFD error; count balanced)\n",
-		       failed);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
-	/* A few rounds: a device that hung may come back meanwhile. */
-	for (try = 0; try < 3; try++) {
-		left = 0;
-		for (i = 0; i < n; i++) {
-			struct gp_queue *e = gp_snap[i];
-			int ret;
-
-			if (e->gone || e->pq.state == GP_PS_RUNNING)
-				continue;
-			if (e->pq.state == GP_PS_PARKED && e->backend == GP_BACKEND_EVICT) {
-				e->pq.state = GP_PS_RUNNING;	/* restored above */
-				continue;
-			}
-			if (e->pq.state == GP_PS_SHRUNK)
-				ret = gp_shrink_queue(e, false, NULL, 0, true);
-			else
-				ret = gp_suspend_queue(e, false, true);
-			if (ret && ret != -ESRCH && ret != -ENOENT && ret != -EPERM) {
-				left++;
-				continue;
-			}
-			e->pq.state = GP_PS_RUNNING;
-		}
-		if (!left)
+	for (round = 0; round < GP_UNLOAD_ROUNDS; round++) {
+		if (round)
+			msleep(GP_UNLOAD_PAUSE_MS);
+		/* Evictions first, before anything can be marked dead (C7). */
+		failed = gp_restore_evictions();
+		left = gp_resume_queues(n);
+		if (!failed && !left)
 			break;
-		msleep(500);
 	}
+	failed = gp_forget_evictions();
+	if (failed)
+		pr_err("%d process(es) left evicted at unload: KFD refused every restore\n",
+		       failed);
 	if (left)
 		pr_err("%d queue(s) could not be resumed at unload\n", left);
 }

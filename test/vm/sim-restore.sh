@@ -45,6 +45,32 @@ wait $be
 brc=$?
 tap_check "F8: LC and BE: every packet ran exactly once" test $lrc = 0 -a $brc = 0
 tap_check "F8: rmmod gpreempt" rmmod gpreempt
+
+# The same at rmmod: BE evicted for a steady LC, and the unload's own
+# restore fails the MES way.  rmmod tries again; before, it forgot the
+# eviction after one try, and BE stayed evicted with gpreempt gone (the
+# soak's race-exit phase found it, 1 in ~60 reloads).
+insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=evict ||
+	tap_not_ok "F8 unload: gpreempt loads"
+$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 120 --quiet --json "$T/be.json" &
+be=$!
+sleep 0.5
+$GPLOAD lc --prio 12 --wg 4 --wg-us 1000 --period-us 2000 --duration 120 --quiet &
+lc=$!
+tap_check "F8 unload: BE evicted for LC (MES)" wait_for 20 be_evicted
+before=$(fcount restore_process_queues)
+echo "EIO 0 1" >$F/restore_process_queues
+tap_check "F8 unload: rmmod gpreempt with BE evicted" rmmod gpreempt
+tap_check "F8 unload: the unload's restore failed once (injected $before -> $(fcount restore_process_queues))" \
+	test "$(fcount restore_process_queues)" = $((before + 1))
+tap_check "F8 unload: BE runs after rmmod" be_running
+tap_check "F8 unload: every eviction is balanced (kfdsim evicted_refs $(kstat evicted_refs))" refs_zero
+kill -TERM $lc $be
+wait $lc
+lrc=$?
+wait $be
+brc=$?
+tap_check "F8 unload: LC and BE: every packet ran exactly once" test $lrc = 0 -a $brc = 0
 wait_for 30 ks_idle
 rmmod kfdsim
 tap_dmesg_clean "F8: kernel log clean"
