@@ -192,6 +192,8 @@ struct gp_stats {
 	 * (what a park plus an unpark take there, measured).
 	 */
 	__u64 hold_us;
+	/* The highest rate_last_sec since load: what max_rate has to allow. */
+	__u64 rate_peak_sec;
 };
 
 struct gp_comm {

@@ -49,6 +49,9 @@ r=$(gstat rate_last_sec)
 tap_diag "rate_last_sec=$r throttled=$(gstat throttled) preempts=$(gstat preempts)"
 tap_check "state changes per device per second <= max_rate + burst + owed ($r)" \
 	test "$r" -ge 1 -a "$r" -le 20
+pk=$(gstat rate_peak_sec)
+tap_check "rate_peak_sec is the highest busiest-device second, within max_rate + burst + owed ($r <= $pk <= 20)" \
+	test "$pk" -ge "$r" -a "$pk" -le 20
 
 # 3. A failing backend backs off (no retry storm) and recovers.  -ETIME (a
 # preemption timeout) charges the device's back-off; -EIO is left to the

@@ -34,8 +34,8 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	printf("preempts %llu  resumes %llu  inversions %llu  starvation %llu  errors %llu  bad_control %llu\n",
 	       st->preempts, st->resumes, st->inversions, st->starvation_slices, st->errors,
 	       st->bad_control);
-	printf("pressure: max_rate %llu/s per device, busiest device last second %llu, throttled %llu  back-offs %llu  untracked %llu\n",
-	       st->rate_limit, st->rate_last_sec, st->throttled, st->backoffs,
+	printf("pressure: max_rate %llu/s per device, busiest device last second %llu (peak %llu), throttled %llu  back-offs %llu  untracked %llu\n",
+	       st->rate_limit, st->rate_last_sec, st->rate_peak_sec, st->throttled, st->backoffs,
 	       st->queues_untracked);
 	if (st->queues_unseen)
 		printf("warning: KFD changed or destroyed %llu queues gpreempt never saw created: its creation probe does not fire (an LTO kernel?); new queues are not managed\n",
@@ -85,7 +85,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
 	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"queues_unseen\":%llu,"
 	       "\"busy_deferred\":%llu,\"busy_deferred_expired\":%llu,\"dep_releases\":%llu,"
-	       "\"dep_provider_ticks\":%llu,\"hold_us\":%llu",
+	       "\"dep_provider_ticks\":%llu,\"hold_us\":%llu,\"rate_peak_sec\":%llu",
 	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
 	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
 	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
@@ -96,7 +96,7 @@ static void stats_json_fields(const struct gp_stats *st)
 	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
 	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->queues_unseen,
 	       st->busy_deferred, st->busy_deferred_expired, st->dep_releases,
-	       st->dep_provider_ticks, st->hold_us);
+	       st->dep_provider_ticks, st->hold_us, st->rate_peak_sec);
 }
 
 static int frame(struct ctl *c)
@@ -273,8 +273,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	printf("rule resolves    %llu, mean %llu ns, max %llu ns; %llu environments read\n",
 	       st.rule_resolves, st.rule_resolves ? st.rule_resolve_ns / st.rule_resolves : 0,
 	       st.rule_resolve_ns_max, st.env_reads);
-	printf("max rate         %llu state changes/s per device; busiest device last second %llu\n",
-	       st.rate_limit, st.rate_last_sec);
+	printf("max rate         %llu state changes/s per device; busiest device last second %llu, peak %llu\n",
+	       st.rate_limit, st.rate_last_sec, st.rate_peak_sec);
 	printf("throttled        %llu actions (max_rate bucket or device back-off)\n", st.throttled);
 	printf("back-offs        %llu (a device after a failed action)\n", st.backoffs);
 	printf("LC preempted     %llu times, %llu us (calls while a higher level had work: under HWS\n"
