@@ -97,7 +97,7 @@ void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 		gp_dev_changes[d] = 0;
 	}
 	gp_stats.rate_last_sec = busiest;
-	gp_stats.rate_peak_sec = max(gp_stats.rate_peak_sec, (u64)busiest);
+	gp_stats.rate_peak_sec = max_t(u64, gp_stats.rate_peak_sec, busiest);
 	gp_rate_window_ns = now;
 }
 
