@@ -17,6 +17,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/seq_file.h>
@@ -309,6 +310,79 @@ static const struct file_operations ks_hold_fops = {
 	.write = ks_hold_write,
 };
 
+/* kernel/locking/mutex.h: set in mutex::owner while a task waits (since 4.10). */
+#define KS_MUTEX_FLAG_WAITERS 0x01UL
+
+static bool ks_mutex_has_waiters(struct mutex *m)
+{
+	return atomic_long_read(&m->owner) & KS_MUTEX_FLAG_WAITERS;
+}
+
+static int ks_hammer_fn(void *arg)
+{
+	struct kfd_process *p = arg;
+
+	mutex_lock(&p->mutex);
+	while (!kthread_should_stop()) {
+		usleep_range(200, 250);
+		atomic64_inc(&ks_fault_counts.mutex_hammers);
+		if (!ks_mutex_has_waiters(&p->mutex))
+			continue;
+		/* Someone waits: the unlock wakes it, then hands over to it. */
+		mutex_unlock(&p->mutex);
+		mutex_lock(&p->mutex);
+	}
+	mutex_unlock(&p->mutex);
+	return 0;
+}
+
+/*
+ * "PASID MS": for MS ms a thread holds that process's mutex and lets it go
+ * only to a waiter: it is never free for a mutex_trylock(), as a process
+ * whose threads loop on ioctls that take it keeps it owned at nearly every
+ * instant (REVIEW-S3 F20).  A waiter gets it by the mutex's hand-off within
+ * two ~200 us turns.  In the writer's context: the write returns when the
+ * thread stops (after MS ms, or on a signal).
+ */
+static ssize_t ks_hammer_write(struct file *file, const char __user *ubuf, size_t len,
+			       loff_t *ppos)
+{
+	struct task_struct *t;
+	struct kfd_process *p;
+	unsigned int pasid, ms;
+	char buf[32];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sscanf(buf, "%u %u", &pasid, &ms) != 2 || ms > 600000)
+		return -EINVAL;
+#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
+	p = kfd_lookup_process_by_pasid(pasid, NULL);
+#else
+	p = kfd_lookup_process_by_pasid(pasid);
+#endif
+	if (!p)
+		return -ESRCH;
+	t = kthread_run(ks_hammer_fn, p, "kfdsim-hammer/%u", pasid);
+	if (IS_ERR(t)) {
+		kfd_unref_process(p);
+		return PTR_ERR(t);
+	}
+	msleep_interruptible(ms);
+	kthread_stop(t);
+	kfd_unref_process(p);
+	return len;
+}
+
+static const struct file_operations ks_hammer_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = ks_hammer_write,
+};
+
 static int ks_fault_counts_show(struct seq_file *m, void *unused)
 {
 	int i;
@@ -323,7 +397,9 @@ static int ks_fault_counts_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_fault_counts.lookup_delays),
 		   atomic64_read(&ks_fault_counts.queue_reuses),
 		   atomic64_read(&ks_fault_counts.lookup_fails));
-	seq_printf(m, "unref_delays %lld\n", atomic64_read(&ks_fault_counts.unref_delays));
+	seq_printf(m, "unref_delays %lld\nmutex_hammers %lld\n",
+		   atomic64_read(&ks_fault_counts.unref_delays),
+		   atomic64_read(&ks_fault_counts.mutex_hammers));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_fault_counts);
@@ -379,6 +455,7 @@ void ks_fault_debugfs(struct dentry *parent)
 	debugfs_create_bool("reuse_queue_mem", 0600, ks_fault_dir,
 			    &ks_fault_knobs.reuse_queue_mem);
 	debugfs_create_file("hold_mutex", 0200, ks_fault_dir, NULL, &ks_hold_fops);
+	debugfs_create_file("hammer_mutex", 0200, ks_fault_dir, NULL, &ks_hammer_fops);
 #if GP_HAVE_kfd_dbg_trap_disable && GP_HAVE_queue_properties__is_suspended
 	debugfs_create_file("debugger", 0200, ks_fault_dir, NULL, &ks_dbg_fops);
 #endif

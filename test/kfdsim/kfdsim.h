@@ -521,6 +521,7 @@ struct ks_fault_counts {
 	atomic64_t queue_reuses;
 	atomic64_t lookup_fails;
 	atomic64_t unref_delays;
+	atomic64_t mutex_hammers;
 };
 
 extern struct ks_fault_knobs ks_fault_knobs;

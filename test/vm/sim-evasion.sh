@@ -11,6 +11,8 @@
 # parks it: BE is parked (through the helper: busy_deferred), unparked once
 # LC stops, parked again, and rmmod with BE parked and still hammering
 # returns and leaves nothing suspended.  Every packet completes exactly once.
+# Then the same against kfdsim's hammer_mutex, which leaves the mutex free
+# at no instant: the old code did not park BE at all.
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
@@ -91,6 +93,66 @@ tap_diag "BE's threads made ${n:-?} p->mutex ioctls"
 tap_check "F20: BE's threads kept p->mutex busy (mutex ioctls made)" test "${n:-0}" -gt 1000
 tap_check "F20: every packet completed exactly once (BE, LC twice)" \
 	test $brc = 0 -a $lrc = 0 -a $lrc2 = 0
+
+# The same with no gap at all: kfdsim's hammer_mutex keeps BE's p->mutex
+# owned at every instant and lets it go only to a waiter, by hand-off.  The
+# old code only tried the mutex, and did not park BE while the hammer ran;
+# the helper waits for it and gets it.
+F=/sys/kernel/debug/kfdsim/fault
+hammer_on() { kill -0 "$hammer" 2>/dev/null; }
+insmod "$OBJ/module/gpreempt.ko" || tap_not_ok "F20 hammer: gpreempt loads"
+$GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
+be=$!
+wait_for 10 test -n "$(qf $be pasid)"
+bepasid=$(qf $be pasid)
+wait_for 10 be_running
+sh -c "echo '$bepasid 60000' >$F/hammer_mutex" &
+hammer=$!
+wait_for 10 sh -c "[ \"\$(awk '\$1 == \"mutex_hammers\" {print \$2}' $F/counts)\" -gt 10 ]"
+r0=$(gstat busy_retries) d0=$(gstat busy_deferred)
+lc_start
+if wait_for 15 be_off && hammer_on; then
+	tap_ok "F20 hammer: BE parked while its p->mutex is never free"
+else
+	tap_not_ok "F20 hammer: BE parked while its p->mutex is never free # $(qf $be preempts) parks, busy_retries $r0 -> $(gstat busy_retries), busy_deferred $d0 -> $(gstat busy_deferred)"
+fi
+kill -TERM $lc
+wait $lc
+lrc=$?
+if hammer_on && wait_for 15 be_running && hammer_on; then
+	tap_ok "F20 hammer: BE unparked after LC stopped, the hammer still on"
+else
+	tap_not_ok "F20 hammer: BE unparked after LC stopped, the hammer still on # $(grep "pasid=$bepasid " /sys/kernel/debug/kfdsim/queues | head -1)"
+fi
+tap_diag "hammer: busy_retries $r0 -> $(gstat busy_retries), busy_deferred $d0 -> $(gstat busy_deferred), mutex_hammers $(awk '$1 == "mutex_hammers" {print $2}' $F/counts)"
+# rmmod with BE parked: the unload waits for the mutex as a waiter once
+# polling it found it busy for 5 s.  Before, it polled until the hammer
+# ended (60 s).
+p1=$(qf $be preempts)
+lc_start
+if wait_for 15 be_off && hammer_on; then
+	tap_ok "F20 hammer: BE parked again ($(qf $be preempts) parks, was $p1)"
+else
+	tap_not_ok "F20 hammer: BE parked again # $(qf $be preempts) parks, was $p1"
+fi
+t0=$SECONDS
+rmmod gpreempt
+rc=$?
+tap_diag "rmmod took $((SECONDS - t0)) s (simulation, TCG guest)"
+tap_check "F20 hammer: rmmod with BE parked returns while the hammer is still on" \
+	test $rc = 0 -a -n "$(hammer_on && echo on)"
+tap_check "F20 hammer: BE runs after rmmod" be_running
+tap_check "F20 hammer: every eviction balanced" refs_zero
+kill -TERM $lc
+wait $lc
+lrc2=$?
+kill -TERM $hammer 2>/dev/null
+wait $hammer
+kill -TERM $be
+wait $be
+brc=$?
+tap_check "F20 hammer: every packet completed exactly once" test $brc = 0 -a $lrc = 0 -a $lrc2 = 0
+wait_for 30 ks_idle
 rmmod kfdsim
 tap_dmesg_clean "F20: kernel log clean"
 rm -rf "$T"
