@@ -191,7 +191,12 @@ tap_check "apply 2: only the comm vllm rule left, knobs back to default" sh -c "
 for v in status stats list config; do
 	tap_check "--json $v parses" sh -c "$CTL --json $v | jq -e . >/dev/null"
 	tap_check "$v (text)" sh -c "$CTL $v | grep -q ."
+	tap_check "$v --json (after the verb) is the same JSON" \
+		sh -c "[ \"\$($CTL $v --json | jq -c 'paths | join(\".\")' 2>/dev/null | sort | md5sum)\" = \"\$($CTL --json $v | jq -c 'paths | join(\".\")' | sort | md5sum)\" ]"
 done
+tap_check "stats --json: every counter, gp_stats.rate_peak_sec among them" \
+	sh -c "$CTL stats --json | jq -e 'has(\"rate_peak_sec\") and has(\"ticks\") and (.ticks >= 0)' >/dev/null"
+tap_check "stats --help prints the usage" sh -c "$CTL stats --help | grep -q '^usage:'"
 tap_check "top -n 2 --json: two frames, each parses" sh -c "[ \$($CTL --json top -n 2 -d 0.1 | jq -c .stats.ticks | wc -l) -eq 2 ]"
 tap_check "--help" sh -c "$CTL --help | grep -q 'exec --priority'"
 tap_check "stats draws the histograms" sh -c "$CTL stats | grep -q 'park call duration'"

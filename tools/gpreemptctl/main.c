@@ -56,6 +56,33 @@ static int cmd_exec(int argc, char **argv)
 	return err(errno == ENOENT ? 127 : 126, "cannot run %s: %s", argv[a], strerror(errno));
 }
 
+/*
+ * --json and --help after the verb, as users type them ("gpreemptctl stats
+ * --json"): taken out of argv[1..argc-1], up to a "--".  Returns the new
+ * argc, or -1 for --help.
+ */
+static int strip_options(struct ctl *c, int argc, char **argv)
+{
+	int a, n = 1;
+
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--")) {
+			while (a < argc)
+				argv[n++] = argv[a++];
+			break;
+		}
+		if (!strcmp(argv[a], "--json")) {
+			c->json = true;
+			continue;
+		}
+		if (!strcmp(argv[a], "--help"))
+			return -1;
+		argv[n++] = argv[a];
+	}
+	argv[n] = NULL;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	struct ctl c = { 0 };
@@ -102,6 +129,11 @@ int main(int argc, char **argv)
 	    strcmp(cmd, "apply")) {
 		usage(stderr);
 		return err(EX_USAGE, "unknown command '%s'", cmd);
+	}
+	argc = strip_options(&c, argc, argv);
+	if (argc < 0) {
+		usage(stdout);
+		return EX_OK;
 	}
 	ret = maps_open(&c);
 	if (ret)

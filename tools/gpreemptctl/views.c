@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,32 +72,43 @@ static void queue_json(const struct gp_queue_info *q)
 	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors);
 }
 
+/*
+ * The scalar counters of struct gp_stats, in its order, as --json prints
+ * them (test/run-unit checks that none is missing); the histograms and
+ * state_transitions are printed by cmd_stats().
+ */
+#define GP_STAT(f) { #f, offsetof(struct gp_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} gp_stat_fields[] = {
+	GP_STAT(ticks), GP_STAT(scan_ns_total), GP_STAT(scan_ns_last), GP_STAT(scan_ns_max),
+	GP_STAT(busy_ticks), GP_STAT(queues), GP_STAT(queues_seen), GP_STAT(processes),
+	GP_STAT(inversions), GP_STAT(preempts), GP_STAT(resumes), GP_STAT(starvation_slices),
+	GP_STAT(errors), GP_STAT(busy_retries), GP_STAT(skipped_debugged),
+	GP_STAT(skipped_reset), GP_STAT(bad_control), GP_STAT(probe_missed),
+	GP_STAT(evicts_outstanding), GP_STAT(rule_resolves), GP_STAT(rule_resolve_ns),
+	GP_STAT(rule_resolve_ns_max), GP_STAT(env_reads), GP_STAT(rate_limit),
+	GP_STAT(rate_last_sec), GP_STAT(throttled), GP_STAT(backoffs),
+	GP_STAT(queues_untracked), GP_STAT(rule_first_resolves),
+	GP_STAT(rule_first_resolve_ns), GP_STAT(restore_retries), GP_STAT(lc_preempts),
+	GP_STAT(lc_preempt_ns), GP_STAT(idle_backoff_us), GP_STAT(deep_idle_ticks),
+	GP_STAT(queues_unseen), GP_STAT(busy_deferred), GP_STAT(busy_deferred_expired),
+	GP_STAT(dep_releases), GP_STAT(dep_provider_ticks), GP_STAT(hold_us),
+	GP_STAT(rate_peak_sec),
+};
+
 static void stats_json_fields(const struct gp_stats *st)
 {
-	printf("\"ticks\":%llu,\"scan_ns_total\":%llu,\"scan_ns_last\":%llu,\"scan_ns_max\":%llu,"
-	       "\"busy_ticks\":%llu,\"queues\":%llu,\"queues_seen\":%llu,\"processes\":%llu,"
-	       "\"inversions\":%llu,\"preempts\":%llu,\"resumes\":%llu,\"starvation_slices\":%llu,"
-	       "\"errors\":%llu,\"busy_retries\":%llu,\"skipped_debugged\":%llu,"
-	       "\"skipped_reset\":%llu,\"bad_control\":%llu,\"probe_missed\":%llu,"
-	       "\"evicts_outstanding\":%llu,\"rule_resolves\":%llu,\"rule_resolve_ns\":%llu,"
-	       "\"rule_resolve_ns_max\":%llu,\"env_reads\":%llu,\"rule_first_resolves\":%llu,"
-	       "\"rule_first_resolve_ns\":%llu,\"rate_limit\":%llu,\"rate_last_sec\":%llu,"
-	       "\"throttled\":%llu,\"backoffs\":%llu,\"queues_untracked\":%llu,"
-	       "\"restore_retries\":%llu,\"lc_preempts\":%llu,\"lc_preempt_ns\":%llu,"
-	       "\"idle_backoff_us\":%llu,\"deep_idle_ticks\":%llu,\"queues_unseen\":%llu,"
-	       "\"busy_deferred\":%llu,\"busy_deferred_expired\":%llu,\"dep_releases\":%llu,"
-	       "\"dep_provider_ticks\":%llu,\"hold_us\":%llu,\"rate_peak_sec\":%llu",
-	       st->ticks, st->scan_ns_total, st->scan_ns_last, st->scan_ns_max, st->busy_ticks,
-	       st->queues, st->queues_seen, st->processes, st->inversions, st->preempts,
-	       st->resumes, st->starvation_slices, st->errors, st->busy_retries,
-	       st->skipped_debugged, st->skipped_reset, st->bad_control, st->probe_missed,
-	       st->evicts_outstanding, st->rule_resolves, st->rule_resolve_ns,
-	       st->rule_resolve_ns_max, st->env_reads, st->rule_first_resolves,
-	       st->rule_first_resolve_ns, st->rate_limit, st->rate_last_sec, st->throttled,
-	       st->backoffs, st->queues_untracked, st->restore_retries, st->lc_preempts,
-	       st->lc_preempt_ns, st->idle_backoff_us, st->deep_idle_ticks, st->queues_unseen,
-	       st->busy_deferred, st->busy_deferred_expired, st->dep_releases,
-	       st->dep_provider_ticks, st->hold_us, st->rate_peak_sec);
+	const char *base = (const char *)st;
+	size_t i;
+
+	for (i = 0; i < sizeof(gp_stat_fields) / sizeof(gp_stat_fields[0]); i++) {
+		unsigned long long v;
+
+		memcpy(&v, base + gp_stat_fields[i].off, sizeof(v));
+		printf("%s\"%s\":%llu", i ? "," : "", gp_stat_fields[i].name, v);
+	}
 }
 
 static int frame(struct ctl *c)
