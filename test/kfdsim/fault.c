@@ -274,28 +274,35 @@ static const struct file_operations ks_fault_fops = {
 	.llseek = default_llseek,
 };
 
+/* "PASID MS" written to @ubuf: the process, referenced, and MS. */
+static struct kfd_process *ks_parse_pasid_ms(const char __user *ubuf, size_t len,
+					     unsigned int *ms)
+{
+	struct kfd_process *p;
+	unsigned int pasid;
+	char buf[32];
+
+	if (len >= sizeof(buf))
+		return ERR_PTR(-EINVAL);
+	if (copy_from_user(buf, ubuf, len))
+		return ERR_PTR(-EFAULT);
+	buf[len] = 0;
+	if (sscanf(buf, "%u %u", &pasid, ms) != 2 || *ms > 600000)
+		return ERR_PTR(-EINVAL);
+	p = ks_lookup_pasid(pasid);
+	return p ? p : ERR_PTR(-ESRCH);
+}
+
 /* "PASID MS": hold that process's mutex for MS ms, in the writer's context. */
 static ssize_t ks_hold_write(struct file *file, const char __user *ubuf, size_t len,
 			     loff_t *ppos)
 {
 	struct kfd_process *p;
-	unsigned int pasid, ms;
-	char buf[32];
+	unsigned int ms;
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = 0;
-	if (sscanf(buf, "%u %u", &pasid, &ms) != 2 || ms > 600000)
-		return -EINVAL;
-#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
-	p = kfd_lookup_process_by_pasid(pasid, NULL);
-#else
-	p = kfd_lookup_process_by_pasid(pasid);
-#endif
-	if (!p)
-		return -ESRCH;
+	p = ks_parse_pasid_ms(ubuf, len, &ms);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	mutex_lock(&p->mutex);
 	atomic64_inc(&ks_fault_counts.mutex_holds);
 	msleep(ms);
@@ -349,24 +356,12 @@ static ssize_t ks_hammer_write(struct file *file, const char __user *ubuf, size_
 {
 	struct task_struct *t;
 	struct kfd_process *p;
-	unsigned int pasid, ms;
-	char buf[32];
+	unsigned int ms;
 
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = 0;
-	if (sscanf(buf, "%u %u", &pasid, &ms) != 2 || ms > 600000)
-		return -EINVAL;
-#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
-	p = kfd_lookup_process_by_pasid(pasid, NULL);
-#else
-	p = kfd_lookup_process_by_pasid(pasid);
-#endif
-	if (!p)
-		return -ESRCH;
-	t = kthread_run(ks_hammer_fn, p, "kfdsim-hammer/%u", pasid);
+	p = ks_parse_pasid_ms(ubuf, len, &ms);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	t = kthread_run(ks_hammer_fn, p, "kfdsim-hammer/%u", p->pasid);
 	if (IS_ERR(t)) {
 		kfd_unref_process(p);
 		return PTR_ERR(t);

@@ -399,6 +399,7 @@ gp_fn_pqm_get_user_queue_t pqm_get_user_queue;
 gp_fn_pqm_uninit_t pqm_uninit;
 gp_fn_kfd_lookup_process_by_pasid_t kfd_lookup_process_by_pasid;
 gp_fn_kfd_unref_process_t kfd_unref_process;
+struct kfd_process *ks_lookup_pasid(u32 pasid);
 gp_fn_kfd_process_notifier_release_t kfd_process_notifier_release;
 gp_fn_kfd_process_evict_queues_t kfd_process_evict_queues;
 gp_fn_kfd_process_restore_queues_t kfd_process_restore_queues;

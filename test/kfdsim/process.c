@@ -208,6 +208,23 @@ KS_KFD_ENTRY void kfd_unref_process(struct kfd_process *p)
 }
 
 /**
+ * ks_lookup_pasid() - kfd_lookup_process_by_pasid() whatever its prototype
+ * @pasid: PASID
+ *
+ * For kfdsim's own debugfs files.
+ *
+ * Return: the process with a reference, or NULL.
+ */
+struct kfd_process *ks_lookup_pasid(u32 pasid)
+{
+#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
+	return kfd_lookup_process_by_pasid(pasid, NULL);
+#else
+	return kfd_lookup_process_by_pasid(pasid);
+#endif
+}
+
+/**
  * kfd_lookup_process_by_pasid() - find a live process by PASID
  * @pasid: PASID
  * @pdd: out, 6.17+ (may be NULL): the process device with that PASID
@@ -718,11 +735,7 @@ static ssize_t ks_dbg_write(struct file *file, const char __user *ubuf, size_t l
 	buf[len] = 0;
 	if (sscanf(buf, "%7s %u", op, &pasid) != 2)
 		return -EINVAL;
-#if GP_HAVE_kfd_lookup_process_by_pasid__pdd
-	p = kfd_lookup_process_by_pasid(pasid, NULL);
-#else
-	p = kfd_lookup_process_by_pasid(pasid);
-#endif
+	p = ks_lookup_pasid(pasid);
 	if (!p)
 		return -ESRCH;
 	mutex_lock(&p->mutex);
