@@ -359,7 +359,7 @@ int gp_ptr_read_env(struct gp_proc *pr, char *buf, size_t max, bool *partial);
 int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict);
 int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evict);
 bool gp_evict_held(struct gp_proc *pr, struct kfd_node *dev);
-int gp_evict_restore_all(struct gp_proc *pr, bool blocking);
+void gp_evict_restore_all(struct gp_proc *pr);
 void gp_evict_forget_all(struct gp_proc *pr);
 int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking);
 int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_cus, bool blocking);

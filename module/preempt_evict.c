@@ -198,22 +198,18 @@ int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evi
 /**
  * gp_evict_restore_all() - restore every eviction gpreempt holds on @pr
  * @pr: registry process
- * @blocking: wait for p->mutex (module unload)
  *
- * Return: 0 or the first error (-EBUSY when not blocking: retry).
+ * Module unload: waits for p->mutex.  A restore KFD refused while keeping
+ * its count, or whose lookup failed for a live process, stays held in
+ * @pr (pr->evicted): the caller tries again or forgets it.
  */
-int gp_evict_restore_all(struct gp_proc *pr, bool blocking)
+void gp_evict_restore_all(struct gp_proc *pr)
 {
-	int i, r, ret = 0;
+	int i;
 
-	for (i = 0; i < GP_MAX_DEVS && pr->evicted; i++) {
-		if (!pr->ev[i].evicted)
-			continue;
-		r = gp_evict_one(pr, pr->ev[i].dev, false, blocking);
-		if (r && r != -ESRCH && !ret)
-			ret = r;
-	}
-	return ret;
+	for (i = 0; i < GP_MAX_DEVS && pr->evicted; i++)
+		if (pr->ev[i].evicted)
+			gp_evict_one(pr, pr->ev[i].dev, false, true);
 }
 
 /**

@@ -126,17 +126,20 @@ void gp_restore_owed(void)
 
 /*
  * Unload: restore every eviction gpreempt holds, waiting for each process's
- * mutex.  Returns the processes whose restore failed: their evictions stay
- * held, for the next round.
+ * mutex.  Returns the processes still holding one (KFD kept its count, or
+ * the lookup failed): they are tried again in the next round.  An error
+ * after which KFD dropped the count cleared the slot: nothing to retry.
  */
 static int gp_restore_evictions(void)
 {
 	struct gp_proc *pr = NULL;
 	int failed = 0;
 
-	while ((pr = gp_registry_next_evicted(pr)))
-		if (gp_evict_restore_all(pr, true) || pr->evicted)
+	while ((pr = gp_registry_next_evicted(pr))) {
+		gp_evict_restore_all(pr);
+		if (pr->evicted)
 			failed++;
+	}
 	return failed;
 }
 
