@@ -28,6 +28,10 @@ qf() {
 is() { [ "$(qf "$1" "$2")" = "$3" ]; }
 # kstat KEY: a kfdsim stats counter.
 kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
+# fcount KEY: an injected-fault counter of kfdsim (fault/counts).
+fcount() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/fault/counts; }
+# fc_ge KEY N: that counter is at least N.
+fc_ge() { [ "$(fcount "$1")" -ge "$2" ] 2>/dev/null; }
 # refs_zero: every eviction is balanced (kfdsim's qpd->evicted sum is 0).
 refs_zero() { [ "$(kstat evicted_refs)" = 0 ]; }
 # ks_idle: kfdsim has no queue and no process left.

@@ -108,7 +108,7 @@ bepasid=$(qf $be pasid)
 wait_for 10 be_running
 sh -c "echo '$bepasid 60000' >$F/hammer_mutex" &
 hammer=$!
-wait_for 10 sh -c "[ \"\$(awk '\$1 == \"mutex_hammers\" {print \$2}' $F/counts)\" -gt 10 ]"
+wait_for 10 fc_ge mutex_hammers 11
 r0=$(gstat busy_retries) d0=$(gstat busy_deferred)
 lc_start
 if wait_for 15 be_off && hammer_on; then
@@ -124,7 +124,7 @@ if hammer_on && wait_for 15 be_running && hammer_on; then
 else
 	tap_not_ok "F20 hammer: BE unparked after LC stopped, the hammer still on # $(grep "pasid=$bepasid " /sys/kernel/debug/kfdsim/queues | head -1)"
 fi
-tap_diag "hammer: busy_retries $r0 -> $(gstat busy_retries), busy_deferred $d0 -> $(gstat busy_deferred), mutex_hammers $(awk '$1 == "mutex_hammers" {print $2}' $F/counts)"
+tap_diag "hammer: busy_retries $r0 -> $(gstat busy_retries), busy_deferred $d0 -> $(gstat busy_deferred), mutex_hammers $(fcount mutex_hammers)"
 # rmmod with BE parked: the unload waits for the mutex as a waiter once
 # polling it found it busy for 5 s.  Before, it polled until the hammer
 # ended (60 s).
@@ -148,10 +148,8 @@ wait $lc
 lrc2=$?
 kill -TERM $hammer 2>/dev/null
 wait $hammer
-kill -TERM $be
-wait $be
-brc=$?
-tap_check "F20 hammer: every packet completed exactly once" test $brc = 0 -a $lrc = 0 -a $lrc2 = 0
+stop_be $be
+tap_check "F20 hammer: every packet completed exactly once" test $be_rc = 0 -a $lrc = 0 -a $lrc2 = 0
 wait_for 30 ks_idle
 rmmod kfdsim
 tap_dmesg_clean "F20: kernel log clean"

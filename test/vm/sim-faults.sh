@@ -17,10 +17,8 @@ qfield() {
 	bpftool -j map dump name gp_queues 2>/dev/null |
 		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
 }
-fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
 ksq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
-fc_ge() { [ "$(fcount "$1")" -ge "$2" ] 2>/dev/null; }
 gq_zero() { [ "$(gstat queues)" = 0 ]; }
 stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }

@@ -19,13 +19,11 @@ qfield() {
 	bpftool -j map dump name gp_queues 2>/dev/null |
 		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
 }
-fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
 ksq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
 have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 path_is() { [ "$(qfield "$1" ptr_path)" = "$2" ]; }
 stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
-fc_ge() { [ "$(fcount "$1")" -ge "$2" ] 2>/dev/null; }
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
 be_suspended() { case "$(ksq 3)" in *" suspended=1 "*) return 0 ;; esac; return 1; }

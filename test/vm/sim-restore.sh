@@ -13,7 +13,6 @@ OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 F=/sys/kernel/debug/kfdsim/fault
 T=$(mktemp -d)
-fcount() { awk -v k="$1" '$1 == k {print $2}' $F/counts; }
 be_evicted() { grep ' prio=3 ' /sys/kernel/debug/kfdsim/queues | grep -q 'evicted=1'; }
 be_running() { ! be_evicted; }
 
@@ -32,8 +31,8 @@ wait_for 20 be_evicted
 tap_check "F8: BE evicted for LC (MES)" test "$(gstat preempts)" -gt 0
 wait $lc
 lrc=$?
-wait_for 30 sh -c "[ \"\$(awk '\$1 == \"restore_process_queues\" {print \$2}' $F/counts)\" -ge 1 ]"
-tap_diag "injected restore failures: $(awk '$1 == "restore_process_queues"' $F/counts); restore_retries $(gstat restore_retries)"
+wait_for 30 fc_ge restore_process_queues 1
+tap_diag "injected restore failures: $(fcount restore_process_queues); restore_retries $(gstat restore_retries)"
 tap_check "F8: the failed restore is retried (gp_stats.restore_retries)" \
 	test "$(gstat restore_retries)" -ge 1
 tap_check "F8: BE runs again once LC is idle" wait_for 30 be_running
