@@ -134,8 +134,16 @@ int q_create_in(struct gq *q, int prio, bool rocr, void *area, size_t area_len,
 	}
 	q->id = a.queue_id;
 	if (cu_mask_bits) {
-		int r = q_set_cu_mask(q, cu_mask, cu_mask_bits);
+		int r, tries = 0;
 
+		/*
+		 * An update_queue that failed (kfdsim's fault injection: EBUSY,
+		 * ETIME, EIO) left the mask unset: set it again, as a client
+		 * whose mask matters would.
+		 */
+		while ((r = q_set_cu_mask(q, cu_mask, cu_mask_bits)) &&
+		       (r == -EBUSY || r == -ETIME || r == -EIO) && ++tries < 100)
+			sleep_us(1000);
 		if (r)
 			return r;
 	}
@@ -330,9 +338,18 @@ bool q_drain(struct gq *q, double timeout_us)
 		lost += q_outstanding(q);
 		ok = false;
 	}
-	sleep_us(1000);		/* a late double completion would show now */
-	w = atomic_load(q->wptr);
-	r = atomic_load(q->rptr);
+	/*
+	 * A late double completion would show within a millisecond.  The
+	 * read index is published just after the last signal, in the same
+	 * locked section, but a TCG vCPU the host deschedules between the
+	 * two stores can publish it much later: wait for it, up to 2 s.
+	 */
+	end = now_us() + 2e6;
+	do {
+		sleep_us(1000);
+		w = atomic_load(q->wptr);
+		r = atomic_load(q->rptr);
+	} while (r != w && now_us() < end);
 	if (r != w) {
 		fprintf(stderr, "gpload: queue %u: rptr %llu != wptr %llu\n", q->id,
 			(unsigned long long)r, (unsigned long long)w);

@@ -13,8 +13,9 @@
 # of gpreempt under load, with random parameters and some invalid ones),
 # kill (kill -9 of parked and of running processes), churn (queue
 # create/destroy while a gp_prio flip storm runs), race-exit (rmmod racing
-# with process exit) and race-park (kill -9 while a park is in flight, with a
-# slow runlist).  Throughout, gp_prio, gp_prio_comm and gp_config get random
+# with process exit), race-park (kill -9 while a park is in flight, with a
+# slow runlist) and shrink (co-running on a CU mask, issue 19: a BE with its
+# own mask killed while shrunk, gpreempt reloaded while it is).  Throughout, gp_prio, gp_prio_comm and gp_config get random
 # values, invalid ones included.  After every phase: nothing left parked (every
 # kfdsim queue active, or gone with its process), evictions balanced, every
 # packet exactly once (gpload's exit status), a clean dmesg.  Ends with a
@@ -41,13 +42,13 @@ case $MODE in
 long)
 	RELOADS=50 KILLS=50 KILL_BATCH=25 CHURNS=5000 PACKETS=500000 RACES=3
 	CHURN_S=20 PUMP_MAX_S=240
-	PHASES_hws="reload kill churn race_exit pump hang race_park"
-	PHASES_mes="reload kill churn race_exit pump race_park" ;;
+	PHASES_hws="reload kill churn race_exit pump hang race_park shrink"
+	PHASES_mes="reload kill churn race_exit pump race_park shrink" ;;
 *)
 	RELOADS=2 KILLS=2 KILL_BATCH=2 CHURNS=20 PACKETS=2000 RACES=1
 	CHURN_S=2 PUMP_MAX_S=10
 	PHASES_hws="reload kill hang race_park"
-	PHASES_mes="churn race_exit" ;;
+	PHASES_mes="churn race_exit shrink" ;;
 esac
 # GP_SOAK_HWS / GP_SOAK_MES: other phase lists (a phase may repeat), to
 # rerun one phase many times in one boot: GP_SOAK_HWS="kill kill" GP_SOAK_MES=
@@ -86,6 +87,26 @@ ks_all_parked() {
 	grep -q " prio=$1 " $DBG/queues && ! grep " prio=$1 " $DBG/queues | grep -q ' active=1 '
 }
 ks_none_at() { ! grep -q " prio=$1 " $DBG/queues; }
+# CU masks (the shrink phase).  ks_cus P: the CU counts of the queues at
+# priority P.  ks_shrunk P N: a queue at priority P runs on fewer than the N
+# CUs its owner gave it.  masks_own: every queue has its owner's CUs back:
+# MASKED_PRIO's victims set MASKED_CUS (CUs 0-5), everyone else none or all.
+MASKED_PRIO=2 MASKED_CUS=6
+ks_cus() { sed -n "s/.* prio=$1 .* cu_mask_cus=\([0-9]*\) .*/\1/p" $DBG/queues; }
+ks_shrunk() {
+	local c
+	for c in $(ks_cus "$1"); do [ "$c" -lt "$2" ] && return 0; done
+	return 1
+}
+masks_own() {
+	awk -v n="$(awk '$1 == "num_cu" {print $2}' $DBG/params)" -v mp=$MASKED_PRIO -v mc=$MASKED_CUS '
+		/^queue / {
+			p = $0; sub(/.* prio=/, "", p); sub(/ .*/, "", p)
+			c = $0; sub(/.* cu_mask_cus=/, "", c); sub(/ .*/, "", c)
+			if (c != (p == mp ? mc : n)) bad = 1
+		}
+		END { exit bad }' $DBG/queues
+}
 # gp_queues holds no queue of a dead process.
 gp_only_live() {
 	local t
@@ -231,8 +252,9 @@ load_start() {	# [gpload be arguments]
 	writer_start
 	faults_start
 }
-# load_stop PHASE: stop the writer and LC, then check that nothing stays parked,
-# stop the pump, and check that both completed every packet exactly once.
+# load_stop PHASE [masks]: stop the writer and LC, then check that nothing
+# stays parked (with "masks": nor shrunk), stop the pump, and check that both
+# completed every packet exactly once.
 load_stop() {
 	local rc_lc rc_pump
 	faults_stop
@@ -245,6 +267,13 @@ load_stop() {
 	else
 		tap_not_ok "$1: nothing left parked once LC stopped, evictions balanced (evicted_refs $(kstat evicted_refs))"
 		grep -v ' active=1 evicted=0 suspended=0 ' $DBG/queues | head -5 | sed 's/^/# /'
+	fi
+	if [ "${2:-}" = masks ]; then
+		if wait_for 60 masks_own; then
+			tap_ok "$1: nothing left shrunk once LC stopped: every queue has its owner's CUs"
+		else
+			tap_not_ok "$1: nothing left shrunk once LC stopped # $(grep -o 'prio=[0-9]* .*cu_mask_cus=[0-9]*' $DBG/queues | sed 's/ active.*cu_mask/ cu_mask/' | tr '\n' ' ')"
+		fi
 	fi
 	kill -TERM $pump
 	wait $pump
@@ -616,6 +645,65 @@ phase_pump() {
 	phase_end "$sched pump"
 }
 
+# shrink (issue 19): gpreempt in shrink mode (a random shrink_pct) under the
+# fault loop.  The pump sets every CU (ROCr's mask on each new queue), so
+# BE queues co-run on what LC leaves instead of being parked.  Each round a
+# victim with its own mask (CUs 0-5, as hsa_amd_queue_cu_set_mask sets) is
+# waited for until it is shrunk, then either killed -9 while shrunk or left
+# running while gpreempt is reloaded: after that rmmod every queue has its
+# owner's mask again.
+gp_insmod_shrink() {
+	insmod $GP shrink_pct=$((25 * (1 + RANDOM % 3))) tick_us=$((50 + RANDOM % 400)) \
+		hysteresis_us=$((RANDOM % 4000)) max_actions=$((1 + RANDOM % 16))
+}
+phase_shrink() {
+	local i victim bad=0 shrunk=0 kills=0 reloads=0 at=0
+	# An LC with work nearly all the time: what is shrunk stays shrunk.
+	local LC="--prio 12 --wg 2 --wg-us 2000 --period-us 2000"
+	sum_gp_stats
+	gp_rmmod nostats
+	gp_insmod_shrink || { tap_not_ok "$sched shrink: insmod gpreempt shrink_pct=..."; gp_insmod; return; }
+	load_start "$BE --cu-mask all"
+	for i in $(seq $((2 * RACES))); do
+		$GPLOAD be --prio $MASKED_PRIO --wg 4 --wg-us 500 --duration 1000 --cu-mask 0-5 --quiet &
+		victim=$!
+		if wait_for 60 ks_shrunk $MASKED_PRIO $MASKED_CUS; then
+			shrunk=$((shrunk + 1))
+		else
+			tap_diag "shrink $i: the masked victim was never shrunk: $(ks_cus $MASKED_PRIO | tr '\n' ' ')CUs"
+		fi
+		if [ $((i % 2)) = 1 ]; then
+			kill -9 $victim
+			wait $victim 2>/dev/null
+			wait_for 60 gone $victim || bad=$((bad + 1))
+			kills=$((kills + 1))
+		else
+			sum_gp_stats
+			ks_shrunk $MASKED_PRIO $MASKED_CUS && at=$((at + 1))
+			rmmod gpreempt || bad=$((bad + 1))
+			if ! masks_own || ! none_parked; then
+				bad=$((bad + 1))
+				tap_diag "shrink $i: after rmmod: $(grep -o 'prio=[0-9]* .*cu_mask_cus=[0-9]*' $DBG/queues | sed 's/ active.*cu_mask/ cu_mask/' | tr '\n' ' ')"
+			fi
+			gp_insmod_shrink || bad=$((bad + 1))
+			count reloads
+			reloads=$((reloads + 1))
+			kill -TERM $victim
+			wait $victim || bad=$((bad + 1))
+		fi
+		count shrinks_seen
+	done
+	tap_check "$sched shrink: $((2 * RACES)) masked victims shrunk ($shrunk)" test $shrunk = $((2 * RACES))
+	tap_check "$sched shrink: $kills killed while shrunk, $reloads rmmods ($at with the victim shrunk): every mask given back, nothing parked" \
+		test $bad = 0
+	load_stop "$sched shrink" masks
+	# The next phase gets gpreempt's usual random parameters.
+	sum_gp_stats
+	gp_rmmod nostats
+	gp_insmod
+	phase_end "$sched shrink"
+}
+
 # --- run ------------------------------------------------------------------------
 dmesg -C
 rmmod gpreempt 2>/dev/null
@@ -663,6 +751,7 @@ row "queue preemptions in kfdsim (unmapped while running)" "$(counter ks.preempt
 row "reloads (rmmod/insmod under load; with the BE parked)" "$(counter reloads) ($(counter reloads_parked))"
 row "kill -9: parked / running / during a park" "$(counter kills_parked) / $(counter kills_running) / $(counter kills_parking)"
 row "rmmod racing with process exits" "$(counter races_exit)"
+row "masked victims shrunk, then killed or reloaded under (shrink phase)" "$(counter shrinks_seen)"
 row "queue create/destroy churns" "$(counter churns)"
 row "priority flips (gp_prio storm)" "$(counter flips)"
 row "random map writes (invalid ones)" "$(counter map_writes) ($(counter map_writes_invalid))"
