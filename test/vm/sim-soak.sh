@@ -15,8 +15,8 @@
 # create/destroy while a gp_prio flip storm runs), race-exit (rmmod racing
 # with process exit), race-park (kill -9 while a park is in flight, with a
 # slow runlist) and shrink (co-running on a CU mask, issue 19: a BE with its
-# own mask killed while shrunk, gpreempt reloaded while it is).  Throughout, gp_prio, gp_prio_comm and gp_config get random
-# values, invalid ones included.  After every phase: nothing left parked (every
+# own mask killed while shrunk, gpreempt reloaded while it is).  Throughout,
+# gp_prio, gp_prio_comm and gp_config get random values, invalid ones included.  After every phase: nothing left parked (every
 # kfdsim queue active, or gone with its process), evictions balanced, every
 # packet exactly once (gpload's exit status), a clean dmesg.  Ends with a
 # table of counts.  Tests wait for states with long timeouts; no timing is
@@ -107,6 +107,8 @@ masks_own() {
 		}
 		END { exit bad }' $DBG/queues
 }
+# ks_masks: each queue's priority and CU count, on one line (diagnostics).
+ks_masks() { grep -o 'prio=[0-9]* .*cu_mask_cus=[0-9]*' $DBG/queues | sed 's/ active.*cu_mask/ cu_mask/' | tr '\n' ' '; }
 # gp_queues holds no queue of a dead process.
 gp_only_live() {
 	local t
@@ -162,6 +164,10 @@ sum_ks_stats() {
 	done <$DBG/stats
 }
 
+# Random valid timing parameters of gpreempt.
+gp_random_timing() {
+	echo "tick_us=$((50 + RANDOM % 400)) hysteresis_us=$((RANDOM % 4000)) max_actions=$((1 + RANDOM % 16))"
+}
 gp_insmod() {	# gpreempt with random valid parameters (or GP_SOAK_INSMOD's)
 	local be=(auto suspend evict)
 	if [ -n "${GP_SOAK_INSMOD:-}" ]; then
@@ -169,8 +175,8 @@ gp_insmod() {	# gpreempt with random valid parameters (or GP_SOAK_INSMOD's)
 		insmod $GP $GP_SOAK_INSMOD
 		return
 	fi
-	insmod $GP backend=${be[RANDOM % 3]} tick_us=$((50 + RANDOM % 400)) \
-		hysteresis_us=$((RANDOM % 4000)) max_actions=$((1 + RANDOM % 16))
+	# shellcheck disable=SC2046
+	insmod $GP backend=${be[RANDOM % 3]} $(gp_random_timing)
 }
 gp_rmmod() {	# [nostats]: leave gp_stats out of the totals (reload loop: speed)
 	gp_loaded || return 0
@@ -272,7 +278,7 @@ load_stop() {
 		if wait_for 60 masks_own; then
 			tap_ok "$1: nothing left shrunk once LC stopped: every queue has its owner's CUs"
 		else
-			tap_not_ok "$1: nothing left shrunk once LC stopped # $(grep -o 'prio=[0-9]* .*cu_mask_cus=[0-9]*' $DBG/queues | sed 's/ active.*cu_mask/ cu_mask/' | tr '\n' ' ')"
+			tap_not_ok "$1: nothing left shrunk once LC stopped # $(ks_masks)"
 		fi
 	fi
 	kill -TERM $pump
@@ -653,8 +659,8 @@ phase_pump() {
 # running while gpreempt is reloaded: after that rmmod every queue has its
 # owner's mask again.
 gp_insmod_shrink() {
-	insmod $GP shrink_pct=$((25 * (1 + RANDOM % 3))) tick_us=$((50 + RANDOM % 400)) \
-		hysteresis_us=$((RANDOM % 4000)) max_actions=$((1 + RANDOM % 16))
+	# shellcheck disable=SC2046
+	insmod $GP shrink_pct=$((25 * (1 + RANDOM % 3))) $(gp_random_timing)
 }
 phase_shrink() {
 	local i victim bad=0 shrunk=0 kills=0 reloads=0 at=0
@@ -683,7 +689,7 @@ phase_shrink() {
 			rmmod gpreempt || bad=$((bad + 1))
 			if ! masks_own || ! none_parked; then
 				bad=$((bad + 1))
-				tap_diag "shrink $i: after rmmod: $(grep -o 'prio=[0-9]* .*cu_mask_cus=[0-9]*' $DBG/queues | sed 's/ active.*cu_mask/ cu_mask/' | tr '\n' ' ')"
+				tap_diag "shrink $i: after rmmod: $(ks_masks)"
 			fi
 			gp_insmod_shrink || bad=$((bad + 1))
 			count reloads
