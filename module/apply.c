@@ -123,11 +123,22 @@ u32 gp_dev_index(struct kfd_node *dev)
 	return gp_ndevs++;
 }
 
+/*
+ * Process granularity is forced: the evict backend, a kernel or device that
+ * cannot suspend one queue, or a debugged process (the debugger owns the
+ * queues' is_suspended flag; KFD evicts debugged processes itself).
+ */
+static bool gp_must_evict(struct gp_queue *e)
+{
+	return READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT || !kfd_have_queue_suspend() ||
+	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged);
+}
+
 static bool gp_wants_evict(struct gp_queue *e, int n)
 {
 	int i;
 
-	if (READ_ONCE(gp_param.backend) == GP_BACKEND_SUSPEND && !gp_backend_needs_evict(e->dev))
+	if (!gp_must_evict(e))
 		return false;
 	/*
 	 * Process granularity only when every live queue of the process on the
@@ -381,9 +392,7 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
 			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :
 				  e->backend == GP_BACKEND_EVICT;
-			if (!by_proc && act == GP_ACT_PARK &&
-			    (READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT ||
-			     !kfd_have_queue_suspend() || gp_backend_needs_evict(e->dev))) {
+			if (!by_proc && act == GP_ACT_PARK && gp_must_evict(e)) {
 				/* Forced process granularity, but not all its queues go. */
 				gp_set_state(e, GP_Q_RUNNING);
 				continue;

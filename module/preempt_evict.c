@@ -112,11 +112,6 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		}
 		goto out_unlock;
 	}
-	if (evict && kfd_p_debugged(p)) {
-		gp_stats.skipped_debugged++;
-		ret = -EPERM;
-		goto out_unlock;
-	}
 	dqm = kfd_node_dqm(dev);
 	if (evict && kfd_dqm_no_hws(dqm) && !gp_lead_has_mm(p)) {
 		/*
@@ -172,9 +167,9 @@ out_unref:
  *
  * Monitor path: p->mutex is only tried.
  *
- * Return: 0, -EBUSY (retry), -ESRCH (gone), -EPERM (debugged), -EIO
- * (device fenced or reset), -EOPNOTSUPP (CWSR off), -ENOSPC (too many
- * devices) or KFD's error.  After an error of KFD's the eviction still
+ * Return: 0, -EBUSY (retry), -ESRCH (gone), -EPERM (NO_HWS without the lead
+ * thread's mm), -EIO (device fenced or reset), -EOPNOTSUPP (CWSR off),
+ * -ENOSPC (too many devices) or KFD's error.  After an error of KFD's the eviction still
  * counts as held: the next restore balances it.
  */
 int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict)

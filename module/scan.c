@@ -176,8 +176,18 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.prio = prio;
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;
-	e->pq.parkable = e->aql && !e->sdma && !e->reset && !READ_ONCE(e->proc->debugged) &&
-			 !READ_ONCE(e->proc->dead) && gp_scan_dev_usable(e);
+	/*
+	 * A debugged process stays parkable: any process may enable KFD's
+	 * debug trap on itself, so exempting it would be an evasion.  apply.c
+	 * parks it by eviction only, which the debugger's queue suspend
+	 * composes with (QUEUE_IS_ACTIVE() needs both cleared).  Its
+	 * is_suspended flag is the debugger's: a park by that flag is given
+	 * back (unmanaged for one tick), and the next park is an eviction.
+	 */
+	e->pq.parkable = e->aql && !e->sdma && !e->reset &&
+			 !READ_ONCE(e->proc->dead) && gp_scan_dev_usable(e) &&
+			 !(READ_ONCE(e->proc->debugged) && e->pq.state == GP_PS_PARKED &&
+			   e->backend == GP_BACKEND_SUSPEND);
 	/* Pointers alone are refreshed by the periodic publish, not per tick. */
 	if (pending != in->pending || blocked != in->blocked ||
 	    prio != in->eff_priority || src != in->prio_source ||

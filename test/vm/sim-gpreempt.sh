@@ -165,7 +165,9 @@ wait $be
 tap_check "BE after LC's death: exactly once" test $? -eq 0
 unload
 
-# 6. A debugged process is left alone.
+# 6. A process that enabled KFD's debug trap on itself (any process may:
+# kfd_ioctl_set_debug_trap() needs no ptrace for target == self) is parked
+# all the same, by eviction: the debugger owns the queue's is_suspended flag.
 load "" ""
 $GPLOAD $BE_ARGS --debug --duration 60 --quiet &
 be=$!
@@ -174,11 +176,14 @@ wait_for 30 state_is $be 0
 $GPLOAD $LC_ARGS --duration 3 --period-us 300 --quiet
 sleep 0.2
 dbg_preempts=$(qfield $be preempts)
-tap_check "debugged BE is never parked (preempts: ${dbg_preempts:-not in gp_queues})" \
-	test "$dbg_preempts" = 0
+tap_check "self-debugged BE is parked under LC (preempts: ${dbg_preempts:-not in gp_queues})" \
+	test "${dbg_preempts:-0}" -gt 0
+tap_check "self-debugged BE: parked by eviction, never by its queue flag" \
+	test "$(qfield $be backend)" = 1
+tap_check "self-debugged BE: resumed after LC" wait_for 30 state_is $be 0
 kill $be
 wait $be
-tap_check "debugged BE: exactly once" test $? -eq 0
+tap_check "self-debugged BE: exactly once" test $? -eq 0
 unload
 
 # 7. Create/destroy churn while the monitor parks and unparks.
