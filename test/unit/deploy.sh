@@ -11,8 +11,9 @@
 # /etc/modprobe.d, the hooks.d files and the NRI v0.1 plugin where CRI-O,
 # podman and containerd 1.6 read them, change nothing when run again, keep
 # the node's file when the ConfigMap is refused, merge into an existing NRI
-# conf.json, and leave the node as it found it after uninstall.  The hook
-# itself: test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
+# conf.json, and leave the node as it found it after uninstall, a node's own
+# gpreempt DKMS build and gpreemptctl included.  The hook itself:
+# test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
 CTL=$PWD/build/gpreemptctl
@@ -119,17 +120,24 @@ mkdir -p "$t/src" && cp -a dkms.conf etc deploy "$t/src/"
 echo node1 >"$H/etc/hostname"
 printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n' \
 	>"$H/etc/containerd/config.toml"
+# Stub dkms: one state directory per version under $t/dkms (k-KVER: installed
+# for KVER), dkms 3's status lines.
 cat >"$t/bin/dkms" <<EOF
-#!/bin/sh
+#!/bin/bash
 echo "dkms \$*" >>"$t/calls"
-st=$t/dkms.state
-case \$1 in
-status) [ -f \$st ] || exit 0
-	case "\$*" in *-k*) grep -q installed \$st && echo "gpreempt/0.1, 6.12.0-test, x86_64: installed" ;;
-	*) echo "gpreempt/0.1: \$(cat \$st)" ;; esac ;;
-add) echo added >\$st ;;
-install) echo installed >\$st ;;
-remove) rm -f \$st ;;
+st=$t/dkms cmd=\$1 v= k=
+shift
+while [ \$# -gt 0 ]; do case \$1 in -v) v=\$2; shift ;; -k) k=\$2; shift ;; esac; shift; done
+case \$cmd in
+status) for d in "\$st"/*/; do [ -d "\$d" ] || continue; V=\$(basename "\$d")
+		[ -z "\$v" ] || [ "\$v" = "\$V" ] || continue
+		ks=\$(ls "\$d" | sed -n 's/^k-//p')
+		[ -n "\$ks" ] || { [ -n "\$k" ] || echo "gpreempt/\$V: added"; continue; }
+		for K in \$ks; do [ -z "\$k" ] || [ "\$k" = "\$K" ] || continue; echo "gpreempt/\$V, \$K, x86_64: installed"; done
+	done ;;
+add) [ -f "$C/usr/src/gpreempt-\$v/dkms.conf" ] || { echo "no /usr/src/gpreempt-\$v" >&2; exit 2; }; mkdir -p "\$st/\$v" ;;
+install) [ -d "\$st/\$v" ] || exit 3; : >"\$st/\$v/k-\$k" ;;
+remove) rm -rf "\${st:?}/\$v" ;;
 esac
 EOF
 cat >"$t/bin/nsenter" <<EOF
@@ -157,8 +165,8 @@ node() {	# node install|uninstall: sets out, rc
 }
 paths() { (cd "$t" && find host c -mindepth 1 | sort); }
 snapshot() {	# every path of the fake node, with its content or link target
-	(cd "$t" && { find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1 -prune -o -type f -print0 | xargs -0 -r md5sum
-		      find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1 -prune -o -type l -printf '%p -> %l\n' -o -type d -printf '%p/\n'
+	(cd "$t" && { find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1-ds -prune -o -type f -print0 | xargs -0 -r md5sum
+		      find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1-ds -prune -o -type l -printf '%p -> %l\n' -o -type d -printf '%p/\n'
 		    } | sort)
 }
 snapshot >"$t/before"
@@ -182,9 +190,9 @@ tap_check "deploy: /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf are the 
 	sh -c "tail -n +2 '$H/etc/gpreempt.conf' | cmp -s - '$t/config/gpreempt.conf' &&
 	       tail -n +2 '$H/etc/modprobe.d/gpreempt.conf' | cmp -s - '$t/config/modprobe.conf' &&
 	       head -n 1 '$H/etc/gpreempt.conf' | grep -q '^# Written by the gpreempt DaemonSet'"
-tap_check "deploy: DKMS add and install for the node's kernel, from a copy of the source in /usr/src" \
-	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1 -k 6.12.0-test' '$t/calls' &&
-	       [ -f '$C/usr/src/gpreempt-0.1/dkms.conf' ] && [ -s '$C/usr/src/gpreempt-0.1/.gpreempt-src-id' ]"
+tap_check "deploy: DKMS add and install of gpreempt/0.1-ds for the node's kernel, from a copy of the source in /usr/src" \
+	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1-ds' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls' &&
+	       grep -qx 'PACKAGE_VERSION=\"0.1-ds\"' '$C/usr/src/gpreempt-0.1-ds/dkms.conf' && [ -s '$C/usr/src/gpreempt-0.1-ds/.gpreempt-src-id' ]"
 tap_check "deploy: on the host: modprobe gpreempt, then apply of the new conf, then hook gc" \
 	sh -c "grep '^host ' '$t/calls' | grep -v -e '--help' -e 'containerd --version' | tr '\n' ';' |
 	       grep -qx 'host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook gc;'"
@@ -224,7 +232,7 @@ tap_check "deploy: containerd 1.7 on the node: a warning that annotations have n
 node uninstall
 printf '%s\n' "$out" >"$t/uninstall.log"
 tap_check "deploy: uninstall: exit 0, modprobe -r and dkms remove" \
-	sh -c "[ $rc = 0 ] && grep -qx 'host modprobe -r gpreempt' '$t/calls' && grep -qx 'dkms remove -m gpreempt -v 0.1 --all' '$t/calls'"
+	sh -c "[ $rc = 0 ] && grep -qx 'host modprobe -r gpreempt' '$t/calls' && grep -qx 'dkms remove -m gpreempt -v 0.1-ds --all' '$t/calls'"
 snapshot >"$t/after"
 tap_check "deploy: uninstall leaves the fake node as it was before install" diff "$t/before" "$t/after"
 
@@ -244,6 +252,64 @@ tap_check "deploy: the node's own /etc/gpreempt.conf is saved before the ConfigM
 node uninstall
 snapshot >"$t/after3"
 tap_check "deploy: uninstall restores the node's own files (NRI conf.json, gpreempt.conf)" diff "$t/before2" "$t/after3"
+
+# A node with its own gpreempt DKMS build (make dkms-install, a package):
+# /usr/src/gpreempt-0.1 without the image's id file, registered with DKMS and
+# installed for another kernel; and its own /opt/gpreempt/sbin/gpreemptctl.
+# The DaemonSet builds gpreempt/0.1-ds beside it, and after uninstall both
+# are as they were: no dkms remove of gpreempt/0.1, the tree untouched.
+mkdir -p "$C/usr/src/gpreempt-0.1" "$t/dkms/0.1" "$H/opt/gpreempt/sbin"
+cp dkms.conf "$C/usr/src/gpreempt-0.1/"
+echo "the node's own" >"$C/usr/src/gpreempt-0.1/marker"
+: >"$t/dkms/0.1/k-6.1.0-old"
+printf '#!/bin/sh\necho the node'"'"'s own\n' >"$H/opt/gpreempt/sbin/gpreemptctl"
+chmod 755 "$H/opt/gpreempt/sbin/gpreemptctl"
+own_dkms() { (cd "$t" && find dkms | sort); }
+snapshot >"$t/before4"
+own_dkms >"$t/dkms-before4"
+: >"$t/calls"
+node install
+tap_check "deploy: a node's own gpreempt/0.1 DKMS build: install builds gpreempt/0.1-ds beside it, removes nothing of it" \
+	sh -c "[ $rc = 0 ] && grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls' &&
+	       ! grep -q '^dkms remove -m gpreempt -v 0.1 ' '$t/calls' && [ -f '$t/dkms/0.1/k-6.1.0-old' ] &&
+	       grep -qx \"the node's own\" '$C/usr/src/gpreempt-0.1/marker'"
+tap_check "deploy: the node's own /opt/gpreempt/sbin/gpreemptctl is saved before the image's replaces it" \
+	sh -c "cmp -s '$CTL' '$H/opt/gpreempt/sbin/gpreemptctl' &&
+	       grep -q \"the node's own\" '$H/opt/gpreempt/sbin/gpreemptctl.before-gpreempt-daemonset'"
+node uninstall
+snapshot >"$t/after4"
+tap_check "deploy: uninstall: the node's own DKMS build, its tree and its gpreemptctl are as before; gpreempt/0.1-ds removed" \
+	sh -c "[ $rc = 0 ] && diff '$t/before4' '$t/after4' && own_dkms() { cd '$t' && find dkms | sort; } && own_dkms | diff '$t/dkms-before4' - &&
+	       grep -qx 'dkms remove -m gpreempt -v 0.1-ds --all' '$t/calls' && ! grep -q '^dkms remove -m gpreempt -v 0.1 ' '$t/calls'"
+
+# The node's own build installed for the running kernel: DKMS has one
+# gpreempt per kernel, so the install stops, says how to choose, and changes
+# nothing; GPREEMPT_MODULE=skip then uses the node's module.
+: >"$t/dkms/0.1/k-6.12.0-test"
+: >"$t/calls"
+node install
+tap_check "deploy: the node's own build installed for the kernel: exit 1, says GPREEMPT_MODULE=skip, nothing removed or built" \
+	sh -c "[ $rc = 1 ] && grep -q 'error: the node has its own gpreempt DKMS build for 6.12.0-test (gpreempt/0.1).*GPREEMPT_MODULE=skip' '$t/out' &&
+	       ! grep -qE '^dkms (remove|add|install)' '$t/calls' && [ -f '$t/dkms/0.1/k-6.12.0-test' ] &&
+	       grep -qx \"the node's own\" '$C/usr/src/gpreempt-0.1/marker' && [ ! -e '$C/usr/src/gpreempt-0.1-ds' ]"
+GPREEMPT_MODULE=skip node install
+tap_check "deploy: ... and with GPREEMPT_MODULE=skip the install goes on without DKMS" \
+	sh -c "[ $rc = 0 ] && ! grep -qE '^dkms (remove|add|install)' '$t/calls'"
+GPREEMPT_MODULE=skip node uninstall
+rm -rf "$C/usr/src/gpreempt-0.1" "$t/dkms/0.1" "$H/opt/gpreempt/sbin"
+
+# An earlier DaemonSet's build, from before the -ds name: gpreempt/0.1 whose
+# tree has the id file.  It is the DaemonSet's own: replaced by 0.1-ds.
+mkdir -p "$C/usr/src/gpreempt-0.1" "$t/dkms/0.1"
+cp dkms.conf "$C/usr/src/gpreempt-0.1/"
+echo older-image >"$C/usr/src/gpreempt-0.1/.gpreempt-src-id"
+: >"$t/dkms/0.1/k-6.12.0-test"
+: >"$t/calls"
+node install
+tap_check "deploy: an earlier DaemonSet's gpreempt/0.1 (its tree has the id file) is replaced by gpreempt/0.1-ds" \
+	sh -c "[ $rc = 0 ] && grep -qx 'dkms remove -m gpreempt -v 0.1 --all' '$t/calls' && [ ! -e '$C/usr/src/gpreempt-0.1' ] &&
+	       grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls'"
+node uninstall
 
 # run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
 # (the pod deleted) uninstalls.
