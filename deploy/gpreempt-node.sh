@@ -21,7 +21,7 @@
 #                                /usr/share/containers/oci/hooks.d
 #   GPREEMPT_PREFIX=/opt/gpreempt  host path: sbin/gpreemptctl (a static
 #                                binary: the runtime runs the hook on the host)
-#   GPREEMPT_CONFIG_DIR=/config  the ConfigMap: gpreempt.conf, modprobe.conf
+#   GPREEMPT_CONFIG_DIR=/config  the ConfigMap: gpreempt.conf, module-params
 #   GPREEMPT_SRC=/usr/lib/gpreempt/src  the gpreempt source in the image
 #   GPREEMPT_CTL=/usr/local/sbin/gpreemptctl  the image's static gpreemptctl
 #   GPREEMPT_MODULE=dkms|skip    skip: the node image ships the module
@@ -294,15 +294,106 @@ ctl_remove() {
 # with_mark FILE > OUT: the MARK line, then FILE.
 with_mark() { printf '%s\n' "$MARK"; cat "$1"; }
 
-modprobe_conf_install() {
-	local dest=$ROOT/etc/modprobe.d/gpreempt.conf src=$CONFIG_DIR/modprobe.conf
-	if [ -f "$src" ]; then
-		with_mark "$src" >"$tmp/modprobe.conf"
-	elif [ -e "$dest" ]; then
-		return 0	# the node's own, or ours from an earlier ConfigMap
-	else
-		with_mark "$SRC/etc/modprobe.d/gpreempt.conf" >"$tmp/modprobe.conf"
+# /etc/modprobe.d/gpreempt.conf is generated, never copied: a modprobe.d
+# line such as "install MODULE CMD" runs CMD as root whenever MODULE loads.
+# The ConfigMap's module-params gives the parameters, one KEY=VALUE a line
+# (blank lines, # comments), KEY one of those of the gpreempt.ko modprobe
+# loads (modinfo -p gpreempt on the host), VALUE of [A-Za-z0-9_,.-].  The
+# file is the MARK, "softdep gpreempt pre: amdgpu" and one "options gpreempt
+# KEY=VALUE..." line.  The old modprobe.conf key is converted when all its
+# lines are "options gpreempt KEY=VALUE...", that softdep, comments or blank.
+# On anything else the ConfigMap is refused, with the line and why, and the
+# node's file stays as it was.
+
+# printable TEXT: TEXT for the log, control characters as '?', cut short.
+printable() { printf '%s' "$1" | tr -c '[:print:]' '?' | cut -c1-120; }
+
+# param_add WORD WHERE: add WORD, a KEY=VALUE, to $tmp/params, or set REFUSED.
+param_add() {
+	local key
+	if [[ ! $1 =~ ^([A-Za-z0-9_]+)=[A-Za-z0-9_,.-]+$ ]]; then
+		REFUSED="$2: not KEY=VALUE (KEY a gpreempt parameter, VALUE letters, digits and _,.- only)"
+		return 1
 	fi
+	key=${BASH_REMATCH[1]}
+	if [ ! -f "$tmp/param-names" ]; then
+		if ! on_host modinfo -p gpreempt 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\):.*/\1/p' >"$tmp/param-names" ||
+		   [ ! -s "$tmp/param-names" ]; then
+			rm -f "$tmp/param-names"
+			REFUSED="$2: no gpreempt module on the node to check the parameter against (modinfo -p gpreempt)"
+			return 1
+		fi
+	fi
+	if ! grep -qxF "$key" "$tmp/param-names"; then
+		REFUSED="$2: gpreempt has no parameter $key (it has: $(tr '\n' ' ' <"$tmp/param-names" | sed 's/ $//'))"
+		return 1
+	fi
+	if grep -q "^$key=" "$tmp/params"; then
+		REFUSED="$2: $key is given twice"
+		return 1
+	fi
+	printf '%s\n' "$1" >>"$tmp/params"
+}
+
+# module_params_read: the ConfigMap's parameters into $tmp/params, one
+# KEY=VALUE a line.  Return 1 (REFUSED says why) on a line it refuses.
+module_params_read() {
+	local src=$CONFIG_DIR/module-params old=$CONFIG_DIR/modprobe.conf n=0 line w
+	local -a words
+	: >"$tmp/params"
+	rm -f "$tmp/param-names"
+	if [ -f "$src" ] && [ -f "$old" ]; then
+		REFUSED="the ConfigMap has module-params and the old modprobe.conf key: delete modprobe.conf"
+		return 1
+	fi
+	if [ -f "$src" ]; then
+		while IFS= read -r line || [ -n "$line" ]; do
+			n=$((n + 1))
+			line=${line#"${line%%[![:space:]]*}"}
+			line=${line%"${line##*[![:space:]]}"}
+			case $line in ''|'#'*) continue ;; esac
+			param_add "$line" "module-params line $n \"$(printable "$line")\"" || {
+				[[ $line != *[[:space:]]* ]] ||
+					REFUSED="$REFUSED; module-params takes gpreempt's parameters only, no modprobe.d lines (install, options, blacklist, softdep)"
+				return 1
+			}
+		done <"$src"
+	elif [ -f "$old" ]; then
+		while IFS= read -r line || [ -n "$line" ]; do
+			n=$((n + 1))
+			read -r -a words <<<"$line" || true
+			case "${words[*]}" in ''|'#'*|'softdep gpreempt pre: amdgpu') continue ;; esac
+			if [ "${#words[@]}" -lt 3 ] || [ "${words[0]}" != options ] || [ "${words[1]}" != gpreempt ]; then
+				REFUSED="modprobe.conf line $n \"$(printable "$line")\": the ConfigMap's modprobe.conf key is no longer copied to the node; put gpreempt's parameters in the module-params key, one KEY=VALUE a line (docs/containers.md)"
+				return 1
+			fi
+			for w in "${words[@]:2}"; do
+				param_add "$w" "modprobe.conf line $n \"$(printable "$line")\"" || return 1
+			done
+		done <"$old"
+	fi
+}
+
+# modprobe_conf_install: /etc/modprobe.d/gpreempt.conf from the ConfigMap's
+# module-params.  Always returns 0: a refusal is a warning (run re-reads the
+# ConfigMap when it changes), and gpreempt loads with the parameters it had.
+modprobe_conf_install() {
+	local dest=$ROOT/etc/modprobe.d/gpreempt.conf
+	if [ ! -f "$CONFIG_DIR/module-params" ] && [ ! -f "$CONFIG_DIR/modprobe.conf" ] && [ -e "$dest" ]; then
+		return 0	# the node's own, or ours from an earlier ConfigMap
+	fi
+	REFUSED=
+	if ! module_params_read; then
+		warn "the ConfigMap's module parameters were refused, /etc/modprobe.d/gpreempt.conf is unchanged: $REFUSED"
+		return 0
+	fi
+	[ ! -f "$CONFIG_DIR/modprobe.conf" ] ||
+		warn "the ConfigMap's modprobe.conf key is deprecated: its options gpreempt lines were converted; use module-params (KEY=VALUE lines, docs/containers.md)"
+	{
+		printf '%s\n' "$MARK" "# gpreempt's parameters: the ConfigMap's module-params (modinfo -p gpreempt)." \
+			"softdep gpreempt pre: amdgpu"
+		[ ! -s "$tmp/params" ] || printf 'options gpreempt %s\n' "$(tr '\n' ' ' <"$tmp/params" | sed 's/ $//')"
+	} >"$tmp/modprobe.conf"
 	keep_backup "$dest"
 	put "$tmp/modprobe.conf" "$dest" 0644
 }
@@ -450,10 +541,12 @@ runtime_check() {
 install() {
 	[ -d "$ROOT/etc" ] || die "the host's /etc is not at $ROOT/etc (GPREEMPT_ROOT; the DaemonSet's host-etc volume)"
 	say "installing on $(cat "$ROOT/etc/hostname" 2>/dev/null || echo this node), kernel $KVER"
-	modprobe_conf_install
+	# The parameters are checked against the module modprobe loads: the
+	# DKMS build's, so /etc/modprobe.d comes between build and load.
 	case $MODULE in
-	dkms) module_build; module_load ;;
-	skip) loaded gpreempt || warn "GPREEMPT_MODULE=skip and gpreempt is not loaded: the hooks will set nothing" ;;
+	dkms) module_build; modprobe_conf_install; module_load ;;
+	skip) modprobe_conf_install
+	      loaded gpreempt || warn "GPREEMPT_MODULE=skip and gpreempt is not loaded: the hooks will set nothing" ;;
 	*) die "GPREEMPT_MODULE=$MODULE: expected dkms or skip" ;;
 	esac
 	ctl_install
@@ -483,7 +576,7 @@ uninstall() {
 	say "uninstalled ($ON_STOP)"
 }
 
-conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
+conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/module-params" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
 
 run() {
 	local sum sleeper=
