@@ -87,6 +87,8 @@ tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and
 	       grep -q 'install -m 0755 deploy/gpreempt-node.sh /usr/local/sbin/gpreempt-node' deploy/Containerfile &&
 	       grep -q 'CTL_LDLIBS=\"-static' deploy/Containerfile &&
 	       grep -qx '.cache' .dockerignore && grep -qx 'build' .dockerignore"
+tap_check "deploy: the Containerfile installs every interpreter and program the module's DKMS build runs (python3 included)" \
+	python3 test/unit/image-tools.py
 tap_check "deploy: every GPREEMPT_* the DaemonSet sets is one the script reads" \
 	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
 	       for v in \$(ds env | cut -d' ' -f1); do grep -q \"\\\${\$v:-\" '$SCRIPT' || { echo \"\$v\"; exit 1; }; done"
