@@ -21,7 +21,7 @@
 #                                /usr/share/containers/oci/hooks.d
 #   GPREEMPT_PREFIX=/opt/gpreempt  host path: sbin/gpreemptctl (a static
 #                                binary: the runtime runs the hook on the host)
-#   GPREEMPT_CONFIG_DIR=/config  the ConfigMap: gpreempt.conf, modprobe.conf
+#   GPREEMPT_CONFIG_DIR=/config  the ConfigMap: gpreempt.conf, module-params
 #   GPREEMPT_SRC=/usr/lib/gpreempt/src  the gpreempt source in the image
 #   GPREEMPT_CTL=/usr/local/sbin/gpreemptctl  the image's static gpreemptctl
 #   GPREEMPT_MODULE=dkms|skip    skip: the node image ships the module
@@ -114,27 +114,77 @@ src_id() {
 loaded() { [ -d "$SYS/module/$1" ]; }
 
 # --- the module --------------------------------------------------------------
-module_install() {
-	local ver dst id status rebuilt=
+# The DaemonSet's DKMS build is gpreempt/VERSION-ds, from the tree
+# /usr/src/gpreempt-VERSION-ds (with the image's id file).  A node's own
+# gpreempt DKMS build (make dkms-install, a package: gpreempt/VERSION) is
+# another DKMS version: never removed, moved or changed.  DKMS installs one
+# gpreempt.ko per kernel, so on a kernel the node's own build is installed
+# for, the install stops and says to choose (GPREEMPT_MODULE=skip: the
+# node's module, loaded by the node; or dkms remove the node's build); for
+# its other kernels both stay registered.  So a kernel has one gpreempt.ko
+# and modprobe loads it: the DaemonSet's, or with GPREEMPT_MODULE=skip the
+# node's.  (A make install's gpreempt.ko in extra/ is not DKMS's: dkms 3.0
+# declines to install over a module of the same version, and modprobe
+# loads the node's.)
+ds_version() { printf '%s-ds\n' "$(pkg_version)"; }
+
+# dkms_versions [KVER]: the gpreempt versions DKMS knows [installed for KVER]
+# (dkms 3 status lines: "gpreempt/V, KVER, ARCH: state", "gpreempt/V: added").
+dkms_versions() {
+	if [ $# = 0 ]; then
+		dkms status -m gpreempt 2>/dev/null
+	else
+		dkms status -m gpreempt -k "$1" 2>/dev/null | grep ": installed" || true
+	fi | sed -n 's|^gpreempt/\([^,:]*\)[,:].*|\1|p' | sort -u
+}
+
+# ds_build V: DKMS version V is a DaemonSet's: VERSION-ds, or the plain
+# VERSION of a DaemonSet before the -ds name, whose tree has the id file.
+ds_build() {
+	case $1 in *-ds) return 0 ;; esac
+	[ -f "$USRSRC/gpreempt-$1/.gpreempt-src-id" ]
+}
+
+# module_build: DKMS-build the image's source for KVER; sets REBUILT.
+module_build() {
+	local ver dst id status v own=
+	REBUILT=
 	[ -f "$SRC/dkms.conf" ] || die "no gpreempt source at $SRC (GPREEMPT_SRC; the image puts it there)"
-	ver=$(pkg_version)
-	[ -n "$ver" ] || die "$SRC/dkms.conf has no PACKAGE_VERSION"
+	[ -n "$(pkg_version)" ] || die "$SRC/dkms.conf has no PACKAGE_VERSION"
 	[ -e "$MODULES/$KVER/build" ] ||
 		die "no kernel headers for $KVER on this node ($MODULES/$KVER/build is missing): install linux-headers-$KVER on the node, then delete this pod"
 	command -v dkms >/dev/null || die "dkms is not installed in this image (deploy/Containerfile installs it)"
+	ver=$(ds_version)
 	dst=$USRSRC/gpreempt-$ver
 	id=$(src_id)
 
-	# A source tree of another image under the same version: rebuild.
+	# Earlier DaemonSets' builds under another version: removed (DKMS
+	# installs one gpreempt per kernel).  The node's own are left alone.
+	for v in $(dkms_versions); do
+		if [ "$v" = "$ver" ] || ! ds_build "$v"; then continue; fi
+		say "removing an earlier DaemonSet's gpreempt/$v build (dkms remove)"
+		dkms remove -m gpreempt -v "$v" --all >"$tmp/dkms.log" 2>&1 ||
+			{ cat "$tmp/dkms.log" >&2; die "dkms remove gpreempt/$v failed"; }
+		rm -rf "$USRSRC/gpreempt-$v"
+	done
+	for v in $(dkms_versions "$KVER"); do
+		ds_build "$v" || own="$own${own:+, }gpreempt/$v"
+	done
+	[ -z "$own" ] ||
+		die "the node has its own gpreempt DKMS build for $KVER ($own): the DaemonSet does not replace it (DKMS installs one gpreempt per kernel). To use the node's module (the node loads it), set GPREEMPT_MODULE=skip in deploy/gpreempt.yaml; to build the image's, remove the node's on the node (dkms remove ${own%%,*} --all) and delete this pod"
+
+	# Our tree from another image: rebuild.
 	if [ "$(cat "$dst/.gpreempt-src-id" 2>/dev/null || true)" != "$id" ]; then
 		if [ -n "$(dkms status -m gpreempt -v "$ver" 2>/dev/null)" ]; then
-			say "the node has another gpreempt $ver build: removing it (dkms remove)"
+			say "the node has another image's gpreempt/$ver build: removing it (dkms remove)"
 			dkms remove -m gpreempt -v "$ver" --all >"$tmp/dkms.log" 2>&1 ||
 				{ cat "$tmp/dkms.log" >&2; die "dkms remove gpreempt/$ver failed"; }
 		fi
 		rm -rf "$dst"
 		mkdir -p "$USRSRC"
 		cp -a "$SRC" "$dst"
+		# dkms.conf's CLEAN names the build directory by PACKAGE_VERSION.
+		sed -i "s/^PACKAGE_VERSION=.*/PACKAGE_VERSION=\"$ver\"/" "$dst/dkms.conf"
 		printf '%s\n' "$id" >"$dst/.gpreempt-src-id"
 		say "copied the gpreempt source to ${dst}"
 	fi
@@ -151,13 +201,16 @@ module_install() {
 			die "dkms install gpreempt/$ver -k $KVER failed (above; the full log is /var/lib/dkms/gpreempt/$ver/build/make.log on the node). Is amdgpu loaded, with BTF? docs/kernels.md"
 		fi
 		say "dkms install gpreempt/$ver for $KVER: done"
-		rebuilt=1
+		REBUILT=1
 	else
 		say "gpreempt/$ver is installed for $KVER (DKMS)"
 	fi
+}
 
+# module_load: load the DKMS build (reload it after a rebuild).
+module_load() {
 	# Load: amdgpu first (gpreempt attaches to amdkfd's functions).
-	if loaded gpreempt && [ -n "$rebuilt" ]; then
+	if loaded gpreempt && [ -n "$REBUILT" ]; then
 		say "reloading gpreempt (new build; rmmod resumes every parked queue)"
 		on_host modprobe -r gpreempt || die "modprobe -r gpreempt failed"
 	fi
@@ -183,7 +236,7 @@ module_remove() {
 		fi
 	fi
 	[ "$ON_STOP" = uninstall ] && [ "$MODULE" = dkms ] || return 0
-	ver=$(pkg_version)
+	ver=$(ds_version)	# ours only: never the node's gpreempt/VERSION
 	if [ -n "$(dkms status -m gpreempt -v "$ver" 2>/dev/null)" ]; then
 		if dkms remove -m gpreempt -v "$ver" --all >/dev/null 2>&1; then
 			say "dkms remove gpreempt/$ver"
@@ -198,28 +251,149 @@ module_remove() {
 }
 
 # --- gpreemptctl on the host ------------------------------------------------
+# A stamp beside the binary holds the sha256 of the one a DaemonSet wrote, so
+# a node's own $HOST_CTL (a make install with PREFIX=/opt/gpreempt) is saved
+# before ours replaces it, and put back at uninstall.
+CTL_STAMP=$PREFIX/sbin/.gpreemptctl.gpreempt-daemonset	# host path
+
+# ours_ctl FILE: FILE is the gpreemptctl a DaemonSet wrote.
+ours_ctl() {
+	[ -f "$1" ] && [ -f "$ROOT$CTL_STAMP" ] &&
+		[ "$(sha256sum <"$1" | cut -d' ' -f1)" = "$(cat "$ROOT$CTL_STAMP")" ]
+}
+
 ctl_install() {
 	[ -x "$CTL_IMAGE" ] || die "no gpreemptctl at $CTL_IMAGE (GPREEMPT_CTL)"
+	keep_backup "$ROOT$HOST_CTL" ours_ctl
 	put "$CTL_IMAGE" "$ROOT$HOST_CTL" 0755
+	sha256sum <"$ROOT$HOST_CTL" | cut -d' ' -f1 >"$ROOT$CTL_STAMP"
 	# The runtime execs it on the host: prove it runs there (noexec mount,
 	# missing libraries).
 	on_host "$HOST_CTL" --help >/dev/null 2>&1 ||
 		die "$HOST_CTL does not run on the host (a noexec $PREFIX? a dynamically linked build?)"
 }
 
+ctl_remove() {
+	local f=$ROOT$HOST_CTL
+	if ours_ctl "$f"; then
+		rm -f "$f"
+		if [ -e "$f$BACKUP_SUFFIX" ]; then
+			mv -f "$f$BACKUP_SUFFIX" "$f"
+			say "restored the node's own $HOST_CTL"
+		else
+			say "removed $HOST_CTL"
+		fi
+	elif [ -e "$f" ]; then
+		say "$HOST_CTL is not the one the DaemonSet wrote: left alone"
+	fi
+	rm -f "$ROOT$CTL_STAMP"
+	rmdir "$ROOT$PREFIX/sbin" 2>/dev/null || true
+}
+
 # --- /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf ---------------------
 # with_mark FILE > OUT: the MARK line, then FILE.
 with_mark() { printf '%s\n' "$MARK"; cat "$1"; }
 
-modprobe_conf_install() {
-	local dest=$ROOT/etc/modprobe.d/gpreempt.conf src=$CONFIG_DIR/modprobe.conf
-	if [ -f "$src" ]; then
-		with_mark "$src" >"$tmp/modprobe.conf"
-	elif [ -e "$dest" ]; then
-		return 0	# the node's own, or ours from an earlier ConfigMap
-	else
-		with_mark "$SRC/etc/modprobe.d/gpreempt.conf" >"$tmp/modprobe.conf"
+# /etc/modprobe.d/gpreempt.conf is generated, never copied: a modprobe.d
+# line such as "install MODULE CMD" runs CMD as root whenever MODULE loads.
+# The ConfigMap's module-params gives the parameters, one KEY=VALUE a line
+# (blank lines, # comments), KEY one of those of the gpreempt.ko modprobe
+# loads (modinfo -p gpreempt on the host), VALUE of [A-Za-z0-9_,.-].  The
+# file is the MARK, "softdep gpreempt pre: amdgpu" and one "options gpreempt
+# KEY=VALUE..." line.  The old modprobe.conf key is converted when all its
+# lines are "options gpreempt KEY=VALUE...", that softdep, comments or blank.
+# On anything else the ConfigMap is refused, with the line and why, and the
+# node's file stays as it was.
+
+# printable TEXT: TEXT for the log, control characters as '?', cut short.
+printable() { printf '%s' "$1" | tr -c '[:print:]' '?' | cut -c1-120; }
+
+# param_add WORD WHERE: add WORD, a KEY=VALUE, to $tmp/params, or set REFUSED.
+param_add() {
+	local key
+	if [[ ! $1 =~ ^([A-Za-z0-9_]+)=[A-Za-z0-9_,.-]+$ ]]; then
+		REFUSED="$2: not KEY=VALUE (KEY a gpreempt parameter, VALUE letters, digits and _,.- only)"
+		return 1
 	fi
+	key=${BASH_REMATCH[1]}
+	if [ ! -f "$tmp/param-names" ]; then
+		if ! on_host modinfo -p gpreempt 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\):.*/\1/p' >"$tmp/param-names" ||
+		   [ ! -s "$tmp/param-names" ]; then
+			rm -f "$tmp/param-names"
+			REFUSED="$2: no gpreempt module on the node to check the parameter against (modinfo -p gpreempt)"
+			return 1
+		fi
+	fi
+	if ! grep -qxF "$key" "$tmp/param-names"; then
+		REFUSED="$2: gpreempt has no parameter $key (it has: $(tr '\n' ' ' <"$tmp/param-names" | sed 's/ $//'))"
+		return 1
+	fi
+	if grep -q "^$key=" "$tmp/params"; then
+		REFUSED="$2: $key is given twice"
+		return 1
+	fi
+	printf '%s\n' "$1" >>"$tmp/params"
+}
+
+# module_params_read: the ConfigMap's parameters into $tmp/params, one
+# KEY=VALUE a line.  Return 1 (REFUSED says why) on a line it refuses.
+module_params_read() {
+	local src=$CONFIG_DIR/module-params old=$CONFIG_DIR/modprobe.conf n=0 line w
+	local -a words
+	: >"$tmp/params"
+	rm -f "$tmp/param-names"
+	if [ -f "$src" ] && [ -f "$old" ]; then
+		REFUSED="the ConfigMap has module-params and the old modprobe.conf key: delete modprobe.conf"
+		return 1
+	fi
+	if [ -f "$src" ]; then
+		while IFS= read -r line || [ -n "$line" ]; do
+			n=$((n + 1))
+			line=${line#"${line%%[![:space:]]*}"}
+			line=${line%"${line##*[![:space:]]}"}
+			case $line in ''|'#'*) continue ;; esac
+			param_add "$line" "module-params line $n \"$(printable "$line")\"" || {
+				[[ $line != *[[:space:]]* ]] ||
+					REFUSED="$REFUSED; module-params takes gpreempt's parameters only, no modprobe.d lines (install, options, blacklist, softdep)"
+				return 1
+			}
+		done <"$src"
+	elif [ -f "$old" ]; then
+		while IFS= read -r line || [ -n "$line" ]; do
+			n=$((n + 1))
+			read -r -a words <<<"$line" || true
+			case "${words[*]}" in ''|'#'*|'softdep gpreempt pre: amdgpu') continue ;; esac
+			if [ "${#words[@]}" -lt 3 ] || [ "${words[0]}" != options ] || [ "${words[1]}" != gpreempt ]; then
+				REFUSED="modprobe.conf line $n \"$(printable "$line")\": the ConfigMap's modprobe.conf key is no longer copied to the node; put gpreempt's parameters in the module-params key, one KEY=VALUE a line (docs/containers.md)"
+				return 1
+			fi
+			for w in "${words[@]:2}"; do
+				param_add "$w" "modprobe.conf line $n \"$(printable "$line")\"" || return 1
+			done
+		done <"$old"
+	fi
+}
+
+# modprobe_conf_install: /etc/modprobe.d/gpreempt.conf from the ConfigMap's
+# module-params.  Always returns 0: a refusal is a warning (run re-reads the
+# ConfigMap when it changes), and gpreempt loads with the parameters it had.
+modprobe_conf_install() {
+	local dest=$ROOT/etc/modprobe.d/gpreempt.conf
+	if [ ! -f "$CONFIG_DIR/module-params" ] && [ ! -f "$CONFIG_DIR/modprobe.conf" ] && [ -e "$dest" ]; then
+		return 0	# the node's own, or ours from an earlier ConfigMap
+	fi
+	REFUSED=
+	if ! module_params_read; then
+		warn "the ConfigMap's module parameters were refused, /etc/modprobe.d/gpreempt.conf is unchanged: $REFUSED"
+		return 0
+	fi
+	[ ! -f "$CONFIG_DIR/modprobe.conf" ] ||
+		warn "the ConfigMap's modprobe.conf key is deprecated: its options gpreempt lines were converted; use module-params (KEY=VALUE lines, docs/containers.md)"
+	{
+		printf '%s\n' "$MARK" "# gpreempt's parameters: the ConfigMap's module-params (modinfo -p gpreempt)." \
+			"softdep gpreempt pre: amdgpu"
+		[ ! -s "$tmp/params" ] || printf 'options gpreempt %s\n' "$(tr '\n' ' ' <"$tmp/params" | sed 's/ $//')"
+	} >"$tmp/modprobe.conf"
 	keep_backup "$dest"
 	put "$tmp/modprobe.conf" "$dest" 0644
 }
@@ -367,10 +541,12 @@ runtime_check() {
 install() {
 	[ -d "$ROOT/etc" ] || die "the host's /etc is not at $ROOT/etc (GPREEMPT_ROOT; the DaemonSet's host-etc volume)"
 	say "installing on $(cat "$ROOT/etc/hostname" 2>/dev/null || echo this node), kernel $KVER"
-	modprobe_conf_install
+	# The parameters are checked against the module modprobe loads: the
+	# DKMS build's, so /etc/modprobe.d comes between build and load.
 	case $MODULE in
-	dkms) module_install ;;
-	skip) loaded gpreempt || warn "GPREEMPT_MODULE=skip and gpreempt is not loaded: the hooks will set nothing" ;;
+	dkms) module_build; modprobe_conf_install; module_load ;;
+	skip) modprobe_conf_install
+	      loaded gpreempt || warn "GPREEMPT_MODULE=skip and gpreempt is not loaded: the hooks will set nothing" ;;
 	*) die "GPREEMPT_MODULE=$MODULE: expected dkms or skip" ;;
 	esac
 	ctl_install
@@ -395,16 +571,12 @@ uninstall() {
 	hooks_remove
 	nri_remove
 	module_remove
-	if [ -f "$ROOT$HOST_CTL" ]; then
-		rm -f "$ROOT$HOST_CTL"
-		rmdir "$ROOT$PREFIX/sbin" 2>/dev/null || true
-		say "removed $HOST_CTL"
-	fi
+	ctl_remove
 	[ "$ON_STOP" = uninstall ] && config_remove
 	say "uninstalled ($ON_STOP)"
 }
 
-conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
+conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/module-params" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
 
 run() {
 	local sum sleeper=

@@ -11,8 +11,11 @@
 # /etc/modprobe.d, the hooks.d files and the NRI v0.1 plugin where CRI-O,
 # podman and containerd 1.6 read them, change nothing when run again, keep
 # the node's file when the ConfigMap is refused, merge into an existing NRI
-# conf.json, and leave the node as it found it after uninstall.  The hook
-# itself: test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
+# conf.json, and leave the node as it found it after uninstall, a node's own
+# gpreempt DKMS build and gpreemptctl included.  The ConfigMap's module
+# parameters cannot put anything else into /etc/modprobe.d (an "install"
+# line there would run as root on the node).  The hook itself:
+# test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
 CTL=$PWD/build/gpreemptctl
@@ -73,9 +76,9 @@ tap_check "deploy: it runs on nodes labelled by AMD's GPU operator (NFD) or the 
 	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
 	       ds affinity | grep -qx 'feature.node.kubernetes.io/amd-gpu In true' &&
 	       ds affinity | grep -qx 'amd.com/gpu.family Exists '"
-tap_check "deploy: the ConfigMap is mounted where the script reads it, with gpreempt.conf and modprobe.conf" \
+tap_check "deploy: the ConfigMap is mounted where the script reads it, with gpreempt.conf and module-params" \
 	sh -c "[ '$(ds configmap)' = '/config gpreempt-config gpreempt-config' ] &&
-	       [ '$(ds configkeys)' = 'gpreempt.conf modprobe.conf' ] &&
+	       [ '$(ds configkeys)' = 'gpreempt.conf module-params' ] &&
 	       grep -qx 'env GPREEMPT_CONFIG_DIR /config' '$t/ds.txt'"
 tap_check "deploy: the image is a placeholder, no registry host name" \
 	sh -c "[ '$(ds image)' = '<your-registry>/gpreempt:0.1' ]"
@@ -84,6 +87,8 @@ tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and
 	       grep -q 'install -m 0755 deploy/gpreempt-node.sh /usr/local/sbin/gpreempt-node' deploy/Containerfile &&
 	       grep -q 'CTL_LDLIBS=\"-static' deploy/Containerfile &&
 	       grep -qx '.cache' .dockerignore && grep -qx 'build' .dockerignore"
+tap_check "deploy: the Containerfile installs every interpreter and program the module's DKMS build runs (python3 included)" \
+	python3 test/unit/image-tools.py
 tap_check "deploy: every GPREEMPT_* the DaemonSet sets is one the script reads" \
 	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
 	       for v in \$(ds env | cut -d' ' -f1); do grep -q \"\\\${\$v:-\" '$SCRIPT' || { echo \"\$v\"; exit 1; }; done"
@@ -119,17 +124,24 @@ mkdir -p "$t/src" && cp -a dkms.conf etc deploy "$t/src/"
 echo node1 >"$H/etc/hostname"
 printf '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n' \
 	>"$H/etc/containerd/config.toml"
+# Stub dkms: one state directory per version under $t/dkms (k-KVER: installed
+# for KVER), dkms 3's status lines.
 cat >"$t/bin/dkms" <<EOF
-#!/bin/sh
+#!/bin/bash
 echo "dkms \$*" >>"$t/calls"
-st=$t/dkms.state
-case \$1 in
-status) [ -f \$st ] || exit 0
-	case "\$*" in *-k*) grep -q installed \$st && echo "gpreempt/0.1, 6.12.0-test, x86_64: installed" ;;
-	*) echo "gpreempt/0.1: \$(cat \$st)" ;; esac ;;
-add) echo added >\$st ;;
-install) echo installed >\$st ;;
-remove) rm -f \$st ;;
+st=$t/dkms cmd=\$1 v= k=
+shift
+while [ \$# -gt 0 ]; do case \$1 in -v) v=\$2; shift ;; -k) k=\$2; shift ;; esac; shift; done
+case \$cmd in
+status) for d in "\$st"/*/; do [ -d "\$d" ] || continue; V=\$(basename "\$d")
+		[ -z "\$v" ] || [ "\$v" = "\$V" ] || continue
+		ks=\$(ls "\$d" | sed -n 's/^k-//p')
+		[ -n "\$ks" ] || { [ -n "\$k" ] || echo "gpreempt/\$V: added"; continue; }
+		for K in \$ks; do [ -z "\$k" ] || [ "\$k" = "\$K" ] || continue; echo "gpreempt/\$V, \$K, x86_64: installed"; done
+	done ;;
+add) [ -f "$C/usr/src/gpreempt-\$v/dkms.conf" ] || { echo "no /usr/src/gpreempt-\$v" >&2; exit 2; }; mkdir -p "\$st/\$v" ;;
+install) [ -d "\$st/\$v" ] || exit 3; : >"\$st/\$v/k-\$k" ;;
+remove) rm -rf "\${st:?}/\$v" ;;
 esac
 EOF
 cat >"$t/bin/nsenter" <<EOF
@@ -139,7 +151,12 @@ shift 4
 echo "host \$*" >>"$t/calls"
 case "\$*" in
 "modprobe -r "*) rmdir "$C/sys/module/\$3" ;;
-"modprobe "*) mkdir -p "$C/sys/module/\$2" ;;
+"modprobe "*)	# as modprobe: an "install MODULE CMD" line runs CMD instead
+	cmd=\$(cat "$H"/etc/modprobe.d/*.conf 2>/dev/null | sed -n "s/^install \$2 //p" | head -n 1)
+	if [ -n "\$cmd" ]; then sh -c "\$cmd"; else mkdir -p "$C/sys/module/\$2"; fi ;;
+"modinfo -p gpreempt")	# a few of module/params.c's, as modinfo prints them
+	printf '%s\\n' "tick_us:Scan period while work is pending, us (uint)" "hysteresis_us:Hold time, us (uint)" \
+		"backend:auto, evict or cu (backend)" "env_priority:Honour GPREEMPT_PRIORITY (bool)" ;;
 *" apply "*) exit \${STUB_APPLY_RC:-0} ;;
 "containerd --version") [ -n "\${STUB_CONTAINERD:-}" ] || exit 127; echo "containerd github.com/containerd/containerd v\$STUB_CONTAINERD abc" ;;
 esac
@@ -147,7 +164,7 @@ exit 0
 EOF
 chmod +x "$t/bin/dkms" "$t/bin/nsenter"
 printf 'container max_priority=normal\ncgroup infer.slice high\n' >"$t/config/gpreempt.conf"
-printf 'softdep gpreempt pre: amdgpu\noptions gpreempt tick_us=200\n' >"$t/config/modprobe.conf"
+printf '# scan faster\ntick_us=200\n' >"$t/config/module-params"
 node() {	# node install|uninstall: sets out, rc
 	out=$(PATH=$t/bin:$PATH GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
 		GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=${NODE_MODULES:-$C/lib/modules} \
@@ -157,8 +174,8 @@ node() {	# node install|uninstall: sets out, rc
 }
 paths() { (cd "$t" && find host c -mindepth 1 | sort); }
 snapshot() {	# every path of the fake node, with its content or link target
-	(cd "$t" && { find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1 -prune -o -type f -print0 | xargs -0 -r md5sum
-		      find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1 -prune -o -type l -printf '%p -> %l\n' -o -type d -printf '%p/\n'
+	(cd "$t" && { find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1-ds -prune -o -type f -print0 | xargs -0 -r md5sum
+		      find host c/usr/src c/sys -path c/usr/src/gpreempt-0.1-ds -prune -o -type l -printf '%p -> %l\n' -o -type d -printf '%p/\n'
 		    } | sort)
 }
 snapshot >"$t/before"
@@ -178,16 +195,17 @@ tap_check "deploy: gpreemptctl on the host at /opt/gpreempt/sbin, executable, th
 tap_check "deploy: containerd 1.6's NRI v0.1: /etc/nri/conf.json names gpreempt, /opt/nri/bin/gpreempt -> gpreemptctl" \
 	sh -c "jq -e '.version == \"0.1\" and ([.plugins[].type] == [\"gpreempt\"])' '$H/etc/nri/conf.json' &&
 	       [ \"\$(readlink '$H/opt/nri/bin/gpreempt')\" = /opt/gpreempt/sbin/gpreemptctl ]"
-tap_check "deploy: /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf are the ConfigMap's, marked as ours" \
+tap_check "deploy: /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf (from module-params) are the ConfigMap's, marked as ours" \
 	sh -c "tail -n +2 '$H/etc/gpreempt.conf' | cmp -s - '$t/config/gpreempt.conf' &&
-	       tail -n +2 '$H/etc/modprobe.d/gpreempt.conf' | cmp -s - '$t/config/modprobe.conf' &&
+	       grep -vx '#.*' '$H/etc/modprobe.d/gpreempt.conf' | tr '\n' ';' | grep -qx 'softdep gpreempt pre: amdgpu;options gpreempt tick_us=200;' &&
+	       head -n 1 '$H/etc/modprobe.d/gpreempt.conf' | grep -q '^# Written by the gpreempt DaemonSet' &&
 	       head -n 1 '$H/etc/gpreempt.conf' | grep -q '^# Written by the gpreempt DaemonSet'"
-tap_check "deploy: DKMS add and install for the node's kernel, from a copy of the source in /usr/src" \
-	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1 -k 6.12.0-test' '$t/calls' &&
-	       [ -f '$C/usr/src/gpreempt-0.1/dkms.conf' ] && [ -s '$C/usr/src/gpreempt-0.1/.gpreempt-src-id' ]"
-tap_check "deploy: on the host: modprobe gpreempt, then apply of the new conf, then hook gc" \
+tap_check "deploy: DKMS add and install of gpreempt/0.1-ds for the node's kernel, from a copy of the source in /usr/src" \
+	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1-ds' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls' &&
+	       grep -qx 'PACKAGE_VERSION=\"0.1-ds\"' '$C/usr/src/gpreempt-0.1-ds/dkms.conf' && [ -s '$C/usr/src/gpreempt-0.1-ds/.gpreempt-src-id' ]"
+tap_check "deploy: on the host: modinfo -p (the parameters checked), modprobe gpreempt, then apply of the new conf, then hook gc" \
 	sh -c "grep '^host ' '$t/calls' | grep -v -e '--help' -e 'containerd --version' | tr '\n' ';' |
-	       grep -qx 'host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook gc;'"
+	       grep -qx 'host modinfo -p gpreempt;host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook gc;'"
 tap_check "deploy: it warns that containerd's runtime lacks pod_annotations" \
 	grep -q 'add pod_annotations = \["gpreempt.io/priority"\]' "$t/install1.log"
 paths >"$t/paths-after"
@@ -216,6 +234,64 @@ tap_check "deploy: a refused ConfigMap leaves /etc/gpreempt.conf as it was, with
 	       grep -q 'refused, /etc/gpreempt.conf is unchanged' '$t/out'"
 printf 'container max_priority=normal\ncgroup infer.slice high\n' >"$t/config/gpreempt.conf"
 
+# The ConfigMap's module parameters cannot run code on the node: modprobe.d's
+# "install MODULE CMD" runs CMD as root (the stub modprobe does so too).
+# Each bad ConfigMap is refused, naming its line; /etc/modprobe.d stays as it
+# was and nothing runs, neither at the install's modprobe gpreempt (gpreempt
+# unloaded first) nor at a later modprobe nvme.
+modprobe_d() { (cd "$H/etc/modprobe.d" && md5sum ./*); }
+refused() {	# refused NAME KEY LINE: a ConfigMap KEY with LINE is refused
+	rm -f "$t/config/module-params" "$t/config/modprobe.conf" "$t/pwned" "$t/pwned-nvme"
+	printf '%s\n' "$3" >"$t/config/$2"
+	modprobe_d >"$t/md-before"
+	rmdir "$C/sys/module/gpreempt" 2>/dev/null
+	node install
+	PATH=$t/bin:$PATH nsenter --target 1 --mount -- modprobe nvme
+	rmdir "$C/sys/module/nvme" 2>/dev/null
+	if [ $rc = 0 ] && modprobe_d | cmp -s - "$t/md-before" && [ ! -e "$t/pwned" ] && [ ! -e "$t/pwned-nvme" ] &&
+	   grep -qF "module parameters were refused, /etc/modprobe.d/gpreempt.conf is unchanged: $2 line 1 \"$3\"" "$t/out"; then
+		tap_ok "deploy: ConfigMap $2 \"$1\": refused naming the line, /etc/modprobe.d unchanged, nothing run"
+	else
+		tap_not_ok "deploy: ConfigMap $2 \"$1\": refused naming the line, /etc/modprobe.d unchanged, nothing run"
+		{ echo "exit $rc"; ls "$t"/pwned* 2>/dev/null; diff "$t/md-before" <(modprobe_d); cat "$H/etc/modprobe.d/gpreempt.conf"; cat "$t/out"; } |
+			tail -n 20 | sed 's/^/# /'
+	fi
+}
+for key in module-params modprobe.conf; do
+	refused "install gpreempt CMD" $key "install gpreempt /bin/touch $t/pwned"
+	refused "install nvme CMD" $key "install nvme /bin/touch $t/pwned-nvme"
+	refused "options nvme" $key "options nvme io_queue_depth=64"
+	[ $key = module-params ] || tap_check "deploy: a refused modprobe.conf key says to use module-params" \
+		grep -qF "put gpreempt's parameters in the module-params key, one KEY=VALUE a line" "$t/out"
+	refused "blacklist amdgpu" $key "blacklist amdgpu"
+	refused "softdep of another module" $key "softdep nvme pre: gpreempt"
+done
+refused "an unknown key" module-params "no_such_param=1"
+tap_check "deploy: an unknown key's refusal lists gpreempt's parameters (modinfo -p on the host)" \
+	grep -qF "gpreempt has no parameter no_such_param (it has: tick_us hysteresis_us backend env_priority" "$t/out"
+refused "a value with ;" module-params "tick_us=100;touch $t/pwned"
+refused "a value with \$(...)" module-params "tick_us=\$(touch $t/pwned)"
+refused "a value with a space" module-params "tick_us=100 /bin/sh"
+refused "options gpreempt with an unknown key" modprobe.conf "options gpreempt tick_us=100 no_such_param=1"
+refused "options gpreempt with a backquote" modprobe.conf "options gpreempt tick_us=\`touch $t/pwned\`"
+rm -f "$t/config/modprobe.conf"
+printf '# faster\n\n  tick_us=100\nhysteresis_us=2000\nbackend=auto\n' >"$t/config/module-params"
+node install
+tap_check "deploy: valid module-params give softdep and one options gpreempt line, in their order" \
+	sh -c "[ $rc = 0 ] && grep -vx '#.*' '$H/etc/modprobe.d/gpreempt.conf' | tr '\n' ';' |
+	       grep -qx 'softdep gpreempt pre: amdgpu;options gpreempt tick_us=100 hysteresis_us=2000 backend=auto;' &&
+	       ! grep -q 'refused' '$t/out'"
+rm -f "$t/config/module-params"
+printf '# old form\nsoftdep gpreempt pre: amdgpu\noptions gpreempt tick_us=150 env_priority=1\n' >"$t/config/modprobe.conf"
+node install
+tap_check "deploy: the old modprobe.conf key: its options gpreempt lines alone are converted, with a warning" \
+	sh -c "[ $rc = 0 ] && grep -vx '#.*' '$H/etc/modprobe.d/gpreempt.conf' | tr '\n' ';' |
+	       grep -qx 'softdep gpreempt pre: amdgpu;options gpreempt tick_us=150 env_priority=1;' &&
+	       grep -q 'modprobe.conf key is deprecated' '$t/out'"
+rm -f "$t/config/modprobe.conf"
+printf '# scan faster\ntick_us=200\n' >"$t/config/module-params"
+node install
+
 # containerd 1.7: a warning that NRI v0.1 is not run.
 STUB_CONTAINERD=1.7.24 node install
 tap_check "deploy: containerd 1.7 on the node: a warning that annotations have no effect" \
@@ -224,7 +300,7 @@ tap_check "deploy: containerd 1.7 on the node: a warning that annotations have n
 node uninstall
 printf '%s\n' "$out" >"$t/uninstall.log"
 tap_check "deploy: uninstall: exit 0, modprobe -r and dkms remove" \
-	sh -c "[ $rc = 0 ] && grep -qx 'host modprobe -r gpreempt' '$t/calls' && grep -qx 'dkms remove -m gpreempt -v 0.1 --all' '$t/calls'"
+	sh -c "[ $rc = 0 ] && grep -qx 'host modprobe -r gpreempt' '$t/calls' && grep -qx 'dkms remove -m gpreempt -v 0.1-ds --all' '$t/calls'"
 snapshot >"$t/after"
 tap_check "deploy: uninstall leaves the fake node as it was before install" diff "$t/before" "$t/after"
 
@@ -245,6 +321,64 @@ node uninstall
 snapshot >"$t/after3"
 tap_check "deploy: uninstall restores the node's own files (NRI conf.json, gpreempt.conf)" diff "$t/before2" "$t/after3"
 
+# A node with its own gpreempt DKMS build (make dkms-install, a package):
+# /usr/src/gpreempt-0.1 without the image's id file, registered with DKMS and
+# installed for another kernel; and its own /opt/gpreempt/sbin/gpreemptctl.
+# The DaemonSet builds gpreempt/0.1-ds beside it, and after uninstall both
+# are as they were: no dkms remove of gpreempt/0.1, the tree untouched.
+mkdir -p "$C/usr/src/gpreempt-0.1" "$t/dkms/0.1" "$H/opt/gpreempt/sbin"
+cp dkms.conf "$C/usr/src/gpreempt-0.1/"
+echo "the node's own" >"$C/usr/src/gpreempt-0.1/marker"
+: >"$t/dkms/0.1/k-6.1.0-old"
+printf '#!/bin/sh\necho the node'"'"'s own\n' >"$H/opt/gpreempt/sbin/gpreemptctl"
+chmod 755 "$H/opt/gpreempt/sbin/gpreemptctl"
+own_dkms() { (cd "$t" && find dkms | sort); }
+snapshot >"$t/before4"
+own_dkms >"$t/dkms-before4"
+: >"$t/calls"
+node install
+tap_check "deploy: a node's own gpreempt/0.1 DKMS build: install builds gpreempt/0.1-ds beside it, removes nothing of it" \
+	sh -c "[ $rc = 0 ] && grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls' &&
+	       ! grep -q '^dkms remove -m gpreempt -v 0.1 ' '$t/calls' && [ -f '$t/dkms/0.1/k-6.1.0-old' ] &&
+	       grep -qx \"the node's own\" '$C/usr/src/gpreempt-0.1/marker'"
+tap_check "deploy: the node's own /opt/gpreempt/sbin/gpreemptctl is saved before the image's replaces it" \
+	sh -c "cmp -s '$CTL' '$H/opt/gpreempt/sbin/gpreemptctl' &&
+	       grep -q \"the node's own\" '$H/opt/gpreempt/sbin/gpreemptctl.before-gpreempt-daemonset'"
+node uninstall
+snapshot >"$t/after4"
+tap_check "deploy: uninstall: the node's own DKMS build, its tree and its gpreemptctl are as before; gpreempt/0.1-ds removed" \
+	sh -c "[ $rc = 0 ] && diff '$t/before4' '$t/after4' && own_dkms() { cd '$t' && find dkms | sort; } && own_dkms | diff '$t/dkms-before4' - &&
+	       grep -qx 'dkms remove -m gpreempt -v 0.1-ds --all' '$t/calls' && ! grep -q '^dkms remove -m gpreempt -v 0.1 ' '$t/calls'"
+
+# The node's own build installed for the running kernel: DKMS has one
+# gpreempt per kernel, so the install stops, says how to choose, and changes
+# nothing; GPREEMPT_MODULE=skip then uses the node's module.
+: >"$t/dkms/0.1/k-6.12.0-test"
+: >"$t/calls"
+node install
+tap_check "deploy: the node's own build installed for the kernel: exit 1, says GPREEMPT_MODULE=skip, nothing removed or built" \
+	sh -c "[ $rc = 1 ] && grep -q 'error: the node has its own gpreempt DKMS build for 6.12.0-test (gpreempt/0.1).*GPREEMPT_MODULE=skip' '$t/out' &&
+	       ! grep -qE '^dkms (remove|add|install)' '$t/calls' && [ -f '$t/dkms/0.1/k-6.12.0-test' ] &&
+	       grep -qx \"the node's own\" '$C/usr/src/gpreempt-0.1/marker' && [ ! -e '$C/usr/src/gpreempt-0.1-ds' ]"
+GPREEMPT_MODULE=skip node install
+tap_check "deploy: ... and with GPREEMPT_MODULE=skip the install goes on without DKMS" \
+	sh -c "[ $rc = 0 ] && ! grep -qE '^dkms (remove|add|install)' '$t/calls'"
+GPREEMPT_MODULE=skip node uninstall
+rm -rf "$C/usr/src/gpreempt-0.1" "$t/dkms/0.1" "$H/opt/gpreempt/sbin"
+
+# An earlier DaemonSet's build, from before the -ds name: gpreempt/0.1 whose
+# tree has the id file.  It is the DaemonSet's own: replaced by 0.1-ds.
+mkdir -p "$C/usr/src/gpreempt-0.1" "$t/dkms/0.1"
+cp dkms.conf "$C/usr/src/gpreempt-0.1/"
+echo older-image >"$C/usr/src/gpreempt-0.1/.gpreempt-src-id"
+: >"$t/dkms/0.1/k-6.12.0-test"
+: >"$t/calls"
+node install
+tap_check "deploy: an earlier DaemonSet's gpreempt/0.1 (its tree has the id file) is replaced by gpreempt/0.1-ds" \
+	sh -c "[ $rc = 0 ] && grep -qx 'dkms remove -m gpreempt -v 0.1 --all' '$t/calls' && [ ! -e '$C/usr/src/gpreempt-0.1' ] &&
+	       grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls'"
+node uninstall
+
 # run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
 # (the pod deleted) uninstalls.
 : >"$t/calls"
@@ -259,6 +393,14 @@ for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev
 tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
 	sh -c "grep -q 'comm llama-server high' '$H/etc/gpreempt.conf' &&
 	       [ \$(grep -c 'gpreemptctl apply' '$t/calls') = 2 ]"
+modprobe_d >"$t/md-before"
+cp "$t/config/module-params" "$t/params.good"
+echo "install gpreempt /bin/touch $t/pwned" >>"$t/config/module-params"
+for _ in $(seq 50); do grep -q 'module parameters were refused' "$t/run.log" && break; sleep 0.1; done
+tap_check "deploy: run: a changed ConfigMap with an install line is refused, /etc/modprobe.d unchanged" \
+	sh -c "grep -qF 'module-params line 3 \"install gpreempt /bin/touch' '$t/run.log' &&
+	       (cd '$H/etc/modprobe.d' && md5sum ./*) | cmp -s - '$t/md-before'"
+cp "$t/params.good" "$t/config/module-params"
 kill -TERM $pid
 wait $pid
 rc=$?
