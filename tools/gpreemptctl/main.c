@@ -7,21 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "gpreemptctl.h"
+#include "cli.h"
 
 const char *prog = "gpreemptctl";
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpreemptctl [--json] COMMAND [ARGS]\n"
+		"usage: gpreemptctl [-j|--json] COMMAND [ARGS]\n"
+		"       gpreemptctl -V|--version|version\n"
+		"       gpreemptctl COMMAND --help\n"
 		"\n"
-		"views (--json for JSON):\n"
+		"views (-j or --json for JSON):\n"
 		"  status                           counters and every queue, one screen\n"
 		"  top [-d SECONDS] [-n COUNT]      status, refreshed\n"
 		"  stats                            every counter and the latency histograms\n"
 		"  list                             every rule\n"
 		"  config                           gp_config and the module parameters\n"
+		"  version                          this tool's and the loaded module's version\n"
 		"rules (PRIO: low, normal, high or 0..15):\n"
 		"  set pid|cgroup|comm|queue TARGET PRIO\n"
 		"  unset pid|cgroup|comm|queue TARGET\n"
@@ -31,13 +34,86 @@ static void usage(FILE *f)
 		"                                   min_slice_us, env, env_max_priority\n"
 		"  apply [FILE]                     make rules and knobs match FILE\n"
 		"                                   (default /etc/gpreempt.conf)\n"
+		"  apply --check [FILE|-]           only check FILE (no module, no privilege)\n"
 		"  exec --priority PRIO -- CMD...   run CMD with GPREEMPT_PRIORITY=PRIO\n"
 		"containers (gpreemptctl hook --help):\n"
 		"  hook create|poststop|nri|gc      OCI hook / NRI v0.1 plugin: the annotation\n"
 		"                                   gpreempt.io/priority becomes a cgroup rule\n"
 		"\n"
 		"exit status: 0 ok, 1 error, 2 usage, 3 gpreempt not loaded, 4 not permitted,\n"
-		"             5 value out of range, 6 no such cgroup, pid or queue\n");
+		"             5 value out of range, 6 no such cgroup, pid, queue or file\n");
+}
+
+/* Each verb's own --help (stdout, exit 0). */
+static const struct verb {
+	const char *name;
+	const char *help;
+} verbs[] = {
+	{ "status",
+	  "usage: gpreemptctl [-j] status\n"
+	  "Counters and every queue, one screen: process, queue id, KFD and effective\n"
+	  "priority, its source, state, pointer path, park counts.  Needs root.\n" },
+	{ "top",
+	  "usage: gpreemptctl [-j] top [-d SECONDS] [-n COUNT]\n"
+	  "status every SECONDS (0.05..3600, default 1), COUNT times (default 0: until\n"
+	  "interrupted).  With -j one JSON object per line.  Needs root.\n" },
+	{ "stats",
+	  "usage: gpreemptctl [-j] stats\n"
+	  "Every counter of gp_stats and the detection and park-duration histograms\n"
+	  "(log2 buckets of microseconds).  Needs root.\n" },
+	{ "list",
+	  "usage: gpreemptctl [-j] list\n"
+	  "Every rule: kind, target, priority (and the hold of queue entries).  Needs root.\n" },
+	{ "config",
+	  "usage: gpreemptctl [-j] config\n"
+	  "       gpreemptctl config KEY=VALUE...\n"
+	  "Show gp_config and the module parameters, or set gp_config fields (0 or\n"
+	  "default: use the module parameter): enable=on|off, tick_us=10..100000,\n"
+	  "hysteresis_us, max_suspend_us, min_slice_us, env=on|off,\n"
+	  "env_max_priority=PRIO.  Settings are checked before the module is looked for.\n"
+	  "Needs root.\n" },
+	{ "set",
+	  "usage: gpreemptctl set pid|cgroup|comm|queue TARGET PRIO\n"
+	  "Set a rule.  TARGET: a pid; a cgroup v2 directory, absolute or relative to the\n"
+	  "cgroup2 mount; a process name (1..15 characters); PID:QID (one queue).\n"
+	  "PRIO: low (3), normal (7), high (12) or 0..15.  Needs root.\n" },
+	{ "unset",
+	  "usage: gpreemptctl unset pid|cgroup|comm|queue TARGET\n"
+	  "Remove a rule.  A cgroup may be named id:N (from list).  Needs root.\n" },
+	{ "park",
+	  "usage: gpreemptctl park queue PID:QID\n"
+	  "Hold a queue parked, whatever the priorities say, until unpark, the end of\n"
+	  "the process, max_hold_s or rmmod.  Needs root.\n" },
+	{ "unpark",
+	  "usage: gpreemptctl unpark queue PID:QID\n"
+	  "Release a queue held by park; the priorities decide again.  Needs root.\n" },
+	{ "apply",
+	  "usage: gpreemptctl apply [FILE]\n"
+	  "       gpreemptctl apply --check [FILE|-]\n"
+	  "Make the cgroup and comm rules and the gp_config knobs match FILE (default\n"
+	  "/etc/gpreempt.conf).  The file is checked in full first, before the module is\n"
+	  "looked for; a bad line changes nothing.  Needs root.\n"
+	  "--check only checks FILE (- reads stdin, e.g. a ConfigMap's gpreempt.conf):\n"
+	  "no module, no privilege; exit 0 when apply would accept it.\n" },
+	{ "exec",
+	  "usage: gpreemptctl exec --priority PRIO -- CMD [ARGS...]\n"
+	  "Run CMD with GPREEMPT_PRIORITY=PRIO in its environment (honoured when the\n"
+	  "env knob is on, up to env_max_priority).  Needs no privilege.\n" },
+	{ "version",
+	  "usage: gpreemptctl [-j] version   (or -V, --version)\n"
+	  "This tool's version and libbpf's; when gpreempt is loaded, the module's\n"
+	  "version, build id and layout source as far as it exposes them, and whether\n"
+	  "its maps match this tool (root only).  Needs no privilege.\n" },
+};
+
+static const struct verb *verb_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(verbs[i].name, name))
+			return &verbs[i];
+	return NULL;
 }
 
 static int cmd_exec(int argc, char **argv)
@@ -57,11 +133,11 @@ static int cmd_exec(int argc, char **argv)
 }
 
 /*
- * --json and --help after the verb, as users type them ("gpreemptctl stats
- * --json"): taken out of argv[1..argc-1], up to a "--".  Returns the new
- * argc, or -1 for --help.
+ * -j/--json and -h/--help after the verb, as users type them ("gpreemptctl
+ * stats --json"), and apply's --check: taken out of argv[1..argc-1], up to a
+ * "--".  Returns the new argc, or -1 for --help.
  */
-static int strip_options(struct ctl *c, int argc, char **argv)
+static int strip_options(struct ctl *c, int argc, char **argv, bool *check)
 {
 	int a, n = 1;
 
@@ -71,39 +147,78 @@ static int strip_options(struct ctl *c, int argc, char **argv)
 				argv[n++] = argv[a++];
 			break;
 		}
-		if (!strcmp(argv[a], "--json")) {
+		if (!strcmp(argv[a], "--json") || !strcmp(argv[a], "-j")) {
 			c->json = true;
 			continue;
 		}
-		if (!strcmp(argv[a], "--help"))
+		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h"))
 			return -1;
+		if (check && !strcmp(argv[a], "--check")) {
+			*check = true;
+			continue;
+		}
 		argv[n++] = argv[a];
 	}
 	argv[n] = NULL;
 	return n;
 }
 
+/* apply [--check] [FILE]: the file is checked before the maps are opened. */
+static int run_apply(struct ctl *c, int argc, char **argv, bool check)
+{
+	const char *file = "/etc/gpreempt.conf";
+	int a, ret;
+
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "-"))
+			argv[a] = "/dev/stdin";
+		if (argv[a][0] != '-' || argv[a][1] != '-')
+			file = argv[a];
+	}
+	if (!check)
+		return cmd_apply(c, argc, argv);
+	ret = cmd_apply(NULL, argc, argv);
+	if (ret)
+		return ret;
+	if (c->json) {
+		printf("{\"file\":");
+		json_str(file, strlen(file));
+		printf(",\"valid\":true}\n");
+	} else {
+		printf("%s: valid\n", file);
+	}
+	return EX_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct ctl c = { 0 };
+	const struct verb *v;
 	const char *cmd;
-	int ret;
+	bool check = false;
+	int ret, i;
 
+	for (i = 0; i < M_NR; i++)
+		c.fd[i] = -1;
 	/* Installed as an NRI v0.1 plugin (/opt/nri/bin/gpreempt): its name is its type. */
 	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
 		prog = strrchr(argv[0], '/') + 1;
 	else if (argc > 0 && argv[0] && argv[0][0])
 		prog = argv[0];
 
-	while (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2]) {
-		if (!strcmp(argv[1], "--json")) {
+	while (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
+		if (!strcmp(argv[1], "--json") || !strcmp(argv[1], "-j")) {
 			c.json = true;
-		} else if (!strcmp(argv[1], "--help")) {
+		} else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 			usage(stdout);
 			return EX_OK;
+		} else if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+			argv[1] = "version";
+			break;
 		} else {
-			usage(stderr);
-			return err(EX_USAGE, "unknown option '%s'", argv[1]);
+			err_json = c.json;
+			return err(EX_USAGE, "unknown option '%s' (gpreemptctl --help lists them)",
+				   argv[1]);
 		}
 		argc--;
 		argv++;
@@ -115,26 +230,47 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	argc--;
 	argv++;
-	if (!strcmp(cmd, "help") || !strcmp(cmd, "-h")) {
-		usage(stdout);
+	if (!strcmp(cmd, "help")) {
+		v = argc > 1 ? verb_of(argv[1]) : NULL;
+		if (argc > 1 && !v && strcmp(argv[1], "hook"))
+			return err(EX_USAGE, "unknown command '%s' (gpreemptctl --help lists them)",
+				   argv[1]);
+		if (argc > 1 && !v)	/* help hook */
+			return cmd_hook(2, (char *[]){ "hook", "--help", NULL });
+		if (v)
+			fputs(v->help, stdout);
+		else
+			usage(stdout);
 		return EX_OK;
 	}
-	if (!strcmp(cmd, "exec"))
-		return cmd_exec(argc, argv);
+	/* The container hook has its own options, help and JSON (NRI). */
 	if (!strcmp(cmd, "hook") || !strcmp(cmd, "invoke"))
 		return cmd_hook(argc, argv);
-	if (strcmp(cmd, "status") && strcmp(cmd, "top") && strcmp(cmd, "stats") &&
-	    strcmp(cmd, "list") && strcmp(cmd, "config") && strcmp(cmd, "set") &&
-	    strcmp(cmd, "unset") && strcmp(cmd, "park") && strcmp(cmd, "unpark") &&
-	    strcmp(cmd, "apply")) {
-		usage(stderr);
-		return err(EX_USAGE, "unknown command '%s'", cmd);
+	err_json = c.json;
+	v = verb_of(cmd);
+	if (!v)
+		return err(EX_USAGE, "unknown command '%s' (gpreemptctl --help lists them)", cmd);
+	if (!strcmp(cmd, "exec")) {
+		if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+			fputs(v->help, stdout);
+			return EX_OK;
+		}
+		return cmd_exec(argc, argv);
 	}
-	argc = strip_options(&c, argc, argv);
+	argc = strip_options(&c, argc, argv, !strcmp(cmd, "apply") ? &check : NULL);
 	if (argc < 0) {
-		usage(stdout);
+		fputs(v->help, stdout);
 		return EX_OK;
 	}
+	err_json = c.json;
+	/* Arguments first: a bad command line is exit 2/5/6 with or without the module. */
+	ret = check_args(cmd, argc, argv);
+	if (ret)
+		return ret;
+	if (!strcmp(cmd, "version"))
+		return cmd_version(&c, argc, argv);
+	if (!strcmp(cmd, "apply"))
+		return run_apply(&c, argc, argv, check);
 	ret = maps_open(&c);
 	if (ret)
 		return ret;
@@ -152,7 +288,5 @@ int main(int argc, char **argv)
 		return cmd_set(&c, argc, argv);
 	if (!strcmp(cmd, "unset"))
 		return cmd_unset(&c, argc, argv);
-	if (!strcmp(cmd, "park") || !strcmp(cmd, "unpark"))
-		return cmd_park(&c, argc, argv, !strcmp(cmd, "park"));
-	return cmd_apply(&c, argc, argv);
+	return cmd_park(&c, argc, argv, !strcmp(cmd, "park"));
 }

@@ -31,7 +31,7 @@ static const struct {
 
 static int perm_err(void)
 {
-	return err(EX_PERM, "not permitted: finding gpreempt's maps needs CAP_SYS_ADMIN (run as root)");
+	return err(EX_PERM, "not permitted: gpreempt's maps are not pinned, and opening a BPF map by id needs CAP_SYS_ADMIN: run as root (version, exec and apply --check need no privilege)");
 }
 
 /**
@@ -85,7 +85,7 @@ int maps_open(struct ctl *c)
 		return perm_err();
 	for (i = 0; i < M_NR; i++) {
 		if (c->fd[i] < 0)
-			return err(EX_NOTLOADED, "gpreempt is not loaded (no BPF map named %s); load it with modprobe gpreempt or insmod gpreempt.ko",
+			return err(EX_NOTLOADED, "gpreempt is not loaded (no BPF map named %s); load it with modprobe gpreempt or insmod gpreempt.ko, and if that fails the reason is in the kernel log (dmesg | grep gpreempt)",
 				   gp_maps[i].name);
 	}
 	return EX_OK;

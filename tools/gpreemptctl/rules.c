@@ -290,7 +290,9 @@ static int prune(struct ctl *c, int map, size_t ksz, const struct want *w, int n
  * The file is parsed and checked in full first; nothing is written when a
  * line is bad.  Rules of the two persistent kinds that the file does not
  * name are removed; gp_config keys it does not name go back to 0 (module
- * parameter).  pid and queue rules are left alone.
+ * parameter).  pid and queue rules are left alone.  The maps are opened
+ * (maps_open()) only after the file passed; with @c NULL (apply --check) it
+ * stops there, without the module.
  */
 int cmd_apply(struct ctl *c, int argc, char **argv)
 {
@@ -306,12 +308,7 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 	f = fopen(file, "r");
 	if (!f)
 		return err(EX_NOTARGET, "cannot open %s: %s", file, strerror(errno));
-	if (config_read(c, &old)) {
-		fclose(f);
-		return err(EX_ERR, "cannot read gp_config: %s", strerror(errno));
-	}
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.rules_gen = old.rules_gen + 1;
 	while (fgets(line, sizeof(line), f)) {
 		char *tok[4], *save = NULL, *s = line;
 		int nt = 0;
@@ -364,6 +361,15 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 		}
 	}
 	fclose(f);
+	/* The file is checked before the module is looked for; --check stops here. */
+	if (!c)
+		return EX_OK;
+	ret = maps_open(c);
+	if (ret)
+		return ret;
+	if (config_read(c, &old))
+		return err(EX_ERR, "cannot read gp_config: %s", strerror(errno));
+	cfg.rules_gen = old.rules_gen + 1;
 	for (i = 0; i < n && !ret; i++) {
 		struct target tg = { .map = w[i].map };
 

@@ -5,10 +5,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gpreemptctl.h"
+#include "cli.h"
+
+bool err_json;	/* -j/--json: errors as {"error": "..."} on stdout, as bpftool -j */
+bool err_quiet;	/* probing (version): no message */
 
 /**
- * err() - print "gpreemptctl: message" on stderr
+ * err() - print "gpreemptctl: message" on stderr, or {"error":"message"} on
+ * stdout in JSON mode
  * @code: exit code to return
  * @fmt: printf format
  *
@@ -16,13 +20,23 @@
  */
 int err(int code, const char *fmt, ...)
 {
+	char msg[2 * PATH_MAX];
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
+	if (err_quiet)
+		return code;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (err_json) {
+		fflush(stdout);
+		printf("{\"error\":");
+		json_str(msg, sizeof(msg));
+		printf("}\n");
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+	}
 	return code;
 }
 

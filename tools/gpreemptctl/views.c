@@ -158,31 +158,52 @@ static void on_sig(int sig)
 	stop = 1;
 }
 
-/** cmd_top() - frames every -d seconds, -n times (0: until interrupted) */
-int cmd_top(struct ctl *c, int argc, char **argv)
+/**
+ * top_args() - top's -d SECONDS and -n COUNT
+ * @argc: argument count (argv[0] is "top")
+ * @argv: arguments
+ * @delay: result, default 1 s
+ * @count: result, default 0 (until interrupted)
+ *
+ * Return: EX_OK, EX_USAGE or EX_RANGE (printed).
+ */
+int top_args(int argc, char **argv, double *delay, long *count)
 {
-	double delay = 1.0;
-	long count = 0, i;
-	bool tty = isatty(STDOUT_FILENO) && !c->json;
-	int a, ret;
+	int a;
 
+	*delay = 1.0;
+	*count = 0;
 	for (a = 1; a < argc; a++) {
 		char *end;
 
 		if (!strcmp(argv[a], "-d") && a + 1 < argc) {
-			delay = strtod(argv[++a], &end);
-			if (*end || delay < 0.05 || delay > 3600)
+			*delay = strtod(argv[++a], &end);
+			if (!*argv[a] || *end || !(*delay >= 0.05 && *delay <= 3600))
 				return err(EX_RANGE, "delay '%s' out of range: 0.05..3600 seconds",
 					   argv[a]);
 		} else if (!strcmp(argv[a], "-n") && a + 1 < argc) {
-			count = strtol(argv[++a], &end, 10);
-			if (*end || count < 0)
+			*count = strtol(argv[++a], &end, 10);
+			if (!*argv[a] || *end || *count < 0)
 				return err(EX_RANGE, "count '%s' out of range: 0 or more", argv[a]);
 		} else {
 			return err(EX_USAGE, "top: unknown argument '%s' (top [-d SECONDS] [-n COUNT])",
 				   argv[a]);
 		}
 	}
+	return EX_OK;
+}
+
+/** cmd_top() - frames every -d seconds, -n times (0: until interrupted) */
+int cmd_top(struct ctl *c, int argc, char **argv)
+{
+	double delay;
+	long count, i;
+	bool tty = isatty(STDOUT_FILENO) && !c->json;
+	int ret;
+
+	ret = top_args(argc, argv, &delay, &count);
+	if (ret)
+		return ret;
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
 	for (i = 0; !stop && (!count || i < count); i++) {
