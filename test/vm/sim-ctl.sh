@@ -243,11 +243,59 @@ done
 tap_check "non-root exec runs the command with GPREEMPT_PRIORITY" sh -c \
 	"setpriv --reuid 65534 --regid 65534 --clear-groups $CTL exec --priority low -- sh -c 'test \"\$GPREEMPT_PRIORITY\" = low'"
 
+# 10b. With the module loaded: version reports it (any user), apply --check
+# changes nothing, errors are JSON with -j, and a map of another layout is
+# exit 1 (gpreemptctl.8, EXIT STATUS).
+bid=$(readelf -n module/gpreempt.ko | sed -n 's/.*Build ID: *//p')
+out=$($CTL version 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^module: gpreempt live' <<<"$out" && grep -q "build id: *$bid\$" <<<"$out" &&
+   grep -q 'layout source: unknown' <<<"$out" && grep -q 'maps: *match$' <<<"$out"; then
+	tap_ok "version: the loaded module (live, build id of module/gpreempt.ko, layout source unknown, maps match)"
+else
+	tap_not_ok "version: the loaded module # exit $rc, build id $bid, '$out'"
+fi
+tap_check "-j version: module.build_id, maps match" sh -c \
+	"$CTL -j version | jq -e '.module.build_id == \"$bid\" and .module.maps == \"match\" and .module.layout_source == \"unknown\"'"
+out=$(nobody $CTL -V 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -q "build id: *$bid\$" <<<"$out" && grep -q 'maps: *not readable (needs root)' <<<"$out"; then
+	tap_ok "non-root -V: exit 0, the module's build id, maps not readable"
+else
+	tap_not_ok "non-root -V # exit $rc, '$out'"
+fi
+nobody_json() { local o; o=$(nobody $CTL -j status 2>/dev/null); [ $? -eq 4 ] && jq -e '.error | test("not permitted.*not pinned")' <<<"$o"; }
+tap_check "non-root -j status: exit 4, {\"error\": \"not permitted ...\"} on stdout" nobody_json
+printf 'cgroup %s low\ncomm gp-check 3\nconfig tick_us=777\n' $CG/infer.slice >/tmp/check.conf
+bad "apply --check of a good file changes nothing" 0 "valid" apply --check /tmp/check.conf
+bad "apply --check of a bad file" 6 "line not applied" apply --check /tmp/bad.conf
+bad "-j set comm foo urgent: JSON error" 5 '^\{"error":"priority .urgent. out of range' -j set comm foo urgent
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+if bpftool map create /sys/fs/bpf/gp-fake-queues type hash key 4 value 4 entries 1 name gp_queues; then
+	out=$($CTL status 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "module and tool do not match" <<<"$out"; then
+		tap_ok "a gp_queues map of another layout (the newest id wins): exit 1, do not match"
+	else
+		tap_not_ok "a gp_queues map of another layout: exit 1 # exit $rc, '$out'"
+	fi
+	tap_check "version says the maps do not match" sh -c "$CTL version | grep -q 'maps: *do not match this gpreemptctl'"
+	rm -f /sys/fs/bpf/gp-fake-queues
+	one_queues_map() { [ "$(bpftool -j map show | jq '[.[] | select(.name == "gp_queues")] | length')" = 1 ]; }
+	wait_for 10 one_queues_map
+	tap_check "the fake map gone: status works again" sh -c "$CTL status >/dev/null"
+else
+	tap_not_ok "bpftool map create of a fake gp_queues"
+fi
+
 # 11. rmmod releases a held queue; the module's maps go with it.
 $CTL park queue $be:$qb
 check_state "held before rmmod" $be parked
 rmmod gpreempt
-tap_check "after rmmod: gpreemptctl says not loaded (exit 3)" sh -c "$CTL status >/dev/null 2>&1; [ \$? -eq 3 ]"
+notloaded() { local e; e=$($CTL status 2>&1 >/dev/null); [ $? -eq 3 ] && grep -q 'not loaded.*dmesg' <<<"$e"; }
+tap_check "after rmmod: gpreemptctl says not loaded (exit 3), and where insmod failures are (dmesg)" notloaded
+tap_check "after rmmod: arguments are still checked first (set pid 1 urgent: exit 5, not 3)" \
+	sh -c "$CTL set pid 1 urgent 2>/dev/null; [ \$? -eq 5 ]"
 stop_load $be
 tap_check "after rmmod: the held BE completes every packet" test $? -eq 0
 wait_for 20 ks_idle
