@@ -267,8 +267,9 @@ fi
 nobody_json() { local o; o=$(nobody $CTL -j status 2>/dev/null); [ $? -eq 4 ] && jq -e '.error | test("not permitted.*not pinned")' <<<"$o"; }
 tap_check "non-root -j status: exit 4, {\"error\": \"not permitted ...\"} on stdout" nobody_json
 printf 'cgroup %s low\ncomm gp-check 3\nconfig tick_us=777\n' $CG/infer.slice >/tmp/check.conf
+printf 'comm gp-check 3\nfrobnicate\n' >/tmp/check-bad.conf
 bad "apply --check of a good file changes nothing" 0 "valid" apply --check /tmp/check.conf
-bad "apply --check of a bad file" 6 "line not applied" apply --check /tmp/bad.conf
+bad "apply --check of a file with a bad line" 2 "check-bad.conf:2: line not applied" apply --check /tmp/check-bad.conf
 bad "-j set comm foo urgent: JSON error" 5 '^\{"error":"priority .urgent. out of range' -j set comm foo urgent
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 if bpftool map create /sys/fs/bpf/gp-fake-queues type hash key 4 value 4 entries 1 name gp_queues; then
