@@ -379,7 +379,13 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			if (gp_defer_inflight(e->proc))
 				continue;
 			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
-			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :
+			/*
+			 * S4-1: a process that holds its own p->mutex is
+			 * parked by eviction, which needs none (all its
+			 * queues on the device: its own lock harms only it).
+			 */
+			by_proc = act == GP_ACT_PARK ?
+				  READ_ONCE(e->proc->lock_held) || gp_wants_evict(e, n) :
 				  e->backend == GP_BACKEND_EVICT;
 			if (!by_proc && act == GP_ACT_PARK &&
 			    (READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT ||

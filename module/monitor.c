@@ -235,6 +235,7 @@ int gp_monitor_start(void)
 
 err_defer:
 	gp_defer_stop();
+	gp_defer_exit();
 err_free:
 	kvfree(gp_pqs);
 	kvfree(gp_snap);
@@ -244,10 +245,11 @@ err_free:
 }
 
 /**
- * gp_monitor_stop() - stop the kthread, then the helper (no KFD call happens after this)
+ * gp_monitor_stop() - stop the kthread, then the helper's deferred actions
  *
  * The helper's results not yet committed are committed by
- * gp_monitor_release_all().
+ * gp_monitor_release_all(), which ends the helper thread when it is done
+ * with it.
  */
 void gp_monitor_stop(void)
 {

@@ -58,6 +58,8 @@ void gp_commit_deferred(struct gp_defer *d, int n);
 extern struct mutex gp_act_lock;
 int gp_defer_start(void);
 void gp_defer_stop(void);
+void gp_defer_exit(void);
+int gp_defer_call(int (*fn)(void *arg), void *arg, unsigned int ms);
 bool gp_defer_busy(struct gp_proc *pr, int ret);
 bool gp_defer_inflight(const struct gp_proc *pr);
 bool gp_defer_pending(void);
