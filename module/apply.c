@@ -16,20 +16,6 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-/**
- * gp_set_state() - a queue's state as the maps show it (counted per state)
- * @e: queue
- * @st: new state
- */
-void gp_set_state(struct gp_queue *e, enum gp_qstate st)
-{
-	if (e->info.state != st) {
-		e->info.state = st;
-		gp_stats.state_transitions[st]++;
-		e->dirty = true;
-	}
-}
-
 /*
  * Per-device arbitration: each tick maps every queue's kfd_node to a small
  * dense index (the policy compares only queues of one device).  Monitor-only

@@ -154,7 +154,7 @@ void gp_backend_unlock(struct kfd_process *p)
  */
 void gp_backend_mutex_unlock(struct kfd_process *p)
 {
-	gp_defer_unlock(kfd_p_mutex(p));
+	gp_plock_unlock(kfd_p_mutex(p));
 }
 
 /**
@@ -226,8 +226,8 @@ int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
 /**
  * gp_backend_trylock() - take p->mutex
  * @p: referenced process
- * @blocking: in the helper thread: wait for it (bounded by the monitor or
- *	      the unload, defer.c); elsewhere only try
+ * @blocking: wait for it (gp_plock_wait(); only the helper thread does, its
+ *	      wait bounded by the monitor or the unload, defer.c), or only try
  *
  * Nothing but the helper thread ever waits for a p->mutex: a process can
  * hold its own for as long as it likes (an ioctl that faults a page of a
@@ -235,15 +235,15 @@ int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
  * (gp_backend_lock_until()), nor rmmod must wait on it for longer than a
  * bound.  The helper waits as a waiter of the mutex, so a process whose
  * threads keep it owned at every instant cannot keep it out (S3 F20), and
- * takes gp_act_lock with it (gp_defer_lock()).  Release with
+ * takes gp_act_lock with it (gp_plock_wait()).  Release with
  * gp_backend_mutex_unlock().
  *
  * Return: 0 with the mutex held, or -EBUSY.
  */
 int gp_backend_trylock(struct kfd_process *p, bool blocking)
 {
-	if (blocking && gp_defer_current())
-		return gp_defer_lock(kfd_p_mutex(p));
+	if (blocking)
+		return gp_plock_wait(kfd_p_mutex(p));
 	if (mutex_trylock(kfd_p_mutex(p)))
 		return 0;
 	gp_stats.busy_retries++;

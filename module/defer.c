@@ -35,8 +35,8 @@
  * Exclusion: what the backends write (evictions held, gp_stats, the shrink
  * buffers, device health, gp_queue.reset) is the monitor's.  The monitor
  * holds gp_act_lock for each tick; the helper takes it once it has
- * p->mutex, until it lets p->mutex go, so its action is as if it were part
- * of a tick.  Lock order: p->mutex -> gp_act_lock.  Under gp_act_lock the
+ * p->mutex, until it lets p->mutex go (plock.c), so its action is as if
+ * it were part of a tick.  Lock order: p->mutex -> gp_act_lock.  Under gp_act_lock the
  * monitor only tries p->mutex: it waits at most for one KFD call of the
  * helper's, never for the process.
  *
@@ -44,7 +44,10 @@
  * of that process, and the process and queue stay pinned in the registry
  * until the monitor has the result.  At unload the helper is stopped after
  * the monitor (a wait in progress is killed), and the results not yet
- * committed are, before the unload's own blocking release of every park.
+ * committed are, before the unload's own release of every park.
+ *
+ * Layering: defer.c calls only the backends and plock.c; it reports to the
+ * monitor through struct gp_defer_ops (monitor.c wires it).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -54,6 +57,7 @@
 #include <linux/sched/signal.h>
 #include "backend.h"
 #include "monitor_int.h"
+#include "plock.h"
 
 /* Actions in a row that found the process's p->mutex busy before deferring. */
 #define GP_DEFER_AFTER_BUSY 4
@@ -72,67 +76,12 @@ enum gp_defer_state {
 	GP_DEFER_DONE,		/* the result is in: the monitor commits it */
 };
 
-/* Held by the monitor for each tick, by the helper for each action. */
-DEFINE_MUTEX(gp_act_lock);
 static struct kthread_worker *gp_defer_worker;
+static const struct gp_defer_ops *gp_defer_ops;
 /* Monitor-owned: processes whose action is with the helper. */
 static struct gp_proc *gp_deferred[GP_DEFER_MAX];
 static unsigned int gp_ndeferred;
-/* The helper waits for a p->mutex since then (0: it does not). */
-static u64 gp_defer_wait_ns;
-/* Helper-owned: it holds gp_act_lock. */
-static bool gp_defer_holds;
 static bool gp_defer_stopping;
-
-/**
- * gp_defer_current() - is this the helper thread?
- *
- * Return: true in the helper, whose blocking backend calls wait for
- * p->mutex as gp_defer_lock() does.
- */
-bool gp_defer_current(void)
-{
-	return gp_defer_worker && current == gp_defer_worker->task;
-}
-
-/**
- * gp_defer_lock() - the helper takes a p->mutex, then gp_act_lock
- * @m: the process's mutex
- *
- * Return: 0 with both held, or -EBUSY (the monitor ended the wait: it took
- * longer than GP_DEFER_WAIT_MS, or the module is going) with neither.
- */
-int gp_defer_lock(struct mutex *m)
-{
-	int ret;
-
-	WRITE_ONCE(gp_defer_wait_ns, ktime_get_ns() ? : 1);
-	ret = mutex_lock_killable(m);
-	/* The monitor sends its SIGKILL under gp_act_lock: none comes after this. */
-	mutex_lock(&gp_act_lock);
-	WRITE_ONCE(gp_defer_wait_ns, 0);
-	flush_signals(current);
-	if (ret) {
-		gp_stats.busy_deferred_expired++;
-		mutex_unlock(&gp_act_lock);
-		return -EBUSY;
-	}
-	gp_defer_holds = true;
-	return 0;
-}
-
-/**
- * gp_defer_unlock() - release a p->mutex, and gp_act_lock if the helper holds it
- * @m: the process's mutex
- */
-void gp_defer_unlock(struct mutex *m)
-{
-	mutex_unlock(m);
-	if (gp_defer_current() && gp_defer_holds) {
-		gp_defer_holds = false;
-		mutex_unlock(&gp_act_lock);
-	}
-}
 
 static void gp_defer_fn(struct kthread_work *work)
 {
@@ -156,7 +105,7 @@ out:
 	d->t1 = ktime_get_ns();
 	/* Pairs with gp_defer_collect(): the result is seen before DONE. */
 	smp_store_release(&d->state, GP_DEFER_DONE);
-	gp_monitor_kick();
+	gp_defer_ops->done();
 }
 
 /*
@@ -286,7 +235,7 @@ void gp_defer_collect(int n)
 		}
 		/* No queue: an owed restore, still owed (gp_restore_owed() checks). */
 		if (d->e)
-			gp_commit_deferred(d, n);
+			gp_defer_ops->commit(d, n);
 		/* A deferred action that got the mutex ends the busy streak. */
 		if (d->ret != -EBUSY)
 			pr->busy_streak = 0;
@@ -305,7 +254,7 @@ void gp_defer_collect(int n)
  */
 void gp_defer_tick(u64 now)
 {
-	u64 since = READ_ONCE(gp_defer_wait_ns);
+	u64 since = gp_plock_waiting();
 
 	if (since && now - since > GP_DEFER_WAIT_MS * NSEC_PER_MSEC)
 		send_sig(SIGKILL, gp_defer_worker->task, 1);
@@ -318,13 +267,16 @@ static void gp_defer_allow_kill(struct kthread_work *work)
 
 /**
  * gp_defer_start() - start the helper thread
+ * @ops: what it reports to (the monitor): ->done() when a result is in,
+ *	 ->commit() for each result gp_defer_collect() finds
  *
  * Return: 0 or a negative errno.
  */
-int gp_defer_start(void)
+int gp_defer_start(const struct gp_defer_ops *ops)
 {
 	struct kthread_work init;
 
+	gp_defer_ops = ops;
 	gp_defer_stopping = false;
 	gp_defer_worker = kthread_create_worker(KTW_FREEZABLE, "gpreempt-defer");
 	if (IS_ERR(gp_defer_worker)) {
@@ -391,7 +343,7 @@ static void gp_defer_call_fn(struct kthread_work *work)
 
 /**
  * gp_defer_call() - run @fn in the helper, its p->mutex wait bounded by @ms
- * @fn: a backend action, blocking (it waits as gp_defer_lock() does)
+ * @fn: a backend action, blocking (it waits as gp_plock_wait() does)
  * @arg: its argument
  * @ms: the longest wait for the mutex
  *
@@ -421,7 +373,7 @@ int gp_defer_call(int (*fn)(void *arg), void *arg, unsigned int ms)
 	 */
 	while (!wait_for_completion_timeout(&c.done, tmo)) {
 		mutex_lock(&gp_act_lock);
-		if (READ_ONCE(gp_defer_wait_ns))
+		if (gp_plock_waiting())
 			send_sig(SIGKILL, gp_defer_worker->task, 1);
 		mutex_unlock(&gp_act_lock);
 		tmo = msecs_to_jiffies(20);

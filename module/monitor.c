@@ -203,6 +203,12 @@ static int gp_monitor_fn(void *unused)
 	return 0;
 }
 
+/* The helper's results: a wake-up, then committed by apply.c at the next tick. */
+static const struct gp_defer_ops gp_defer_reports = {
+	.done = gp_monitor_kick,
+	.commit = gp_commit_deferred,
+};
+
 /**
  * gp_monitor_start() - allocate the scan arrays and start the kthread
  *
@@ -216,7 +222,7 @@ int gp_monitor_start(void)
 	gp_pqs = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_pqs), GFP_KERNEL);
 	if (!gp_snap || !gp_pqs)
 		goto err_free;
-	ret = gp_defer_start();
+	ret = gp_defer_start(&gp_defer_reports);
 	if (ret) {
 		pr_err("cannot start the helper thread: %d\n", ret);
 		goto err_free;
