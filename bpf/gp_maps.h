@@ -109,7 +109,12 @@ struct gp_queue_info {
 	__u32 prio_source;	/* enum gp_prio_source of eff_priority */
 	__u32 held;		/* parked by hand (gp_queue_ctl.hold) */
 	__u32 blocked;		/* work queued, but waiting at a barrier packet: not pending */
-	__u32 pad;
+	/*
+	 * Times its process was seen holding its own p->mutex for more than
+	 * a second (an ioctl that does not return): while it holds it, it is
+	 * parked by eviction, which needs no p->mutex.
+	 */
+	__u32 mutex_held;
 };
 
 struct gp_stats {
@@ -194,6 +199,16 @@ struct gp_stats {
 	__u64 hold_us;
 	/* The highest rate_last_sec since load: what max_rate has to allow. */
 	__u64 rate_peak_sec;
+	/*
+	 * A process that holds its own p->mutex (an ioctl that waits on a
+	 * page of a FUSE file that never answers, say): the times a process
+	 * was seen holding it for more than a second, and the evictions and
+	 * restores done without it (KFD's own eviction path needs none).
+	 */
+	__u64 mutex_held;
+	__u64 lockless_evicts;
+	/* Processes insmod left alone: their p->mutex stayed busy (not checked, not adopted). */
+	__u64 load_skipped_busy;
 };
 
 struct gp_comm {

@@ -16,20 +16,6 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-/**
- * gp_set_state() - a queue's state as the maps show it (counted per state)
- * @e: queue
- * @st: new state
- */
-void gp_set_state(struct gp_queue *e, enum gp_qstate st)
-{
-	if (e->info.state != st) {
-		e->info.state = st;
-		gp_stats.state_transitions[st]++;
-		e->dirty = true;
-	}
-}
-
 /*
  * Per-device arbitration: each tick maps every queue's kfd_node to a small
  * dense index (the policy compares only queues of one device).  Monitor-only
@@ -390,7 +376,13 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			if (gp_defer_inflight(e->proc))
 				continue;
 			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
-			by_proc = act == GP_ACT_PARK ? gp_wants_evict(e, n) :
+			/*
+			 * S4-1: a process that holds its own p->mutex is
+			 * parked by eviction, which needs none (all its
+			 * queues on the device: its own lock harms only it).
+			 */
+			by_proc = act == GP_ACT_PARK ?
+				  READ_ONCE(e->proc->lock_held) || gp_wants_evict(e, n) :
 				  e->backend == GP_BACKEND_EVICT;
 			if (!by_proc && act == GP_ACT_PARK && gp_must_evict(e)) {
 				/* Forced process granularity, but not all its queues go. */

@@ -154,7 +154,7 @@ void gp_backend_unlock(struct kfd_process *p)
  */
 void gp_backend_mutex_unlock(struct kfd_process *p)
 {
-	gp_defer_unlock(kfd_p_mutex(p));
+	gp_plock_unlock(kfd_p_mutex(p));
 }
 
 /**
@@ -223,48 +223,29 @@ int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
 	return 0;
 }
 
-/* How long the unload polls a busy p->mutex before it waits for it. */
-#define GP_UNLOAD_POLL_MS 5000
-
 /**
  * gp_backend_trylock() - take p->mutex
  * @p: referenced process
- * @blocking: wait (module unload, the helper thread) or only try (monitor tick)
+ * @blocking: wait for it (gp_plock_wait(); only the helper thread does, its
+ *	      wait bounded by the monitor or the unload, defer.c), or only try
  *
- * The unload's wait polls first, so rmmod is not stuck in D state behind an
- * ioctl that holds p->mutex for a long time (CRIU, a debugger).  After
- * GP_UNLOAD_POLL_MS it waits as a waiter, killably: the mutex hands itself
- * over to a waiter, so a process whose threads keep it owned at every
- * instant cannot keep the unload out (S3 F20); a kill goes back to polling.
- * The helper thread waits as a waiter of the mutex, for a bounded time, and
- * takes gp_act_lock with it (gp_defer_lock()).  Release with
+ * Nothing but the helper thread ever waits for a p->mutex: a process can
+ * hold its own for as long as it likes (an ioctl that faults a page of a
+ * FUSE file that never answers), and neither the monitor, nor insmod
+ * (gp_backend_lock_until()), nor rmmod must wait on it for longer than a
+ * bound.  The helper waits as a waiter of the mutex, so a process whose
+ * threads keep it owned at every instant cannot keep it out (S3 F20), and
+ * takes gp_act_lock with it (gp_plock_wait()).  Release with
  * gp_backend_mutex_unlock().
  *
  * Return: 0 with the mutex held, or -EBUSY.
  */
 int gp_backend_trylock(struct kfd_process *p, bool blocking)
 {
-	unsigned long warn_at = jiffies + msecs_to_jiffies(GP_UNLOAD_POLL_MS);
-
-	if (blocking && gp_defer_current())
-		return gp_defer_lock(kfd_p_mutex(p));
+	if (blocking)
+		return gp_plock_wait(kfd_p_mutex(p));
 	if (mutex_trylock(kfd_p_mutex(p)))
 		return 0;
-	if (!blocking) {
-		gp_stats.busy_retries++;
-		return -EBUSY;
-	}
-	while (!mutex_trylock(kfd_p_mutex(p))) {
-		if (time_after(jiffies, warn_at)) {
-			pr_info("unload waits for a KFD process's mutex (pasid %u)\n",
-				kfd_p_pasid(p));
-			warn_at = jiffies + msecs_to_jiffies(GP_UNLOAD_POLL_MS);
-			/* Once killed, fatal_signal_pending() stays true: polling. */
-			if (!fatal_signal_pending(current) &&
-			    !mutex_lock_killable(kfd_p_mutex(p)))
-				return 0;
-		}
-		usleep_range(5000, 6000);
-	}
-	return 0;
+	gp_stats.busy_retries++;
+	return -EBUSY;
 }

@@ -6,6 +6,7 @@
 #define GP_BACKEND_H
 
 #include "gpreempt.h"
+#include "plock.h"
 
 struct kfd_process *gp_backend_get_process(struct gp_proc *pr);
 struct kfd_process_device *gp_backend_pdd(struct kfd_process *p, struct kfd_node *dev);
@@ -16,11 +17,6 @@ int gp_backend_trylock(struct kfd_process *p, bool blocking);
 struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp);
 void gp_backend_unlock(struct kfd_process *p);
 void gp_backend_mutex_unlock(struct kfd_process *p);
-
-/* The helper thread's wait for p->mutex (defer.c) */
-bool gp_defer_current(void);
-int gp_defer_lock(struct mutex *m);
-void gp_defer_unlock(struct mutex *m);
 
 /* Device health (devhealth.c) */
 bool gp_backend_dev_failed(struct device_queue_manager *dqm);

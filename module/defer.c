@@ -20,11 +20,23 @@
  * for long): the action then counts as busy, and is handed over again.
  * The monitor itself never waits for a p->mutex.
  *
+ * A process that holds its own mutex (S4-1: an ioctl that faults a page of
+ * a FUSE file that never answers keeps it for as long as its owner likes)
+ * is not handed over again and again: once its mutex has been busy at
+ * every attempt for GP_HELD_MS, it is "held" (gp_proc.lock_held, counted):
+ * its parks become evictions, which need no p->mutex (preempt_evict.c),
+ * its actions are no longer deferred (the helper is not tied up waiting
+ * for it), and it stays held until an attempt gets its mutex.
+ *
+ * At unload the helper outlives the monitor: gp_defer_call() has it wait,
+ * for a bounded time, for the mutex of a queue the unload's tries found
+ * busy (a mutex kept owned at every instant is had only as a waiter).
+ *
  * Exclusion: what the backends write (evictions held, gp_stats, the shrink
  * buffers, device health, gp_queue.reset) is the monitor's.  The monitor
  * holds gp_act_lock for each tick; the helper takes it once it has
- * p->mutex, until it lets p->mutex go, so its action is as if it were part
- * of a tick.  Lock order: p->mutex -> gp_act_lock.  Under gp_act_lock the
+ * p->mutex, until it lets p->mutex go (plock.c), so its action is as if
+ * it were part of a tick.  Lock order: p->mutex -> gp_act_lock.  Under gp_act_lock the
  * monitor only tries p->mutex: it waits at most for one KFD call of the
  * helper's, never for the process.
  *
@@ -32,15 +44,20 @@
  * of that process, and the process and queue stay pinned in the registry
  * until the monitor has the result.  At unload the helper is stopped after
  * the monitor (a wait in progress is killed), and the results not yet
- * committed are, before the unload's own blocking release of every park.
+ * committed are, before the unload's own release of every park.
+ *
+ * Layering: defer.c calls only the backends and plock.c; it reports to the
+ * monitor through struct gp_defer_ops (monitor.c wires it).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/completion.h>
 #include <linux/kthread.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include "backend.h"
 #include "monitor_int.h"
+#include "plock.h"
 
 /* Actions in a row that found the process's p->mutex busy before deferring. */
 #define GP_DEFER_AFTER_BUSY 4
@@ -48,6 +65,10 @@
 #define GP_DEFER_WAIT_MS 500
 /* Processes with an action at the helper at once; more wait for a slot. */
 #define GP_DEFER_MAX 16
+/* Busy at every attempt for this long: the process holds its p->mutex. */
+#define GP_HELD_MS 1000
+/* Busy attempts further apart than this are not one run. */
+#define GP_HELD_GAP_MS 1000
 
 enum gp_defer_state {
 	GP_DEFER_IDLE = 0,
@@ -55,67 +76,12 @@ enum gp_defer_state {
 	GP_DEFER_DONE,		/* the result is in: the monitor commits it */
 };
 
-/* Held by the monitor for each tick, by the helper for each action. */
-DEFINE_MUTEX(gp_act_lock);
 static struct kthread_worker *gp_defer_worker;
+static const struct gp_defer_ops *gp_defer_ops;
 /* Monitor-owned: processes whose action is with the helper. */
 static struct gp_proc *gp_deferred[GP_DEFER_MAX];
 static unsigned int gp_ndeferred;
-/* The helper waits for a p->mutex since then (0: it does not). */
-static u64 gp_defer_wait_ns;
-/* Helper-owned: it holds gp_act_lock. */
-static bool gp_defer_holds;
 static bool gp_defer_stopping;
-
-/**
- * gp_defer_current() - is this the helper thread?
- *
- * Return: true in the helper, whose blocking backend calls wait for
- * p->mutex as gp_defer_lock() does.
- */
-bool gp_defer_current(void)
-{
-	return gp_defer_worker && current == gp_defer_worker->task;
-}
-
-/**
- * gp_defer_lock() - the helper takes a p->mutex, then gp_act_lock
- * @m: the process's mutex
- *
- * Return: 0 with both held, or -EBUSY (the monitor ended the wait: it took
- * longer than GP_DEFER_WAIT_MS, or the module is going) with neither.
- */
-int gp_defer_lock(struct mutex *m)
-{
-	int ret;
-
-	WRITE_ONCE(gp_defer_wait_ns, ktime_get_ns() ? : 1);
-	ret = mutex_lock_killable(m);
-	/* The monitor sends its SIGKILL under gp_act_lock: none comes after this. */
-	mutex_lock(&gp_act_lock);
-	WRITE_ONCE(gp_defer_wait_ns, 0);
-	flush_signals(current);
-	if (ret) {
-		gp_stats.busy_deferred_expired++;
-		mutex_unlock(&gp_act_lock);
-		return -EBUSY;
-	}
-	gp_defer_holds = true;
-	return 0;
-}
-
-/**
- * gp_defer_unlock() - release a p->mutex, and gp_act_lock if the helper holds it
- * @m: the process's mutex
- */
-void gp_defer_unlock(struct mutex *m)
-{
-	mutex_unlock(m);
-	if (gp_defer_current() && gp_defer_holds) {
-		gp_defer_holds = false;
-		mutex_unlock(&gp_act_lock);
-	}
-}
 
 static void gp_defer_fn(struct kthread_work *work)
 {
@@ -139,7 +105,33 @@ out:
 	d->t1 = ktime_get_ns();
 	/* Pairs with gp_defer_collect(): the result is seen before DONE. */
 	smp_store_release(&d->state, GP_DEFER_DONE);
-	gp_monitor_kick();
+	gp_defer_ops->done();
+}
+
+/*
+ * Monitor: an attempt on @pr's p->mutex found it @busy (or got it).  Busy
+ * at every attempt for GP_HELD_MS: the process holds it (counted once per
+ * run, and shown in its queues' gp_queue_info.mutex_held).
+ */
+static void gp_held_note(struct gp_proc *pr, bool busy)
+{
+	u64 now = ktime_get_ns();
+
+	if (!busy) {
+		pr->busy_since = 0;
+		WRITE_ONCE(pr->lock_held, false);
+		return;
+	}
+	if (!pr->busy_since || now - pr->busy_last > GP_HELD_GAP_MS * NSEC_PER_MSEC)
+		pr->busy_since = now;
+	pr->busy_last = now;
+	if (pr->lock_held || now - pr->busy_since < GP_HELD_MS * NSEC_PER_MSEC)
+		return;
+	WRITE_ONCE(pr->lock_held, true);
+	WRITE_ONCE(pr->held_count, pr->held_count + 1);
+	gp_stats.mutex_held++;
+	pr_warn_ratelimited("pasid %u (tgid %d, %s) holds its own KFD p->mutex for more than %d ms: parked by eviction without it while it does\n",
+			    pr->pasid, pr->tgid, pr->comm, GP_HELD_MS);
 }
 
 /**
@@ -148,10 +140,14 @@ out:
  * @ret: the backend's result
  *
  * Return: true when the action found the mutex busy for the
- * GP_DEFER_AFTER_BUSY-th time in a row: hand it to gp_defer_queue().
+ * GP_DEFER_AFTER_BUSY-th time in a row, and the process is not known to
+ * hold it: hand it to gp_defer_queue().
  */
 bool gp_defer_busy(struct gp_proc *pr, int ret)
 {
+	/* Done without the mutex (preempt_evict.c): it was busy all the same. */
+	gp_held_note(pr, ret == -EBUSY || pr->lockless);
+	pr->lockless = false;
 	if (ret != -EBUSY) {
 		pr->busy_streak = 0;
 		return false;
@@ -159,7 +155,7 @@ bool gp_defer_busy(struct gp_proc *pr, int ret)
 	if (pr->busy_streak < GP_DEFER_AFTER_BUSY)
 		pr->busy_streak++;
 	return pr->busy_streak >= GP_DEFER_AFTER_BUSY && gp_defer_worker &&
-	       gp_ndeferred < GP_DEFER_MAX;
+	       gp_ndeferred < GP_DEFER_MAX && !pr->lock_held;
 }
 
 /**
@@ -239,10 +235,11 @@ void gp_defer_collect(int n)
 		}
 		/* No queue: an owed restore, still owed (gp_restore_owed() checks). */
 		if (d->e)
-			gp_commit_deferred(d, n);
+			gp_defer_ops->commit(d, n);
 		/* A deferred action that got the mutex ends the busy streak. */
 		if (d->ret != -EBUSY)
 			pr->busy_streak = 0;
+		gp_held_note(pr, d->ret == -EBUSY);
 		WRITE_ONCE(d->state, GP_DEFER_IDLE);
 		gp_registry_pin(pr, d->e, false);
 		gp_deferred[k] = gp_deferred[--gp_ndeferred];
@@ -257,7 +254,7 @@ void gp_defer_collect(int n)
  */
 void gp_defer_tick(u64 now)
 {
-	u64 since = READ_ONCE(gp_defer_wait_ns);
+	u64 since = gp_plock_waiting();
 
 	if (since && now - since > GP_DEFER_WAIT_MS * NSEC_PER_MSEC)
 		send_sig(SIGKILL, gp_defer_worker->task, 1);
@@ -270,13 +267,16 @@ static void gp_defer_allow_kill(struct kthread_work *work)
 
 /**
  * gp_defer_start() - start the helper thread
+ * @ops: what it reports to (the monitor): ->done() when a result is in,
+ *	 ->commit() for each result gp_defer_collect() finds
  *
  * Return: 0 or a negative errno.
  */
-int gp_defer_start(void)
+int gp_defer_start(const struct gp_defer_ops *ops)
 {
 	struct kthread_work init;
 
+	gp_defer_ops = ops;
 	gp_defer_stopping = false;
 	gp_defer_worker = kthread_create_worker(KTW_FREEZABLE, "gpreempt-defer");
 	if (IS_ERR(gp_defer_worker)) {
@@ -291,18 +291,92 @@ int gp_defer_start(void)
 	return 0;
 }
 
+static int gp_defer_nop(void *arg)
+{
+	return 0;
+}
+
 /**
- * gp_defer_stop() - stop the helper (after the monitor), its results to commit
+ * gp_defer_stop() - stop the helper's deferred actions (after the monitor)
  *
  * A wait for a p->mutex in progress is ended; actions not started yet end
- * as busy.  The caller commits the results with gp_defer_collect().
+ * as busy.  The caller commits the results with gp_defer_collect().  The
+ * thread stays for gp_defer_call() until gp_defer_exit().
  */
 void gp_defer_stop(void)
 {
 	if (!gp_defer_worker)
 		return;
 	WRITE_ONCE(gp_defer_stopping, true);
-	send_sig(SIGKILL, gp_defer_worker->task, 1);
+	/* Queued behind every deferred action: ends the wait of each. */
+	gp_defer_call(gp_defer_nop, NULL, 0);
+}
+
+/**
+ * gp_defer_exit() - end the helper thread (gp_defer_stop() first)
+ */
+void gp_defer_exit(void)
+{
+	if (!gp_defer_worker)
+		return;
 	kthread_destroy_worker(gp_defer_worker);
 	gp_defer_worker = NULL;
+}
+
+struct gp_defer_call {
+	struct kthread_work work;
+	int (*fn)(void *arg);
+	void *arg;
+	int ret;
+	struct completion done;
+};
+
+static void gp_defer_call_fn(struct kthread_work *work)
+{
+	struct gp_defer_call *c = container_of(work, struct gp_defer_call, work);
+
+	/* A kill of gp_defer_stop() that found no wait to end. */
+	flush_signals(current);
+	c->ret = c->fn(c->arg);
+	complete(&c->done);
+}
+
+/**
+ * gp_defer_call() - run @fn in the helper, its p->mutex wait bounded by @ms
+ * @fn: a backend action, blocking (it waits as gp_plock_wait() does)
+ * @arg: its argument
+ * @ms: the longest wait for the mutex
+ *
+ * Module unload, after gp_defer_stop() (the monitor is gone: this thread
+ * ends the helper's wait).  The helper waits for the mutex as a waiter,
+ * which a mutex kept owned at every instant hands itself over to; one held
+ * for longer than @ms is given up, as -EBUSY.  The kill is sent under
+ * gp_act_lock, only while the helper still waits, so it never lands
+ * inside a KFD call.
+ *
+ * Return: what @fn returned, or -EBUSY.
+ */
+int gp_defer_call(int (*fn)(void *arg), void *arg, unsigned int ms)
+{
+	struct gp_defer_call c = { .fn = fn, .arg = arg, .ret = -EBUSY };
+	unsigned long tmo = msecs_to_jiffies(ms);
+
+	if (!gp_defer_worker)
+		return -EBUSY;
+	init_completion(&c.done);
+	kthread_init_work(&c.work, gp_defer_call_fn);
+	kthread_queue_work(gp_defer_worker, &c.work);
+	/*
+	 * Bounded: once it waits for the mutex, the next kill ends the wait.
+	 * Sent only to a wait: a kill left pending would make the idle
+	 * worker spin.
+	 */
+	while (!wait_for_completion_timeout(&c.done, tmo)) {
+		mutex_lock(&gp_act_lock);
+		if (gp_plock_waiting())
+			send_sig(SIGKILL, gp_defer_worker->task, 1);
+		mutex_unlock(&gp_act_lock);
+		tmo = msecs_to_jiffies(20);
+	}
+	return c.ret;
 }

@@ -88,7 +88,8 @@ bool gp_ksyms_op_callable(const void *fn);
 int gp_layout_check(struct module *owner);
 
 /* ---- live KFD objects match the built-in layout (layout_live.c) ---- */
-int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq);
+int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq,
+			   unsigned long deadline);
 void gp_layout_live_passed(unsigned int nproc, unsigned int nq, ktime_t t0);
 bool gp_layout_live_admit(struct queue *q);
 
@@ -160,6 +161,16 @@ struct gp_defer {
  *	   freed only when this is 0
  * @busy_streak: monitor-owned: actions on it in a row that found p->mutex
  *		 busy (S3 F20: a process that keeps its mutex busy)
+ * @busy_since: monitor-owned: when its p->mutex was first found busy, in a run
+ *		of busy attempts with no success between (0: none)
+ * @busy_last: monitor-owned: the last attempt that found it busy
+ * @lock_held: monitor-owned: its p->mutex has been busy for more than
+ *	       GP_HELD_MS: the process holds it (an ioctl that does not
+ *	       return).  Parked by eviction without the mutex, not handed to
+ *	       the helper, until an attempt gets the mutex again
+ * @lockless: set by the evict backend (monitor, unload): the last action
+ *	      found p->mutex busy and was done without it
+ * @held_count: times @lock_held was set (gp_queue_info.mutex_held)
  * @defer: monitor-owned while idle: the action handed to the helper thread
  * @ev: per-device evictions gpreempt holds (monitor-owned)
  * @ev.dev: the device (NULL: free slot)
@@ -188,6 +199,11 @@ struct gp_proc {
 	bool restore_owed;
 	int nrefs;
 	unsigned int busy_streak;
+	u64 busy_since;
+	u64 busy_last;
+	bool lock_held;
+	bool lockless;
+	u32 held_count;
 	struct gp_defer defer;
 	struct {
 		struct kfd_node *dev;

@@ -22,6 +22,9 @@
 #include <linux/types.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/mm.h>
 #include "gp_layout.h"
 
@@ -35,6 +38,28 @@
 static inline struct mutex *kfd_p_mutex(struct kfd_process *p)
 {
 	return KFD_PTR(p, kfd_process, mutex, struct mutex);
+}
+
+/**
+ * gp_kfd_lock_until() - take p->mutex, polling it until @deadline
+ * @p: referenced process
+ * @deadline: in jiffies
+ *
+ * insmod: a process can hold its own mutex for as long as it likes (an
+ * ioctl that faults a page of a FUSE file that never answers); the load
+ * skips it after a bounded wait rather than sleep uninterruptibly on it
+ * (S4-2).  A fatal signal ends the wait too.
+ *
+ * Return: 0 with the mutex held, or -EBUSY.
+ */
+static inline int gp_kfd_lock_until(struct kfd_process *p, unsigned long deadline)
+{
+	while (!mutex_trylock(kfd_p_mutex(p))) {
+		if (time_after(jiffies, deadline) || fatal_signal_pending(current))
+			return -EBUSY;
+		usleep_range(2000, 3000);
+	}
+	return 0;
 }
 
 static inline struct process_queue_manager *kfd_p_pqm(struct kfd_process *p)

@@ -234,15 +234,20 @@ static int gp_live_queues(struct kfd_process *p, u32 ndevs, unsigned int *nq,
  * @p: a process found by PASID, with a KFD reference held
  * @pasid: the PASID it was found by
  * @nq: its queues are added here
+ * @deadline: the longest wait for its p->mutex (jiffies)
  *
  * Called for every process at insmod (gp_registry_walk_existing()), before
  * gpreempt acts on anything.  Checks the process without its lock first, and
  * its queue list under p->mutex only once the process itself passed: a wrong
- * layout must not make gpreempt lock a "mutex" at a wrong offset.  Sleeps.
+ * layout must not make gpreempt lock a "mutex" at a wrong offset.  A mutex
+ * still busy at @deadline (a process that holds its own, S4-2) leaves its
+ * queues unchecked.  Sleeps.
  *
- * Return: 0, or -ENOEXEC after one line that names the field.
+ * Return: 0, -EBUSY (its queues not checked: the caller skips the
+ * process), or -ENOEXEC after one line that names the field.
  */
-int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq)
+int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq,
+			   unsigned long deadline)
 {
 	struct gp_live_why why;
 	u32 ndevs;
@@ -250,7 +255,8 @@ int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq)
 
 	ret = gp_live_process(p, pasid, &ndevs, &why);
 	if (!ret) {
-		mutex_lock(kfd_p_mutex(p));
+		if (gp_kfd_lock_until(p, deadline))
+			return -EBUSY;
 		ret = gp_live_queues(p, ndevs, nq, &why);
 		mutex_unlock(kfd_p_mutex(p));
 	}

@@ -203,6 +203,12 @@ static int gp_monitor_fn(void *unused)
 	return 0;
 }
 
+/* The helper's results: a wake-up, then committed by apply.c at the next tick. */
+static const struct gp_defer_ops gp_defer_reports = {
+	.done = gp_monitor_kick,
+	.commit = gp_commit_deferred,
+};
+
 /**
  * gp_monitor_start() - allocate the scan arrays and start the kthread
  *
@@ -216,7 +222,7 @@ int gp_monitor_start(void)
 	gp_pqs = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_pqs), GFP_KERNEL);
 	if (!gp_snap || !gp_pqs)
 		goto err_free;
-	ret = gp_defer_start();
+	ret = gp_defer_start(&gp_defer_reports);
 	if (ret) {
 		pr_err("cannot start the helper thread: %d\n", ret);
 		goto err_free;
@@ -235,6 +241,7 @@ int gp_monitor_start(void)
 
 err_defer:
 	gp_defer_stop();
+	gp_defer_exit();
 err_free:
 	kvfree(gp_pqs);
 	kvfree(gp_snap);
@@ -244,10 +251,11 @@ err_free:
 }
 
 /**
- * gp_monitor_stop() - stop the kthread, then the helper (no KFD call happens after this)
+ * gp_monitor_stop() - stop the kthread, then the helper's deferred actions
  *
  * The helper's results not yet committed are committed by
- * gp_monitor_release_all().
+ * gp_monitor_release_all(), which ends the helper thread when it is done
+ * with it.
  */
 void gp_monitor_stop(void)
 {

@@ -19,6 +19,7 @@
 
 #include <linux/mutex.h>
 #include "gpreempt.h"
+#include "plock.h"
 
 /* Every queue's map entry at least this often; gp_stats and gp_config this often. */
 #define GP_PUBLISH_NS (100 * NSEC_PER_MSEC)
@@ -46,18 +47,31 @@ extern u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
 void gp_scan(int n, u64 t0, bool deep);
 enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0);
 
-/* apply.c */
+/* qstate.c */
 void gp_set_state(struct gp_queue *e, enum gp_qstate st);
+
+/* apply.c */
 u32 gp_dev_index(struct kfd_node *dev);
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now);
 void gp_apply(int n, const struct gp_policy_params *pp);
 
 void gp_commit_deferred(struct gp_defer *d, int n);
 
-/* defer.c: actions whose p->mutex stays busy, by the helper thread (S3 F20) */
-extern struct mutex gp_act_lock;
-int gp_defer_start(void);
+/*
+ * defer.c: actions whose p->mutex stays busy, by the helper thread (S3 F20).
+ * It reports, it does not commit: ->done() wakes the monitor, ->commit()
+ * (apply.c's gp_commit_deferred()) commits a result, both wired by
+ * monitor.c, so defer.c calls nothing above the backends.
+ */
+struct gp_defer_ops {
+	void (*done)(void);
+	void (*commit)(struct gp_defer *d, int n);
+};
+
+int gp_defer_start(const struct gp_defer_ops *ops);
 void gp_defer_stop(void);
+void gp_defer_exit(void);
+int gp_defer_call(int (*fn)(void *arg), void *arg, unsigned int ms);
 bool gp_defer_busy(struct gp_proc *pr, int ret);
 bool gp_defer_inflight(const struct gp_proc *pr);
 bool gp_defer_pending(void);

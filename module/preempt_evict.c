@@ -12,6 +12,17 @@
  * restore: also when evict returned an error (KFD keeps the count then),
  * on errors and at module unload.  A process that exits while evicted
  * needs no restore: KFD frees its qpd.
+ *
+ * Without p->mutex (S4-1).  KFD evicts and restores without it:
+ * evict_process_worker(), restore_process_worker() and the userptr and
+ * suspend paths call kfd_process_evict_queues()/restore_queues() on a
+ * process they only hold a reference to, walking p->pdds[0..n_pdds);
+ * the dqm lock, taken inside the ops, guards the qpd's queue list.  The
+ * pdds are only added (under p->mutex, n_pdds after the slot) and only
+ * freed when the last reference goes.  So when p->mutex is busy a
+ * restore is done without it (a process's own lock never delays giving
+ * it back, at unload either), and so is an evict of a process that holds
+ * its mutex (gp_proc.lock_held), which could otherwise never be parked.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -61,7 +72,7 @@ static void gp_ev_set(struct gp_proc *pr, int i, int evicted)
 		pr->ev[i].dev = NULL;
 }
 
-/* Does @p's lead thread still have its mm?  Under p->mutex. */
+/* Does @p's lead thread still have its mm?  (lead_thread is set for @p's life) */
 static bool gp_lead_has_mm(struct kfd_process *p)
 {
 	struct task_struct *lead = kfd_p_lead_thread(p);
@@ -80,6 +91,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 	struct kfd_process_device *pdd;
 	struct device_queue_manager *dqm;
 	struct kfd_process *p;
+	bool locked = true;
 	int i, ret;
 
 	i = gp_ev_slot(pr, dev, evict);
@@ -102,6 +114,17 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 	}
 	gp_test_window(GP_TEST_ACTION);
 	ret = gp_backend_trylock(p, blocking);
+	/*
+	 * Busy: a restore goes on without the mutex, and so does the evict
+	 * of a process that holds it (not in the helper, which waited for
+	 * it and was stopped: the monitor decides again).
+	 */
+	if (ret == -EBUSY && !blocking && (!evict || READ_ONCE(pr->lock_held))) {
+		locked = false;
+		pr->lockless = true;
+		gp_stats.lockless_evicts++;
+		ret = 0;
+	}
 	if (ret)
 		goto out_unref;
 	ret = gp_backend_dev_parkable(p, dev, &pdd, evict);
@@ -153,7 +176,8 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 			gp_backend_note_error(dqm, ret, "restore_process_queues");
 	}
 out_unlock:
-	gp_backend_mutex_unlock(p);
+	if (locked)
+		gp_backend_mutex_unlock(p);
 out_unref:
 	gp_kfd_unref(p);
 	return ret;
@@ -165,7 +189,8 @@ out_unref:
  * @dev: the device
  * @evict: true to evict
  *
- * Monitor path: p->mutex is only tried.
+ * Monitor path: p->mutex is only tried; a busy one is done without it for
+ * a restore, and for an evict of a process that holds it (lock_held).
  *
  * Return: 0, -EBUSY (retry), -ESRCH (gone), -EPERM (NO_HWS without the lead
  * thread's mm), -EIO (device fenced or reset), -EOPNOTSUPP (CWSR off),
@@ -194,9 +219,10 @@ int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evi
  * gp_evict_restore_all() - restore every eviction gpreempt holds on @pr
  * @pr: registry process
  *
- * Module unload: waits for p->mutex.  A restore KFD refused while keeping
- * its count, or whose lookup failed for a live process, stays held in
- * @pr (pr->evicted): the caller tries again or forgets it.
+ * Module unload: never waits for p->mutex (a busy one: restored without
+ * it, pr->lockless set).  A restore KFD refused while keeping its count,
+ * or whose lookup failed for a live process, stays held in @pr
+ * (pr->evicted): the caller tries again or forgets it.
  */
 void gp_evict_restore_all(struct gp_proc *pr)
 {
@@ -204,7 +230,7 @@ void gp_evict_restore_all(struct gp_proc *pr)
 
 	for (i = 0; i < GP_MAX_DEVS && pr->evicted; i++)
 		if (pr->ev[i].evicted)
-			gp_evict_one(pr, pr->ev[i].dev, false, true);
+			gp_evict_one(pr, pr->ev[i].dev, false, false);
 }
 
 /**

@@ -29,7 +29,13 @@ void gp_publish(int n, u64 now)
 		struct gp_queue *e = gp_snap[i];
 		struct gp_queue_key key;
 
-		if (e->gone || !(e->dirty || (force && e->refresh)))
+		if (e->gone)
+			continue;
+		if (e->info.mutex_held != READ_ONCE(e->proc->held_count)) {
+			e->info.mutex_held = READ_ONCE(e->proc->held_count);
+			e->dirty = true;
+		}
+		if (!(e->dirty || (force && e->refresh)))
 			continue;
 		key = (struct gp_queue_key){ .tgid = e->proc->tgid, .qid = gp_map_qid(e) };
 		e->dirty = false;

@@ -120,15 +120,23 @@ void gp_restore_owed(void)
 	}
 }
 
-/* Rounds of the unload's restores and resumes, and the pause between them. */
+/*
+ * Unload: rounds for KFD's refusals (an MES add_queue that keeps the
+ * process evicted, a device that hung for a moment), the pause between
+ * them, the deadline for the waits for busy p->mutexes (over every
+ * process, S4-1), and the longest one wait.
+ */
 #define GP_UNLOAD_ROUNDS 6
 #define GP_UNLOAD_PAUSE_MS 300
+#define GP_UNLOAD_DEADLINE_MS 10000
+#define GP_UNLOAD_WAIT_MS 1000
 
 /*
- * Unload: restore every eviction gpreempt holds, waiting for each process's
- * mutex.  Returns the processes still holding one (KFD kept its count, or
- * the lookup failed): they are tried again in the next round.  An error
- * after which KFD dropped the count cleared the slot: nothing to retry.
+ * Unload: restore every eviction gpreempt holds.  Never waits: a busy
+ * p->mutex is restored without (preempt_evict.c), and named.  Returns the
+ * processes still holding one (KFD kept its count, or the lookup failed):
+ * they are tried again in the next round.  An error after which KFD
+ * dropped the count cleared the slot: nothing to retry.
  */
 static int gp_restore_evictions(void)
 {
@@ -136,20 +144,43 @@ static int gp_restore_evictions(void)
 	int failed = 0;
 
 	while ((pr = gp_registry_next_evicted(pr))) {
+		pr->lockless = false;
 		gp_evict_restore_all(pr);
+		if (pr->lockless)
+			pr_info("pasid %u (tgid %d, %s): its p->mutex was busy at unload: its eviction was restored without it\n",
+				pr->pasid, pr->tgid, pr->comm);
 		if (pr->evicted)
 			failed++;
 	}
 	return failed;
 }
 
-/* Unload: resume the queues parked one by one.  Returns those left parked. */
-static int gp_resume_queues(int n)
+/* Unload: give one queue back; the helper's blocking call (gp_defer_call()). */
+static int gp_resume_one(struct gp_queue *e, bool blocking)
+{
+	if (e->pq.state == GP_PS_SHRUNK)
+		return gp_shrink_queue(e, false, NULL, 0, blocking);
+	return gp_suspend_queue(e, false, blocking);
+}
+
+static int gp_resume_blocking(void *arg)
+{
+	return gp_resume_one(arg, true);
+}
+
+/*
+ * Unload: resume the queues parked one by one: only tried, or (@wait) then
+ * waited for in the helper, each wait bounded and none past @deadline.
+ * Returns those left parked; @busy: of them, those whose p->mutex was busy.
+ */
+static int gp_resume_queues(int n, bool wait, unsigned long deadline, int *busy)
 {
 	int i, left = 0;
 
+	*busy = 0;
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
+		long ms;
 		int ret;
 
 		if (e->gone || e->pq.state == GP_PS_RUNNING)
@@ -159,12 +190,15 @@ static int gp_resume_queues(int n)
 			e->pq.state = GP_PS_RUNNING;
 			continue;
 		}
-		if (e->pq.state == GP_PS_SHRUNK)
-			ret = gp_shrink_queue(e, false, NULL, 0, true);
-		else
-			ret = gp_suspend_queue(e, false, true);
+		ret = gp_resume_one(e, false);
+		if (ret == -EBUSY && wait && time_before(jiffies, deadline)) {
+			ms = min_t(long, jiffies_to_msecs(deadline - jiffies), GP_UNLOAD_WAIT_MS);
+			ret = gp_defer_call(gp_resume_blocking, e, ms);
+		}
 		if (ret && ret != -ESRCH && ret != -ENOENT && ret != -EPERM) {
 			left++;
+			if (ret == -EBUSY)
+				(*busy)++;
 			continue;
 		}
 		e->pq.state = GP_PS_RUNNING;
@@ -185,41 +219,84 @@ static int gp_forget_evictions(void)
 	return n;
 }
 
+/* Unload, at the end: name each process with queues left parked. */
+static void gp_name_left(int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+		struct gp_proc *pr = e->proc;
+		int k = 0;
+
+		if (e->gone || e->pq.state == GP_PS_RUNNING)
+			continue;
+		/* Once per process: at its first queue left. */
+		for (j = 0; j < i; j++)
+			if (gp_snap[j]->proc == pr && !gp_snap[j]->gone &&
+			    gp_snap[j]->pq.state != GP_PS_RUNNING)
+				break;
+		if (j < i)
+			continue;
+		for (j = i; j < n; j++)
+			if (gp_snap[j]->proc == pr && !gp_snap[j]->gone &&
+			    gp_snap[j]->pq.state != GP_PS_RUNNING)
+				k++;
+		pr_err("pasid %u (tgid %d, %s): %d queue(s) left parked at unload: %s\n",
+		       pr->pasid, pr->tgid, pr->comm, k,
+		       READ_ONCE(pr->lock_held) ? "the process holds its own p->mutex" :
+		       "its p->mutex stayed busy, or KFD refused");
+	}
+}
+
 /**
  * gp_monitor_release_all() - unpark everything gpreempt parked
  *
- * Module unload, after gp_monitor_stop() (the monitor and the helper
- * stopped; the helper's last results are committed first): waits for
- * p->mutex where needed, so it returns only when every parked queue is back
- * (or gone with its process) and every eviction is balanced.  A KFD call
- * that failed (an MES add_queue that keeps the process evicted, a device
- * that hung for a moment) is tried again, GP_UNLOAD_ROUNDS times in all.
+ * Module unload, after gp_monitor_stop() (the monitor stopped, the helper
+ * only for gp_defer_call(); its last results are committed first).  One
+ * process's lock never holds up another's release (S4-1): evictions are
+ * restored without waiting for any p->mutex (a busy one: without it), the
+ * other parks are first only tried, for every queue, and only then waited
+ * for, each wait bounded and all within GP_UNLOAD_DEADLINE_MS.  A KFD call
+ * that failed is tried again, GP_UNLOAD_ROUNDS times in all.  What is left
+ * parked then belongs to a process that holds its own p->mutex (or that
+ * KFD refused), and is named.
  */
 void gp_monitor_release_all(void)
 {
-	int n, round, left = 0, failed = 0;
+	unsigned long deadline = jiffies + msecs_to_jiffies(GP_UNLOAD_DEADLINE_MS);
+	int n, round, left = 0, failed = 0, busy = 0;
 
 	if (!gp_snap)
-		return;
-	/* What the helper did last (it stopped after the monitor), first. */
+		goto out;
+	/* What the helper did last (its deferred actions stopped), first. */
 	gp_defer_collect(gp_registry_snapshot(gp_snap, GP_MAX_QUEUES));
 	gp_registry_reap(gp_release_queue);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
-	for (round = 0; round < GP_UNLOAD_ROUNDS; round++) {
-		if (round)
-			msleep(GP_UNLOAD_PAUSE_MS);
+	for (round = 0; ; round++) {
 		/* Evictions first, before anything can be marked dead (C7). */
 		failed = gp_restore_evictions();
-		left = gp_resume_queues(n);
+		left = gp_resume_queues(n, round > 0, deadline, &busy);
 		if (!failed && !left)
 			break;
+		if (time_after(jiffies, deadline))
+			break;
+		/* Only KFD's refusals left: as many rounds as for them. */
+		if (round + 1 >= GP_UNLOAD_ROUNDS && !busy)
+			break;
+		msleep(round ? GP_UNLOAD_PAUSE_MS : 20);
 	}
 	failed = gp_forget_evictions();
 	if (failed)
 		pr_err("%d process(es) left evicted at unload: KFD refused every restore\n",
 		       failed);
-	if (left)
-		pr_err("%d queue(s) could not be resumed at unload\n", left);
+	if (left) {
+		pr_err("%d queue(s) could not be resumed at unload (%d: their process's p->mutex stayed busy for %d s)\n",
+		       left, busy, GP_UNLOAD_DEADLINE_MS / 1000);
+		gp_name_left(n);
+	}
+out:
+	gp_defer_exit();
 }
 
 /**

@@ -93,6 +93,14 @@
  * over the CPU page that holds queue 0's dispatch ids (MAP_FIXED, the GPU's
  * view is unchanged), prints "remapped", never touches that page again and
  * exits without draining (S3 F6: a FUSE file that never answers a read).
+ * --userptr-stall FILE (REVIEW-S4 S4-1) is hostile: once its queues run, a
+ * thread maps FILE privately and has /dev/kfd map it to the GPU as USERPTR
+ * memory (ACQUIRE_VM on the first GPU, ALLOC_MEMORY_OF_GPU, then
+ * MAP_MEMORY_TO_GPU, which pins the pages under p->mutex, as amdgpu's
+ * hmm_range_fault() does): on a FUSE file that never answers, the ioctl
+ * holds the process's p->mutex until the server goes.  It prints
+ * "userptr: mapping" before the ioctl and "userptr: done RC" after it; the
+ * queues keep working meanwhile.
  * --mutex-threads N keeps the process's own p->mutex busy while it runs (S3
  * F20, evasion): N threads loop on an ioctl that takes it, and the count of
  * those ioctls is printed at the end ("mutex_ioctls=").  The ioctl is
@@ -351,6 +359,113 @@ static int mutex_threads(bool on, uint32_t *qid)
 	return 0;
 }
 
+/*
+ * The /dev/kfd ABI --userptr-stall uses, from the kernel's
+ * uapi/linux/kfd_ioctl.h (which needs drm/drm.h, not installed here).
+ */
+struct kfd_ioctl_acquire_vm_args {
+	uint32_t drm_fd;
+	uint32_t gpu_id;
+};
+
+struct kfd_ioctl_alloc_memory_of_gpu_args {
+	uint64_t va_addr;
+	uint64_t size;
+	uint64_t handle;
+	uint64_t mmap_offset;
+	uint32_t gpu_id;
+	uint32_t flags;
+};
+
+struct kfd_ioctl_map_memory_to_gpu_args {
+	uint64_t handle;
+	uint64_t device_ids_array_ptr;
+	uint32_t n_devices;
+	uint32_t n_success;
+};
+
+#define KFD_IOC_ALLOC_MEM_FLAGS_USERPTR (1U << 2)
+#define KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE (1U << 31)
+#define AMDKFD_IOC_ACQUIRE_VM _IOW('K', 0x15, struct kfd_ioctl_acquire_vm_args)
+#define AMDKFD_IOC_ALLOC_MEMORY_OF_GPU _IOWR('K', 0x16, struct kfd_ioctl_alloc_memory_of_gpu_args)
+#define AMDKFD_IOC_MAP_MEMORY_TO_GPU _IOWR('K', 0x18, struct kfd_ioctl_map_memory_to_gpu_args)
+
+/* --userptr-stall FILE: a /dev/kfd USERPTR map of FILE (see the top). */
+static const char *userptr_file;
+static pthread_t userptr_tid;
+
+static int sysfs_u32(const char *path, const char *key, uint32_t *val)
+{
+	char line[128], name[64];
+	unsigned long long v;
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f)) {
+		if (!key && sscanf(line, "%llu", &v) == 1)
+			ret = 0;
+		else if (key && sscanf(line, "%63s %llu", name, &v) == 2 && !strcmp(name, key))
+			ret = 0;
+	}
+	fclose(f);
+	if (!ret)
+		*val = v;
+	return ret;
+}
+
+static void *userptr_fn(void *arg)
+{
+	const char *node = "/sys/class/kfd/kfd/topology/nodes/1";
+	struct kfd_ioctl_alloc_memory_of_gpu_args al = { 0 };
+	struct kfd_ioctl_map_memory_to_gpu_args mp = { 0 };
+	struct kfd_ioctl_acquire_vm_args vm = { 0 };
+	uint32_t gpu_id, minor;
+	char path[128];
+	int kfd, drm, ffd, rc = -1;
+	void *va;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "%s/gpu_id", node);
+	if (sysfs_u32(path, NULL, &gpu_id))
+		goto out;
+	snprintf(path, sizeof(path), "%s/properties", node);
+	if (sysfs_u32(path, "drm_render_minor", &minor))
+		goto out;
+	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
+	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	drm = open(path, O_RDWR | O_CLOEXEC);
+	ffd = open(userptr_file, O_RDONLY | O_CLOEXEC);
+	if (kfd < 0 || drm < 0 || ffd < 0)
+		goto out;
+	vm.drm_fd = drm;
+	vm.gpu_id = gpu_id;
+	if (ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &vm))
+		goto out;
+	/* Private and writable: pinning it for writing faults the file page in. */
+	va = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, ffd, 0);
+	if (va == MAP_FAILED)
+		goto out;
+	al.va_addr = (uintptr_t)va;
+	al.mmap_offset = (uintptr_t)va;
+	al.size = 4096;
+	al.gpu_id = gpu_id;
+	al.flags = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+	if (ioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &al))
+		goto out;
+	mp.handle = al.handle;
+	mp.device_ids_array_ptr = (uintptr_t)&gpu_id;
+	mp.n_devices = 1;
+	printf("userptr: mapping\n");
+	fflush(stdout);
+	rc = ioctl(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mp) ? -errno : 0;
+out:
+	printf("userptr: done %d (%s)\n", rc, rc == -1 ? strerror(errno) : "map");
+	fflush(stdout);
+	return NULL;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -536,6 +651,10 @@ static int run(void)
 
 		if (ioctl(fd, KFDSIM_IOC_TEST, &t))
 			errors++;
+	}
+	if (userptr_file && pthread_create(&userptr_tid, NULL, userptr_fn, NULL)) {
+		fprintf(stderr, "gpload: --userptr-stall: cannot start a thread\n");
+		errors++;
 	}
 	if (mutex_threads(true, &qs[0].id)) {
 		fprintf(stderr, "gpload: --mutex-threads: cannot start a thread\n");
@@ -853,7 +972,7 @@ static void usage(void)
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
 		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
-		"              [--mutex-threads N [--mutex-us US]]\n"
+		"              [--mutex-threads N [--mutex-us US]] [--userptr-stall FILE]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
@@ -887,6 +1006,7 @@ int main(int argc, char **argv)
 		{ "cu-mask", 1, 0, 'A' },
 		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' }, { "destroy-ms", 1, 0, 'K' },
 		{ "mutex-threads", 1, 0, 'x' }, { "mutex-us", 1, 0, 'Y' },
+		{ "userptr-stall", 1, 0, 'L' },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -933,6 +1053,7 @@ int main(int argc, char **argv)
 		case 'c': opt.copy_us = atof(optarg); break;
 		case 'X': opt.wg_us_max = atof(optarg); break;
 		case 'M': remap_ids = optarg; break;
+		case 'L': userptr_file = optarg; break;
 		case 'T': opt.reset_ms = atoi(optarg); break;
 		case 'a': opt.start_at = atof(optarg); break;
 		case 'e': opt.dep_prio = atoi(optarg); break;

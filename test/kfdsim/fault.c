@@ -293,7 +293,12 @@ static struct kfd_process *ks_parse_pasid_ms(const char __user *ubuf, size_t len
 	return p ? p : ERR_PTR(-ESRCH);
 }
 
-/* "PASID MS": hold that process's mutex for MS ms, in the writer's context. */
+/*
+ * "PASID MS": hold that process's mutex for MS ms, in the writer's context,
+ * or until the writer gets a signal (kill it to let go): a process whose
+ * own ioctl keeps it, as a USERPTR map faulting a page of a FUSE file that
+ * never answers does (REVIEW-S4 S4-1).
+ */
 static ssize_t ks_hold_write(struct file *file, const char __user *ubuf, size_t len,
 			     loff_t *ppos)
 {
@@ -303,9 +308,12 @@ static ssize_t ks_hold_write(struct file *file, const char __user *ubuf, size_t 
 	p = ks_parse_pasid_ms(ubuf, len, &ms);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
-	mutex_lock(&p->mutex);
+	if (mutex_lock_killable(&p->mutex)) {
+		kfd_unref_process(p);
+		return -EINTR;
+	}
 	atomic64_inc(&ks_fault_counts.mutex_holds);
-	msleep(ms);
+	msleep_interruptible(ms);
 	mutex_unlock(&p->mutex);
 	kfd_unref_process(p);
 	return len;

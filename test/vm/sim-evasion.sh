@@ -13,6 +13,12 @@
 # returns and leaves nothing suspended.  Every packet completes exactly once.
 # Then the same against kfdsim's hammer_mutex, which leaves the mutex free
 # at no instant: the old code did not park BE at all.
+# Last (REVIEW-S4 S4-1), a BE that *holds* its own p->mutex (kfdsim's
+# hold_mutex: an ioctl that does not return, as a USERPTR map of a page of
+# a FUSE file that never answers): it is parked by eviction, which needs no
+# p->mutex, counted (gp_stats.mutex_held, gp_queues mutex_held), unparked,
+# and rmmod with it parked returns and gives it back.  The old code never
+# parked it (the helper's waits expired), and its rmmod waited for the hold.
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
@@ -150,6 +156,73 @@ kill -TERM $hammer 2>/dev/null
 wait $hammer
 stop_be $be
 tap_check "F20 hammer: every packet completed exactly once" test $be_rc = 0 -a $lrc = 0 -a $lrc2 = 0
+
+# S4-1: BE holds its own p->mutex (until the writer is killed).
+hold_on() { kill -0 "$hold" 2>/dev/null; }
+insmod "$OBJ/module/gpreempt.ko" || tap_not_ok "S4-1 hold: gpreempt loads"
+dmesg -C
+$GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
+be=$!
+wait_for 10 test -n "$(qf $be pasid)"
+bepasid=$(qf $be pasid)
+wait_for 10 be_running
+h0=$(fcount mutex_holds)
+sh -c "echo '$bepasid 300000' >$F/hold_mutex" &
+hold=$!
+wait_for 10 fc_ge mutex_holds $((h0 + 1))
+x0=$(gstat busy_deferred_expired)
+lc_start
+if wait_for 20 be_off && hold_on; then
+	tap_ok "S4-1 hold: BE parked while it holds its own p->mutex ($(qf $be preempts) parks, backend $(qf $be backend))"
+else
+	tap_not_ok "S4-1 hold: BE parked while it holds its own p->mutex # $(qf $be preempts) parks, busy_deferred_expired $x0 -> $(gstat busy_deferred_expired), mutex_held $(gstat mutex_held)"
+fi
+tap_diag "hold: mutex_held $(gstat mutex_held) (queue: $(qf $be mutex_held)), lockless_evicts $(gstat lockless_evicts), busy_deferred $(gstat busy_deferred), expired $x0 -> $(gstat busy_deferred_expired)"
+tap_check "S4-1 hold: the evader is counted (gp_stats.mutex_held, its gp_queues mutex_held)" \
+	test "$(gstat mutex_held)" -gt 0 -a "$(qf $be mutex_held)" -gt 0
+tap_check "S4-1 hold: the kernel log names it" \
+	sh -c "dmesg | grep -q 'pasid $bepasid .*holds its own KFD p->mutex'"
+kill -TERM $lc
+wait $lc
+lrc=$?
+if wait_for 15 be_running && hold_on; then
+	tap_ok "S4-1 hold: BE unparked after LC stopped, the hold still on"
+else
+	tap_not_ok "S4-1 hold: BE unparked after LC stopped, the hold still on # $(grep "pasid=$bepasid " /sys/kernel/debug/kfdsim/queues | head -1)"
+fi
+p1=$(qf $be preempts)
+lc_start
+if wait_for 15 be_off && hold_on; then
+	tap_ok "S4-1 hold: BE parked again ($(qf $be preempts) parks, was $p1)"
+else
+	tap_not_ok "S4-1 hold: BE parked again # $(qf $be preempts) parks, was $p1"
+fi
+t0=$SECONDS
+rmmod gpreempt &
+rm=$!
+if wait_for 60 sh -c "! kill -0 $rm 2>/dev/null"; then
+	wait $rm
+	rc=$?
+else
+	rc=timeout
+fi
+tap_diag "rmmod took $((SECONDS - t0)) s (simulation, TCG guest)"
+tap_check "S4-1 hold: rmmod with BE parked returns while BE still holds its mutex" \
+	test "$rc" = 0 -a -n "$(hold_on && echo on)"
+if be_running && hold_on; then
+	tap_ok "S4-1 hold: BE runs after rmmod, the hold still on"
+else
+	tap_not_ok "S4-1 hold: BE runs after rmmod, the hold still on # $(grep "pasid=$bepasid " /sys/kernel/debug/kfdsim/queues | head -1)"
+fi
+tap_check "S4-1 hold: every eviction balanced" refs_zero
+kill -TERM $lc
+wait $lc
+lrc2=$?
+kill -TERM $hold 2>/dev/null
+wait $hold
+wait $rm 2>/dev/null
+stop_be $be
+tap_check "S4-1 hold: every packet completed exactly once" test $be_rc = 0 -a $lrc = 0 -a $lrc2 = 0
 wait_for 30 ks_idle
 rmmod kfdsim
 tap_dmesg_clean "F20: kernel log clean"

@@ -64,12 +64,12 @@ static void queue_json(const struct gp_queue_info *q)
 	printf(",\"kfd_priority\":%u,\"priority\":%d,\"source\":\"%s\",\"state\":\"%s\",\"held\":%s,"
 	       "\"pending\":%s,\"blocked\":%s,\"ptr_path\":\"%s\",\"backend\":\"%s\",\"queue_percent\":%u,"
 	       "\"rptr\":%llu,\"wptr\":%llu,\"preempts\":%llu,\"resumes\":%llu,"
-	       "\"suspended_ns\":%llu,\"last_preempt_ns\":%llu,\"errors\":%llu}",
+	       "\"suspended_ns\":%llu,\"last_preempt_ns\":%llu,\"errors\":%llu,\"mutex_held\":%u}",
 	       q->kfd_priority, q->eff_priority, source_name(q->prio_source), state_name(q->state),
 	       q->held ? "true" : "false", q->pending ? "true" : "false",
 	       q->blocked ? "true" : "false", ptr_name(q->ptr_path),
 	       backend_name(q->backend), q->queue_percent, q->rptr, q->wptr, q->preempts,
-	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors);
+	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors, q->mutex_held);
 }
 
 /*
@@ -95,7 +95,8 @@ static const struct {
 	GP_STAT(lc_preempt_ns), GP_STAT(idle_backoff_us), GP_STAT(deep_idle_ticks),
 	GP_STAT(queues_unseen), GP_STAT(busy_deferred), GP_STAT(busy_deferred_expired),
 	GP_STAT(dep_releases), GP_STAT(dep_provider_ticks), GP_STAT(hold_us),
-	GP_STAT(rate_peak_sec),
+	GP_STAT(rate_peak_sec), GP_STAT(mutex_held), GP_STAT(lockless_evicts),
+	GP_STAT(load_skipped_busy),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -299,6 +300,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.errors);
 	printf("busy retries     %llu (%llu handed to the helper, %llu of its waits expired)\n",
 	       st.busy_retries, st.busy_deferred, st.busy_deferred_expired);
+	printf("mutex held       %llu (%llu evictions without it), %llu skipped at load\n",
+	       st.mutex_held, st.lockless_evicts, st.load_skipped_busy);
 	printf("skipped          %llu debugged, %llu reset\nbad control      %llu\n",
 	       st.skipped_debugged, st.skipped_reset, st.bad_control);
 	printf("probe missed     %llu\nevicts held      %llu (%llu restores retried)\n",
