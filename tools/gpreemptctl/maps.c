@@ -27,6 +27,7 @@ static const struct {
 	[M_PRIO_COMM] = { "gp_prio_comm", sizeof(struct gp_comm), sizeof(struct gp_prio_override) },
 	[M_QUEUE_CTL] = { "gp_queue_ctl", sizeof(struct gp_queue_key), sizeof(struct gp_queue_ctl) },
 	[M_CONFIG] = { "gp_config", 4, sizeof(struct gp_config) },
+	[M_PRIO_HOOK] = { "gp_prio_hook", 8, sizeof(struct gp_prio_override) },
 };
 
 static int perm_err(void)
