@@ -153,7 +153,8 @@ tap_check "the annotated container's load completed every packet exactly once" \
 "${P[@]}" rm -f "$cid" >/dev/null
 $CTL unset cgroup /sys/fs/cgroup/gplc
 rmdir /sys/fs/cgroup/gplc /sys/fs/cgroup/gpbe 2>/dev/null
-tap_check "no container rule and no record left" sh -c "[ \$(ct_rules) = 0 ] && [ -z \"\$(ls $RUNDIR)\" ]"
+left=$(ct_rules)
+tap_check "no container rule and no record left ($left rules)" sh -c "[ '$left' = 0 ] && [ -z \"\$(ls $RUNDIR)\" ]"
 
 # 4. An invalid value refuses the container with one line.
 for v in bogus HIGH 16 -1 "1 2" ""; do
@@ -250,7 +251,7 @@ done
 t1=$(date +%s.%N)
 tap_check "$LOOP annotated containers ran (podman run --rm)" test $fails = 0
 left=$(ct_rules)
-tap_check "after $LOOP containers: stale cgroup rules = 0, records = 0" sh -c "[ '$left' = 0 ] && [ \$(ls $RUNDIR | wc -l) = 0 ]"
+tap_check "after $LOOP containers: stale container rules = 0, records = 0" sh -c "[ '$left' = 0 ] && [ \$(ls $RUNDIR | wc -l) = 0 ]"
 tap_diag "loop: $LOOP containers in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f s (%.2f s each)", b - a, (b - a) / '"$LOOP"' }'), stale rules $left"
 # What the hook costs a container start, exec included: create + poststop
 # as the runtime runs them (hooks.d: no --log), on a scratch cgroup, against

@@ -84,6 +84,12 @@ int maps_open(struct ctl *c)
 	}
 	if (errno == EPERM || errno == EACCES)
 		return perm_err();
+	/* Some maps but not all: a module older or newer than this tool. */
+	for (i = 0; i < M_NR && c->fd[M_QUEUES] >= 0; i++) {
+		if (c->fd[i] < 0)
+			return err(EX_ERR, "gpreempt has no BPF map named %s: module and tool do not match (load the gpreempt.ko built with this gpreemptctl)",
+				   gp_maps[i].name);
+	}
 	for (i = 0; i < M_NR; i++) {
 		if (c->fd[i] < 0)
 			return err(EX_NOTLOADED, "gpreempt is not loaded (no BPF map named %s); load it with modprobe gpreempt or insmod gpreempt.ko",
