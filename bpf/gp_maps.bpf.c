@@ -45,6 +45,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_MAX_CGROUP_RULES);
+	__type(key, __u64);
+	__type(value, struct gp_prio_override);
+} gp_prio_hook SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, GP_MAX_PRIO_OVERRIDES);
 	__type(key, struct gp_queue_key);
 	__type(value, struct gp_queue_ctl);
@@ -72,6 +79,7 @@ int gp_maps_touch(void *ctx)
 	bpf_map_lookup_elem(&gp_prio, zero);
 	bpf_map_lookup_elem(&gp_prio_comm, zero);
 	bpf_map_lookup_elem(&gp_prio_cgroup, zero);
+	bpf_map_lookup_elem(&gp_prio_hook, zero);
 	bpf_map_lookup_elem(&gp_queue_ctl, zero);
 	return 0;
 }

@@ -8,13 +8,17 @@
  * Control (written by gpreemptctl, or by hand with bpftool):
  *          gp_prio        (hash, key __u32 tgid, value struct gp_prio_override)
  *          gp_prio_cgroup (hash, key __u64 cgroup v2 id, value struct gp_prio_override)
+ *          gp_prio_hook   (hash, key __u64 cgroup v2 id, value struct gp_prio_override):
+ *                         containers' rules (gpreemptctl hook, from an annotation)
  *          gp_prio_comm   (hash, key struct gp_comm, value struct gp_prio_override)
  *          gp_queue_ctl   (hash, key struct gp_queue_key, value struct gp_queue_ctl)
  *          gp_config      (array[1], struct gp_config; 0 in a field = module default)
  *
  * A queue's effective priority comes from the first source that has a valid
  * rule (enum gp_prio_source, highest first): gp_queue_ctl.priority, gp_prio,
- * gp_prio_cgroup (the deepest rule on the process's cgroup or an ancestor),
+ * gp_prio_cgroup (the deepest rule on the process's cgroup or an ancestor;
+ * a gp_prio_hook rule counts as one, capped by the nearest gp_prio_cgroup
+ * rule on its cgroup or above),
  * GPREEMPT_PRIORITY in the process's environment (only when enabled, capped),
  * gp_prio_comm, and last the priority KFD has for the queue.
  *

@@ -555,7 +555,9 @@ install() {
 	nri_install
 	runtime_check
 	if loaded gpreempt; then
-		on_host "$HOST_CTL" hook gc >/dev/null 2>&1 || warn "gpreemptctl hook gc failed"
+		# After a (re)load the maps are empty: the running containers' rules
+		# come back from their records (and stale records go).
+		on_host "$HOST_CTL" hook resync || warn "gpreemptctl hook resync failed"
 	fi
 	say "ready: containers annotated gpreempt.io/priority get a cgroup rule (gpreemptctl list on the node)"
 }

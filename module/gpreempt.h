@@ -391,6 +391,7 @@ void gp_maps_release_hold(const struct gp_queue_key *key);
 void gp_maps_put_stats(const struct gp_stats *st);
 bool gp_maps_prio_pid(pid_t tgid, int *prio);
 bool gp_maps_prio_cgroup(u64 id, int *prio);
+bool gp_maps_prio_hook(u64 id, int *prio);
 bool gp_maps_prio_comm(const char *comm, int *prio);
 bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, bool *hold);
 bool gp_maps_config(struct gp_config *cfg);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * maps.c - gpreempt's BPF maps: state out (gp_queues, gp_stats), control in
- * (gp_prio, gp_prio_cgroup, gp_prio_comm, gp_queue_ctl, gp_config).
+ * (gp_prio, gp_prio_cgroup, gp_prio_hook, gp_prio_comm, gp_queue_ctl,
+ * gp_config).
  *
  * The maps and their BTF come from bpf/gp_maps.bpf.c through a light
  * skeleton run with kern_sys_bpf(), as kernel/bpf/preload does.  The module
@@ -33,7 +34,8 @@
 #include "gp_maps.lskel.h"
 
 static struct bpf_map *gp_map_queues, *gp_map_stats, *gp_map_prio, *gp_map_prio_comm,
-		      *gp_map_config, *gp_map_prio_cgroup, *gp_map_queue_ctl;
+		      *gp_map_config, *gp_map_prio_cgroup, *gp_map_queue_ctl,
+		      *gp_map_prio_hook;
 
 /* No more writes from the syscall side, through any fd (map->frozen). */
 static int gp_freeze(int fd)
@@ -58,7 +60,7 @@ static void gp_put_maps(void)
 {
 	struct bpf_map **maps[] = { &gp_map_queues, &gp_map_stats, &gp_map_prio,
 				    &gp_map_prio_comm, &gp_map_config, &gp_map_prio_cgroup,
-				    &gp_map_queue_ctl };
+				    &gp_map_queue_ctl, &gp_map_prio_hook };
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(maps); i++) {
@@ -101,9 +103,10 @@ int gp_maps_init(void)
 	gp_map_config = gp_take_map(&gp_skel->maps.gp_config.map_fd);
 	gp_map_prio_cgroup = gp_take_map(&gp_skel->maps.gp_prio_cgroup.map_fd);
 	gp_map_queue_ctl = gp_take_map(&gp_skel->maps.gp_queue_ctl.map_fd);
+	gp_map_prio_hook = gp_take_map(&gp_skel->maps.gp_prio_hook.map_fd);
 	if (IS_ERR(gp_map_queues) || IS_ERR(gp_map_stats) || IS_ERR(gp_map_prio) ||
 	    IS_ERR(gp_map_prio_comm) || IS_ERR(gp_map_config) || IS_ERR(gp_map_prio_cgroup) ||
-	    IS_ERR(gp_map_queue_ctl)) {
+	    IS_ERR(gp_map_queue_ctl) || IS_ERR(gp_map_prio_hook)) {
 		pr_err("cannot take references on the BPF maps\n");
 		gp_put_maps();
 		ret = -ENOMEM;
@@ -278,6 +281,22 @@ bool gp_maps_prio_pid(pid_t tgid, int *prio)
 bool gp_maps_prio_cgroup(u64 id, int *prio)
 {
 	return gp_read_override(gp_map_prio_cgroup, &id, prio);
+}
+
+/**
+ * gp_maps_prio_hook() - gp_prio_hook rule of one cgroup (a container's)
+ * @id: cgroup v2 id
+ * @prio: result, 0..GP_PRIO_MAX
+ *
+ * A rule gpreemptctl's container hook wrote from a pod's or container's
+ * annotation: an administrator's gp_prio_cgroup rule on the same cgroup or
+ * an ancestor caps it (gp_rules_cgroup()).
+ *
+ * Return: true when a valid rule exists.
+ */
+bool gp_maps_prio_hook(u64 id, int *prio)
+{
+	return gp_read_override(gp_map_prio_hook, &id, prio);
 }
 
 /**

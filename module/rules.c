@@ -6,7 +6,9 @@
  *   1. gp_queue_ctl[tgid:qid].priority, then gp_prio[tgid];
  *   2. gp_prio_cgroup: the rule on the process's cgroup v2, or on the
  *      nearest ancestor that has one (a rule covers its subtree, the
- *      deepest rule wins);
+ *      deepest rule wins); gp_prio_hook (a container's annotation) the
+ *      same, but capped by the nearest gp_prio_cgroup rule on its cgroup
+ *      or above (an administrator's rule is a ceiling for pod authors);
  *   3. GPREEMPT_PRIORITY=<0..15|low|normal|high> in the process's
  *      environment: only when enabled (env_priority / gp_config.env), and
  *      lowered to env_max_priority and to user_max_priority.  It sits below the cgroup rules, so a
@@ -118,21 +120,33 @@ static void gp_rules_read_env(struct gp_proc *pr)
 	pr->env_read = true;
 }
 
-/* Deepest cgroup rule over @task's cgroup v2, or -1. */
+/*
+ * The cgroup rule over @task's cgroup v2, or -1.  The deepest rule wins,
+ * except that a container's rule (gp_prio_hook: gpreemptctl hook, from an
+ * annotation any pod author sets) is capped by the nearest administrator
+ * rule (gp_prio_cgroup) on its cgroup or an ancestor: min(container, admin).
+ * An administrator's "low" on a parent slice holds for every container
+ * below it, now and after any later change of that rule.
+ */
 static int gp_rules_cgroup(struct task_struct *task)
 {
 	struct cgroup *cgrp;
-	int depth = 0, prio = -1;
+	int depth = 0, hook = -1, prio;
 
 	rcu_read_lock();
 	for (cgrp = task_dfl_cgroup(task); cgrp && depth < GP_CGROUP_MAX_DEPTH;
 	     cgrp = cgroup_parent(cgrp), depth++) {
-		if (gp_maps_prio_cgroup(cgroup_id(cgrp), &prio))
-			break;
-		prio = -1;
+		if (gp_maps_prio_cgroup(cgroup_id(cgrp), &prio)) {
+			if (hook >= 0)
+				prio = min(prio, hook);
+			rcu_read_unlock();
+			return prio;
+		}
+		if (hook < 0 && gp_maps_prio_hook(cgroup_id(cgrp), &prio))
+			hook = prio;
 	}
 	rcu_read_unlock();
-	return prio;
+	return hook;
 }
 
 /* Process-level rules (sources 1b..4) of @pr. */

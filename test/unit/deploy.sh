@@ -203,9 +203,9 @@ tap_check "deploy: /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf (from mo
 tap_check "deploy: DKMS add and install of gpreempt/0.1-ds for the node's kernel, from a copy of the source in /usr/src" \
 	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1-ds' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls' &&
 	       grep -qx 'PACKAGE_VERSION=\"0.1-ds\"' '$C/usr/src/gpreempt-0.1-ds/dkms.conf' && [ -s '$C/usr/src/gpreempt-0.1-ds/.gpreempt-src-id' ]"
-tap_check "deploy: on the host: modinfo -p (the parameters checked), modprobe gpreempt, then apply of the new conf, then hook gc" \
+tap_check "deploy: on the host: modinfo -p (the parameters checked), modprobe gpreempt, then apply of the new conf, then hook resync" \
 	sh -c "grep '^host ' '$t/calls' | grep -v -e '--help' -e 'containerd --version' | tr '\n' ';' |
-	       grep -qx 'host modinfo -p gpreempt;host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook gc;'"
+	       grep -qx 'host modinfo -p gpreempt;host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook resync;'"
 tap_check "deploy: it warns that containerd's runtime lacks pod_annotations" \
 	grep -q 'add pod_annotations = \["gpreempt.io/priority"\]' "$t/install1.log"
 paths >"$t/paths-after"

@@ -76,6 +76,92 @@ tap_check "nri: delete without a record: exit 0" sh -c "[ $rc = 0 ] && echo '$ou
 nri 'not json'
 tap_check "nri: bad input: exit 2, the reason in \"error\"" \
 	sh -c "[ $rc = 2 ] && echo '$out' | jq -e '.error | test(\"cannot read the NRI request\")'"
+# Records, their lock, gc and resync (S4-6, S4-8, S4-9): test/unit/hookrun.c
+# runs hook.c with its maps as files in $GP_FAKE_MAPS and the cgroup2 root a
+# directory ($GP_FAKE_CGROOT).
+if $CC -O2 -g -Wall -Wextra -Werror -I bpf -I tools/gpreemptctl -o "$tmp/hookrun" \
+	test/unit/hookrun.c tools/gpreemptctl/hook.c tools/gpreemptctl/hookparse.c -ljson-c 2>"$tmp/cc.log"; then
+	export GP_FAKE_MAPS=$tmp/maps GP_FAKE_CGROOT=$tmp/cg
+	mkdir -p "$tmp/maps" "$tmp/cg/a b" "$tmp/cg/x" "$tmp/cg/p"
+	: >"$tmp/conf"
+	fk() { "$tmp/hookrun" hook --run-dir "$tmp/fr" --config "$tmp/conf" "$@" 2>>"$tmp/fk.err"; }
+	fnri() {	# STATE ID CGROUPSPATH [PRIO]
+		printf '{"version":"0.1","state":"%s","id":"%s","spec":{"cgroupsPath":"%s","annotations":{"gpreempt.io/priority":"%s"}}}' \
+			"$1" "$2" "$3" "${4:-high}" | fk nri >/dev/null
+	}
+	ino() { stat -c %i "$1"; }
+	fget() { "$tmp/hookrun" get "$1"; }
+	rec_cgid() { head -n 1 "$tmp/fr/$1" 2>/dev/null | awk '{print $3}'; }
+
+	fnri create A "/a b" 12
+	tap_check "records: a path with a space is recorded whole" \
+		test "$(sed -n 2p "$tmp/fr/A")" = "$tmp/cg/a b"
+	fk gc >/dev/null
+	tap_check "records: gc keeps the rule of a live cgroup whose path has a space" \
+		test -e "$tmp/fr/A" -a "$(fget "$(ino "$tmp/cg/a b")")" = 11
+	tap_check "S4-4: the default container cap is 11, below an administrator's high (12)" \
+		grep -q '^gpreempt-record 2 [0-9]* 11 ' "$tmp/fr/A"
+
+	# S4-8: X restarts in a new cgroup (its old one is gone) while A's create
+	# runs its gc: X's record and rule must name the new cgroup every time.
+	n=${HOOK_RACE_N:-300} bad=0
+	for i in $(seq "$n"); do
+		mkdir "$tmp/cg/xo$i"
+		fnri create X "/xo$i"
+		rmdir "$tmp/cg/xo$i"
+		mkdir "$tmp/cg/xn$i"
+		fnri create X "/xn$i" & p1=$!
+		fnri create A "/a b" & p2=$!
+		wait $p1 $p2
+		if [ "$(rec_cgid X)" != "$(ino "$tmp/cg/xn$i")" ] ||
+		   [ "$(fget "$(ino "$tmp/cg/xn$i")")" != 11 ]; then
+			bad=$((bad + 1))
+		fi
+		fnri delete X x
+		rmdir "$tmp/cg/xn$i"
+	done
+	tap_check "S4-8: concurrent creates: X's record and rule name its new cgroup ($bad of $n runs lost them)" test "$bad" = 0
+
+	# poststop of a container whose cgroup is gone: its entry is deleted
+	mkdir "$tmp/cg/g"
+	fnri create G /g
+	g=$(ino "$tmp/cg/g")
+	rmdir "$tmp/cg/g"
+	fnri delete G g
+	tap_check "S4-8: poststop after the cgroup is gone leaves no entry" \
+		test "$(fget "$g")" = none -a ! -e "$tmp/fr/G"
+
+	# S4-6: a reload empties the maps; resync writes the live records' rules
+	# again, lowered to today's max_priority, and drops the stale ones.
+	mkdir "$tmp/cg/s"
+	fnri create S /s 9
+	fnri create P /p low
+	rm -f "$tmp/maps"/*
+	"$tmp/hookrun" put 424242 5		# a container rule without a record
+	echo 'container max_priority=8' >"$tmp/conf"
+	rmdir "$tmp/cg/s"
+	out=$(fk resync)
+	tap_check "S4-6: resync restores the live containers' rules, lowered to max_priority ($out)" \
+		test "$(fget "$(ino "$tmp/cg/a b")")" = 8 -a "$(fget "$(ino "$tmp/cg/p")")" = 3 \
+		-a "$out" = "2 container rules restored"
+	tap_check "S4-6: resync drops the record of a gone cgroup and an unrecorded rule" \
+		test ! -e "$tmp/fr/S" -a "$(fget 424242)" = none
+	: >"$tmp/conf"
+	printf '%s 7 -1 %s\n' "$(ino "$tmp/cg/x")" "$tmp/cg/x" >"$tmp/fr/OLD"
+	fk resync >/dev/null
+	tap_check "S4-6: resync reads a record of the format before" test "$(fget "$(ino "$tmp/cg/x")")" = 7
+
+	# S4-9: no rule on the cgroup root, whatever the path says
+	for pth in /. // /p/.. /./; do
+		fnri create R "$pth"
+	done
+	tap_check "S4-9: cgroupsPath /. // /p/.. /./: no record, no rule on the root" \
+		test ! -e "$tmp/fr/R" -a "$(fget "$(ino "$tmp/cg")")" = none
+else
+	tap_not_ok "build test/unit/hookrun.c"
+	sed 's/^/# /' "$tmp/cc.log" | head -n 20
+fi
+
 tap_check "hook files: the hooks.d and NRI JSON parse" \
 	sh -c 'for f in etc/oci-hooks.d/*.json etc/nri/conf.json; do jq -e . "$f" >/dev/null || exit 1; done'
 tap_check "hook files: hooks.d matches the annotation, createRuntime and poststop" \

@@ -180,6 +180,14 @@ static void test_cgroups(void)
 	check(hook_cgroups_path("a--b.slice:p:n", out, sizeof(out)) == -1, "a bad slice name refused");
 	check(hook_cgroups_path("a/b.slice:p:n", out, sizeof(out)) == -1, "a '/' in the systemd form refused");
 	check(hook_cgroups_path("", out, sizeof(out)) == -1, "empty refused");
+	check(hook_cgroups_path("/.", out, sizeof(out)) == -1, "S4-9: \"/.\" (the root) refused");
+	check(hook_cgroups_path("//", out, sizeof(out)) == -1, "S4-9: \"//\" (the root) refused");
+	check(hook_cgroups_path("/", out, sizeof(out)) == -1, "S4-9: \"/\" (the root) refused");
+	check(hook_cgroups_path("a//b", out, sizeof(out)) == -1 &&
+	      hook_cgroups_path("/a/./b", out, sizeof(out)) == -1 &&
+	      hook_cgroups_path("/a/b/", out, sizeof(out)) == -1 &&
+	      hook_cgroups_path(".", out, sizeof(out)) == -1,
+	      "S4-9: an empty or \".\" component refused (a//b, /a/./b, /a/b/, .)");
 }
 
 static int conf(const char *text, struct hook_conf *c, char *why)
@@ -196,10 +204,12 @@ static void test_conf(void)
 	struct hook_conf c;
 	char why[256];
 
-	check(!hook_conf_read(NULL, "none", &c, why, sizeof(why)) && c.max_priority == GP_PRIO_HIGH,
-	      "no gpreempt.conf: annotations grant at most high (%d)", GP_PRIO_HIGH);
+	check(!hook_conf_read(NULL, "none", &c, why, sizeof(why)) && c.max_priority == 11 &&
+	      c.max_priority < GP_PRIO_HIGH,
+	      "S4-4: no gpreempt.conf: annotations grant at most 11, below an administrator's high (%d)",
+	      GP_PRIO_HIGH);
 	check(!conf("# rules\ncgroup infer.slice high\ncomm x 3\nconfig env=on\n", &c, why) &&
-	      c.max_priority == GP_PRIO_HIGH, "other lines are apply's: skipped, default cap");
+	      c.max_priority == HOOK_DEFAULT_MAX, "other lines are apply's: skipped, default cap");
 	check(!conf("container max_priority=normal # LC only by the admin\n", &c, why) &&
 	      c.max_priority == GP_PRIO_NORMAL, "container max_priority=normal");
 	check(!conf("container max_priority=3\ncontainer\tmax_priority=15\n", &c, why) && c.max_priority == 15,

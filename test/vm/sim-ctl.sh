@@ -101,6 +101,35 @@ $CTL unset cgroup infer.slice
 check_prio "both removed: child back to KFD priority" $ch 5 kfd
 stop_load $ch
 
+# 3b. S4-4: a container's rule (gp_prio_hook, written by "gpreemptctl hook
+#     create" from an annotation) is capped by the nearest administrator rule
+#     on its cgroup or an ancestor, in the module, so a later admin change
+#     applies too.
+start_in $CG/infer.slice/child 5
+ch=$started
+wait_for 20 has_queue $ch
+oci() { printf '{"ociVersion":"1.0","id":"ctr1","pid":%d,"status":"created","bundle":"/b","annotations":{"gpreempt.io/priority":"%s"}}' "$1" "$2"; }
+HK="$CTL hook --config /dev/null"
+oci $ch high | $HK create 2>/dev/null
+check_prio "container rule (annotation high) alone: the default cap 11 from cgroup" $ch 11 cgroup
+$CTL set cgroup infer.slice low
+check_prio "S4-4: an admin's low on the parent caps the container's rule (3)" $ch 3 cgroup
+tap_check "S4-4: list shows the container rule, its container and its cap" sh -c "$CTL --json list | jq -e \
+	'any(.[]; .kind == \"container\" and .container == \"ctr1\" and .priority == 11 and .effective == 3 and .capped_by == \"$CG/infer.slice\")'"
+$CTL set cgroup infer.slice 9
+check_prio "S4-4: a later admin change moves the cap (9)" $ch 9 cgroup
+$CTL set cgroup infer.slice 13
+check_prio "S4-4: an admin rule above is a ceiling, not a floor (11 under 13)" $ch 11 cgroup
+$CTL set cgroup infer.slice/child 4
+check_prio "S4-4: an admin rule on the container's own cgroup wins (4)" $ch 4 cgroup
+tap_check "S4-4: apply leaves container rules alone" sh -c "printf 'comm x 3\n' >/tmp/gp0.conf && $CTL apply /tmp/gp0.conf &&
+	$CTL --json list | jq -e 'any(.[]; .kind == \"container\") and all(.[]; .kind != \"cgroup\")'"
+check_prio "S4-4: admin rules gone: the container's 11 again" $ch 11 cgroup
+oci $ch high | $HK poststop
+check_prio "container poststop: back to the KFD priority" $ch 5 kfd
+$CTL apply /dev/null
+stop_load $ch
+
 # 4. The launch environment: ignored when off (the default), capped when on.
 $CTL exec --priority high -- $GPLOAD $LOAD_ARGS --prio 5 &
 ev=$!
@@ -227,7 +256,9 @@ bad "park of a missing queue" 6 "no such queue" park queue $be:999
 bad "unknown kind" 2 "unknown rule kind" set user 0 high
 bad "unknown command" 2 "unknown command" frobnicate
 printf 'cgroup %s high\ncomm ok 3\ncgroup %s/nonexistent low\n' $CG/infer.slice $CG >/tmp/bad.conf
-bad "apply of a file with a bad line" 6 "line not applied" apply /tmp/bad.conf
+bad "apply --strict of a file with a missing cgroup" 6 "line not applied" apply --strict /tmp/bad.conf
+printf 'cgroup %s high\ncomm ok 3\ncgroup %s low # bad\n' $CG/infer.slice /tmp >/tmp/bad2.conf
+bad "apply of a file with a bad line (not a cgroup)" 6 "line not applied" apply /tmp/bad2.conf
 
 # 10. A non-root user is refused; exec needs no privilege.
 nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
@@ -288,6 +319,24 @@ if bpftool map create /sys/fs/bpf/gp-fake-queues type hash key 4 value 4 entries
 else
 	tap_not_ok "bpftool map create of a fake gp_queues"
 fi
+# 10c. Operator finding 5: a missing cgroup skips its line with a warning,
+#      the rest applies (exit 0).  Operator finding 4: a rule whose cgroup
+#      is gone shows in list with its path; a service's cgroup is warned of.
+out=$($CTL apply /tmp/bad.conf 2>&1)
+rc=$?
+ok=0
+[ $rc = 0 ] && grep -q "bad.conf:3: cgroup $CG/nonexistent does not exist: rule skipped" <<<"$out" &&
+	$CTL --json list | jq -e "any(.[]; .kind == \"cgroup\" and .target == \"$CG/infer.slice\") and any(.[]; .kind == \"comm\" and .target == \"ok\")" >/dev/null &&
+	ok=1
+tap_check "apply: a missing cgroup is skipped with a warning, the rest applied (exit $rc)" test $ok = 1
+[ $ok = 1 ] || tap_diag "apply said: $out"
+mkdir -p $CG/gone.service
+out=$($CTL set cgroup $CG/gone.service normal 2>&1)
+tap_check "set cgroup on a service's cgroup warns: use a slice" grep -q "warning: .*gone.service is a systemd service's cgroup.*Slice=" <<<"$out"
+rmdir $CG/gone.service
+tap_check "list: a rule whose cgroup is gone shows its path and gone" sh -c "$CTL --json list | jq -e \
+	'any(.[]; .kind == \"cgroup\" and .target == \"$CG/gone.service\" and .gone == true)' && $CTL list | grep -q 'gone.service.*gone'"
+$CTL apply /dev/null
 
 # 11. rmmod releases a held queue; the module's maps go with it.
 $CTL park queue $be:$qb

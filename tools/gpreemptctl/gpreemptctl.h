@@ -23,7 +23,8 @@ enum {
 };
 
 enum gp_map_idx {
-	M_QUEUES, M_STATS, M_PRIO, M_PRIO_CGROUP, M_PRIO_COMM, M_QUEUE_CTL, M_CONFIG, M_NR,
+	M_QUEUES, M_STATS, M_PRIO, M_PRIO_CGROUP, M_PRIO_COMM, M_QUEUE_CTL, M_CONFIG, M_PRIO_HOOK,
+	M_NR,
 };
 
 struct ctl {
@@ -54,6 +55,13 @@ int rules_bump(struct ctl *c);
 int cgroup_root(char *buf, size_t len);
 int cgroup_id_of(const char *path, uint64_t *id, char *abs, size_t abslen);
 int cgroup_path_of(uint64_t id, char *buf, size_t len);
+#define GP_RULES_DIR "/run/gpreempt/rules"
+void rule_path_save(uint64_t id, const char *abs);
+void rule_path_drop(uint64_t id);
+int rule_path_get(uint64_t id, char *buf, size_t len);
+void cgroup_unit_warn(const char *abs);
+bool cgroup_missing(const char *path);
+int cgroup_cap(struct ctl *c, const char *abs, int *cap, char *by, size_t len);
 int parse_queue(const char *s, struct gp_queue_key *key);
 int parse_pid(const char *s, uint32_t *pid);
 
@@ -74,7 +82,11 @@ int config_set_kv(struct gp_config *cfg, const char *kv);
 /* hookparse.c, hook.c: the container hook (OCI hooks, NRI v0.1) */
 #define HOOK_ANNOTATION "gpreempt.io/priority"
 #define HOOK_ID_LEN 129			/* container ids: 1..128 characters */
-#define HOOK_DEFAULT_MAX GP_PRIO_HIGH	/* highest an annotation grants, by default */
+/*
+ * Highest an annotation grants, by default: below an administrator's "high"
+ * (12), so an administrator's LC service parks any annotated pod.
+ */
+#define HOOK_DEFAULT_MAX 11
 #define HOOK_RUN_DIR "/run/gpreempt/containers"
 #define GP_CONF "/etc/gpreempt.conf"
 
@@ -103,6 +115,6 @@ int hook_cgroups_path(const char *spec, char *out, size_t len);
 int hook_conf_kv(const char *kv, struct hook_conf *conf, char *why, size_t wlen);
 int hook_conf_read(FILE *f, const char *name, struct hook_conf *conf, char *why, size_t wlen);
 int cmd_hook(int argc, char **argv);
-bool hook_recorded(uint64_t cgid);
+bool hook_record_path(uint64_t cgid, char *path, size_t len, char *id, size_t idlen);
 
 #endif /* GPREEMPTCTL_H */

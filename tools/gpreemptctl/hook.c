@@ -11,11 +11,19 @@
  *
  * The cgroup is found from the container's pid (/proc/PID/cgroup, in the
  * hook's cgroup namespace: the runtime's, the host's), or from the NRI
- * request's cgroupsPath when there is no pid.  What was set is recorded in
- * HOOK_RUN_DIR/<id> (cgroup id, priority, the rule it replaced, path), so
- * poststop removes exactly that rule when the pid and the cgroup are gone.
- * A record whose cgroup no longer exists (a poststop that never ran) is
- * removed, with its rule, by the next create, and by "hook gc".
+ * request's cgroupsPath when there is no pid.  The rule goes in gp_prio_hook,
+ * not in the administrator's gp_prio_cgroup: the module caps it by the
+ * nearest administrator rule on the container's cgroup or an ancestor, so a
+ * pod author never outranks an administrator.  What was set is recorded in
+ * HOOK_RUN_DIR/<id> (cgroup id, priority, path), so poststop removes exactly
+ * that rule when the pid and the cgroup are gone.  A record whose cgroup no
+ * longer exists (a poststop that never ran) is removed, with its rule, by the
+ * next create, and by "hook gc".  "hook resync" writes every live record's
+ * rule again (after gpreempt was reloaded: its maps start empty).
+ *
+ * Hooks of different containers run concurrently: every hook that reads
+ * and writes records (create, poststop, gc, resync) holds an exclusive
+ * flock on HOOK_RUN_DIR/.lock for its whole read-modify-write.
  *
  * A container is refused (exit 5, one line on stderr) only when its
  * annotation is not a priority, or (exit 1) when /etc/gpreempt.conf has a
@@ -32,6 +40,7 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <json-c/json.h>
@@ -52,7 +61,6 @@ struct hook {
 struct record {
 	uint64_t cgid;
 	int prio;
-	int prev;		/* the rule it replaced, -1: none */
 	char path[PATH_MAX];
 };
 
@@ -137,22 +145,72 @@ static char *read_all(int fd, size_t *len)
 	return NULL;
 }
 
-/* --- records: run_dir/<id> = "cgid prio prev path" ------------------------- */
+/*
+ * --- records: run_dir/<id> -------------------------------------------------
+ *
+ * "gpreempt-record 2 CGID PRIO LEN\n" then the LEN bytes of the path and a
+ * newline: a path with white space (a --cgroup-parent with a space) is
+ * kept whole.  The format before ("CGID PRIO PREV PATH", PATH without white
+ * space) is still read.
+ */
+
+#define RECORD_MAGIC "gpreempt-record 2"
 
 static int record_read(const char *dir, const char *id, struct record *rec)
 {
-	char p[PATH_MAX], fmt[32];
+	char p[PATH_MAX], hdr[PATH_MAX + 128];
+	unsigned long long cgid;
+	size_t len;
+	int prio, prev, n, ret = -1;
 	FILE *f;
-	int n;
 
 	snprintf(p, sizeof(p), "%s/%s", dir, id);
 	f = fopen(p, "re");
 	if (!f)
 		return -1;
-	snprintf(fmt, sizeof(fmt), "%%lu %%d %%d %%%ds", PATH_MAX - 1);
-	n = fscanf(f, fmt, &rec->cgid, &rec->prio, &rec->prev, rec->path);
+	if (!fgets(hdr, sizeof(hdr), f))
+		goto out;
+	if (!strncmp(hdr, RECORD_MAGIC " ", sizeof(RECORD_MAGIC))) {
+		if (sscanf(hdr + sizeof(RECORD_MAGIC), "%llu %d %zu%n", &cgid, &prio, &len, &n) != 3 ||
+		    hdr[sizeof(RECORD_MAGIC) + n] != '\n' || !len || len >= sizeof(rec->path) ||
+		    fread(rec->path, 1, len, f) != len || fgetc(f) != '\n')
+			goto out;
+		rec->path[len] = '\0';
+		if (strlen(rec->path) != len)
+			goto out;
+	} else {
+		/* the format before: one line, the path up to white space */
+		if (sscanf(hdr, "%llu %d %d %n", &cgid, &prio, &prev, &n) != 3 || !hdr[n] ||
+		    !strchr(hdr, '\n'))
+			goto out;
+		hdr[strcspn(hdr, "\n")] = '\0';
+		if (strlen(hdr + n) >= sizeof(rec->path) || strpbrk(hdr + n, " \t"))
+			goto out;
+		snprintf(rec->path, sizeof(rec->path), "%s", hdr + n);
+	}
+	rec->cgid = cgid;
+	rec->prio = prio;
+	ret = 0;
+out:
 	fclose(f);
-	return n == 4 ? 0 : -1;
+	return ret;
+}
+
+static int run_dir_make(const char *dir)
+{
+	char parent[PATH_MAX], *sl;
+
+	if (!mkdir(dir, 0700) || errno == EEXIST)
+		return 0;
+	/* /run/gpreempt/containers: make /run/gpreempt first */
+	snprintf(parent, sizeof(parent), "%s", dir);
+	sl = strrchr(parent, '/');
+	if (!sl || sl == parent)
+		return -1;
+	*sl = '\0';
+	if ((mkdir(parent, 0755) && errno != EEXIST) || (mkdir(dir, 0700) && errno != EEXIST))
+		return -1;
+	return 0;
 }
 
 static int record_write(const char *dir, const char *id, const struct record *rec)
@@ -160,24 +218,15 @@ static int record_write(const char *dir, const char *id, const struct record *re
 	char p[PATH_MAX], tmp[PATH_MAX + 32];
 	FILE *f;
 
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		char parent[PATH_MAX], *sl;
-
-		/* /run/gpreempt/containers: make /run/gpreempt first */
-		snprintf(parent, sizeof(parent), "%s", dir);
-		sl = strrchr(parent, '/');
-		if (!sl || sl == parent)
-			return -1;
-		*sl = '\0';
-		if ((mkdir(parent, 0755) && errno != EEXIST) || (mkdir(dir, 0700) && errno != EEXIST))
-			return -1;
-	}
+	if (run_dir_make(dir))
+		return -1;
 	snprintf(p, sizeof(p), "%s/%s", dir, id);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, id, (int)getpid());
 	f = fopen(tmp, "we");
 	if (!f)
 		return -1;
-	fprintf(f, "%lu %d %d %s\n", (unsigned long)rec->cgid, rec->prio, rec->prev, rec->path);
+	fprintf(f, RECORD_MAGIC " %llu %d %zu\n%s\n", (unsigned long long)rec->cgid, rec->prio,
+		strlen(rec->path), rec->path);
 	if (fclose(f) || rename(tmp, p)) {
 		unlink(tmp);
 		return -1;
@@ -193,37 +242,104 @@ static void record_remove(const char *dir, const char *id)
 	unlink(p);
 }
 
-/**
- * hook_recorded() - is this cgroup's rule one the hook set (apply keeps it)?
- * @cgid: cgroup id
- *
- * Return: true when a record in HOOK_RUN_DIR names it.
+/*
+ * The exclusive lock of @dir's records (S4-8), held until exit; made when
+ * @make (create), else none is needed when @dir does not exist.
+ * Return: 0 (locked, or nothing to lock), -1 with errno.
  */
-bool hook_recorded(uint64_t cgid)
+static int records_lock(const char *dir, bool make)
 {
-	DIR *d = opendir(HOOK_RUN_DIR);
+	char p[PATH_MAX];
+	int fd;
+
+	if (make && run_dir_make(dir))
+		return -1;
+	snprintf(p, sizeof(p), "%s/.lock", dir);
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == ENOENT && !make ? 0 : -1;
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return 0;	/* fd stays open: released at exit */
+}
+
+/* A record in @dir naming @cgid: its path and id (either may be NULL). */
+static bool record_find(const char *dir, uint64_t cgid, char *path, size_t len, char *id,
+			size_t idlen)
+{
+	DIR *d = opendir(dir);
 	struct record rec;
 	struct dirent *e;
 	bool found = false;
 
 	while (d && !found && (e = readdir(d))) {
-		if (e->d_name[0] != '.' && !record_read(HOOK_RUN_DIR, e->d_name, &rec))
-			found = rec.cgid == cgid;
+		if (e->d_name[0] == '.' || record_read(dir, e->d_name, &rec) || rec.cgid != cgid)
+			continue;
+		found = true;
+		if (path)
+			snprintf(path, len, "%s", rec.path);
+		if (id)
+			snprintf(id, idlen, "%s", e->d_name);
 	}
 	if (d)
 		closedir(d);
 	return found;
 }
 
-/* Put back what the record replaced: the rule before, or none. */
-static int rule_undo(struct ctl *c, const struct record *rec)
+/**
+ * hook_record_path() - the container a cgroup id's record names (for list)
+ * @cgid: cgroup id
+ * @path: result: the cgroup's path when the rule was set
+ * @len: its size
+ * @id: result: the container's id
+ * @idlen: its size
+ *
+ * Return: true when a record in HOOK_RUN_DIR names @cgid.
+ */
+bool hook_record_path(uint64_t cgid, char *path, size_t len, char *id, size_t idlen)
 {
-	struct gp_prio_override v = { .priority = rec->prev };
+	return record_find(HOOK_RUN_DIR, cgid, path, len, id, idlen);
+}
+
+/*
+ * Another record than @id's naming @cgid (two containers in one cgroup):
+ * its priority, or -1.
+ */
+static int record_other(uint64_t cgid, const char *id)
+{
+	DIR *d = opendir(hk->run_dir);
+	struct record rec;
+	struct dirent *e;
+	int prio = -1;
+
+	while (d && prio < 0 && (e = readdir(d))) {
+		if (e->d_name[0] != '.' && strcmp(e->d_name, id) &&
+		    !record_read(hk->run_dir, e->d_name, &rec) && rec.cgid == cgid)
+			prio = rec.prio;
+	}
+	if (d)
+		closedir(d);
+	return prio;
+}
+
+/*
+ * Remove @id's rule: delete it, or put back the rule of another container
+ * recorded on the same cgroup.  gp_prio_hook holds container rules only, so
+ * there is no administrator's rule to give back (S4-8: no entry is left for
+ * a cgroup that is gone).
+ */
+static int rule_undo(struct ctl *c, const char *id, const struct record *rec)
+{
+	struct gp_prio_override v = { .priority = record_other(rec->cgid, id) };
 	__u64 key = rec->cgid;
 
-	if (rec->prev >= 0)
-		return bpf_map_update_elem(c->fd[M_PRIO_CGROUP], &key, &v, BPF_ANY);
-	if (bpf_map_delete_elem(c->fd[M_PRIO_CGROUP], &key) && errno != ENOENT)
+	if (v.priority >= 0)
+		return bpf_map_update_elem(c->fd[M_PRIO_HOOK], &key, &v, BPF_ANY);
+	if (bpf_map_delete_elem(c->fd[M_PRIO_HOOK], &key) && errno != ENOENT)
 		return -1;
 	return 0;
 }
@@ -236,7 +352,11 @@ static bool record_live(const struct record *rec)
 	return !stat(rec->path, &st) && st.st_ino == rec->cgid;
 }
 
-/* Records (and their rules) whose cgroup is gone; @skip: the current id. */
+/*
+ * Records (and their rules) whose cgroup is gone; @skip: the current id.
+ * Called with the records' lock held, so a record read here is not
+ * rewritten by a concurrent create before it is removed.
+ */
 static int gc(struct ctl *c, const char *skip)
 {
 	DIR *d = opendir(hk->run_dir);
@@ -248,7 +368,7 @@ static int gc(struct ctl *c, const char *skip)
 		if (e->d_name[0] == '.' || (skip && !strcmp(e->d_name, skip)) ||
 		    record_read(hk->run_dir, e->d_name, &rec) || record_live(&rec))
 			continue;
-		if (rule_undo(c, &rec)) {
+		if (rule_undo(c, e->d_name, &rec)) {
 			hlog(LOG_WARNING, "container %.12s: cannot remove the stale rule on cgroup id %lu: %s",
 			     e->d_name, (unsigned long)rec.cgid, strerror(errno));
 			continue;
@@ -260,6 +380,51 @@ static int gc(struct ctl *c, const char *skip)
 	}
 	if (d)
 		closedir(d);
+	return n;
+}
+
+/*
+ * S4-6: after gpreempt was (re)loaded its maps are empty: write every live
+ * record's rule again, lowered to today's container max_priority, remove
+ * the records of cgroups that are gone, and container rules no record names.
+ * Return: the number of rules written.
+ */
+static int resync(struct ctl *c, int max_priority)
+{
+	DIR *d = opendir(hk->run_dir);
+	__u64 key, next, *prev = NULL, stale[1024];
+	struct gp_prio_override v;
+	struct record rec;
+	struct dirent *e;
+	int n = 0, ns = 0, i;
+
+	gc(c, NULL);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || record_read(hk->run_dir, e->d_name, &rec) ||
+		    !record_live(&rec))
+			continue;
+		key = rec.cgid;
+		v.priority = rec.prio < max_priority ? rec.prio : max_priority;
+		if (bpf_map_update_elem(c->fd[M_PRIO_HOOK], &key, &v, BPF_ANY)) {
+			hlog(LOG_WARNING, "container %.12s: rule on %s not restored: %s", e->d_name,
+			     rec.path, errno == E2BIG ? "too many container rules (the map is full)" :
+			     strerror(errno));
+			continue;
+		}
+		hlog(LOG_INFO, "container %.12s: cgroup rule %s priority %d restored", e->d_name,
+		     rec.path, v.priority);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	while (ns < 1024 && !bpf_map_get_next_key(c->fd[M_PRIO_HOOK], prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!record_find(hk->run_dir, key, NULL, 0, NULL, 0))
+			stale[ns++] = key;
+	}
+	for (i = 0; i < ns; i++)
+		bpf_map_delete_elem(c->fd[M_PRIO_HOOK], &stale[i]);
 	return n;
 }
 
@@ -331,8 +496,8 @@ static int container_cgroup(const struct hook_req *r, char *abs, size_t len, cha
 
 static int hook_create(const struct hook_req *r)
 {
-	char why[PATH_MAX + 128], path[PATH_MAX], msg[256];
-	struct record rec = { .prev = -1 }, old;
+	char why[PATH_MAX + 128], path[PATH_MAX], msg[256], root[PATH_MAX];
+	struct record rec = { 0 }, old;
 	struct gp_prio_override v;
 	struct hook_conf conf;
 	struct ctl c = { 0 };
@@ -363,8 +528,9 @@ static int hook_create(const struct hook_req *r)
 	}
 	rec.prio = r->prio;
 	if (rec.prio > conf.max_priority) {
-		hlog(LOG_WARNING, "container %.12s: %s=%s lowered to %d, the highest %s grants (container max_priority)",
-		     r->id, HOOK_ANNOTATION, r->prio_text, conf.max_priority, hk->conf_file);
+		hlog(LOG_WARNING, "container %.12s: %s=%s lowered to %d, the highest %s grants (container max_priority%s)",
+		     r->id, HOOK_ANNOTATION, r->prio_text, conf.max_priority, hk->conf_file,
+		     f ? "" : ", default: the file does not exist");
 		rec.prio = conf.max_priority;
 	}
 	if (container_cgroup(r, path, sizeof(path), why, sizeof(why))) {
@@ -375,6 +541,12 @@ static int hook_create(const struct hook_req *r)
 		hlog(LOG_WARNING, "container %.12s: no rule set: no cgroup %s", r->id, path);
 		return EX_OK;
 	}
+	/* S4-9: whatever the path said, never a rule over the whole node */
+	if (cgroup_root(root, sizeof(root)) || !strcmp(rec.path, root)) {
+		hlog(LOG_WARNING, "container %.12s: no rule set: %s is the root cgroup", r->id,
+		     path);
+		return EX_OK;
+	}
 	ret = maps_open(&c);
 	if (ret) {
 		hlog(LOG_WARNING, "container %.12s: no rule set on %s: %s", r->id, rec.path,
@@ -383,27 +555,27 @@ static int hook_create(const struct hook_req *r)
 		     "cannot open gpreempt's maps");
 		return EX_OK;
 	}
+	if (records_lock(hk->run_dir, true)) {
+		hlog(LOG_WARNING, "container %.12s: no rule set: cannot lock %s/.lock: %s", r->id,
+		     hk->run_dir, strerror(errno));
+		return EX_OK;
+	}
 	gc(&c, r->id);
 	key = rec.cgid;
-	if (!record_read(hk->run_dir, r->id, &old)) {
-		if (old.cgid == rec.cgid) {
-			rec.prev = old.prev;	/* created twice: keep the first "before" */
-		} else if (rule_undo(&c, &old)) {	/* restarted, poststop missed */
-			hlog(LOG_WARNING, "container %.12s: cannot remove its earlier rule on cgroup id %lu: %s",
-			     r->id, (unsigned long)old.cgid, strerror(errno));
-		}
+	if (!record_read(hk->run_dir, r->id, &old) && old.cgid != rec.cgid &&
+	    rule_undo(&c, r->id, &old)) {	/* restarted, poststop missed */
+		hlog(LOG_WARNING, "container %.12s: cannot remove its earlier rule on cgroup id %lu: %s",
+		     r->id, (unsigned long)old.cgid, strerror(errno));
 	}
-	if (rec.prev < 0 && !bpf_map_lookup_elem(c.fd[M_PRIO_CGROUP], &key, &v))
-		rec.prev = v.priority;
 	if (record_write(hk->run_dir, r->id, &rec)) {
 		hlog(LOG_WARNING, "container %.12s: no rule set: cannot write %s/%s: %s", r->id,
 		     hk->run_dir, r->id, strerror(errno));
 		return EX_OK;
 	}
 	v.priority = rec.prio;
-	if (bpf_map_update_elem(c.fd[M_PRIO_CGROUP], &key, &v, BPF_ANY)) {
+	if (bpf_map_update_elem(c.fd[M_PRIO_HOOK], &key, &v, BPF_ANY)) {
 		hlog(LOG_WARNING, "container %.12s: no rule set on %s: %s", r->id, rec.path,
-		     errno == E2BIG ? "too many cgroup rules (the map is full)" : strerror(errno));
+		     errno == E2BIG ? "too many container rules (the map is full)" : strerror(errno));
 		record_remove(hk->run_dir, r->id);
 		return EX_OK;
 	}
@@ -422,6 +594,11 @@ static int hook_poststop(const struct hook_req *r)
 	struct ctl c = { 0 };
 	int ret;
 
+	if (records_lock(hk->run_dir, false)) {
+		hlog(LOG_ERR, "container %.12s: cannot lock %s/.lock: %s", r->id, hk->run_dir,
+		     strerror(errno));
+		return EX_ERR;
+	}
 	if (record_read(hk->run_dir, r->id, &rec))
 		return EX_OK;	/* nothing was set for it */
 	ret = maps_open(&c);
@@ -432,15 +609,53 @@ static int hook_poststop(const struct hook_req *r)
 		record_remove(hk->run_dir, r->id);
 		return EX_OK;
 	}
-	if (rule_undo(&c, &rec)) {
+	if (rule_undo(&c, r->id, &rec)) {
 		hlog(LOG_ERR, "container %.12s: cannot remove the rule on cgroup id %lu: %s", r->id,
 		     (unsigned long)rec.cgid, strerror(errno));
 		return EX_ERR;
 	}
 	record_remove(hk->run_dir, r->id);
 	rules_bump(&c);
-	hlog(LOG_INFO, "container %.12s: cgroup rule %s %s, in %.2f ms", r->id, rec.path,
-	     rec.prev >= 0 ? "back to the rule before" : "removed", elapsed_ms());
+	hlog(LOG_INFO, "container %.12s: cgroup rule %s removed, in %.2f ms", r->id, rec.path,
+	     elapsed_ms());
+	return EX_OK;
+}
+
+/* hook gc, hook resync: under the records' lock. */
+static int hook_maintain(bool sync)
+{
+	struct hook_conf conf;
+	struct ctl c = { 0 };
+	char why[PATH_MAX + 128];
+	FILE *f = NULL;
+	int ret, n;
+
+	if (sync) {
+		f = fopen(hk->conf_file, "re");
+		if (!f && errno != ENOENT)
+			return err(EX_ERR, "cannot read %s: %s", hk->conf_file, strerror(errno));
+		ret = hook_conf_read(f, hk->conf_file, &conf, why, sizeof(why));
+		if (f)
+			fclose(f);
+		if (ret)
+			return err(EX_ERR, "%s: no container rule restored", why);
+	}
+	ret = maps_open(&c);
+	if (ret)
+		return ret;
+	if (records_lock(hk->run_dir, false))
+		return err(EX_ERR, "cannot lock %s/.lock: %s", hk->run_dir, strerror(errno));
+	if (!sync) {
+		n = gc(&c, NULL);
+		if (n)
+			rules_bump(&c);
+		printf("%d stale container rule%s removed\n", n, n == 1 ? "" : "s");
+		return EX_OK;
+	}
+	n = resync(&c, conf.max_priority);
+	if (rules_bump(&c))
+		return err(EX_ERR, "cannot bump gp_config.rules_gen: %s", strerror(errno));
+	printf("%d container rule%s restored\n", n, n == 1 ? "" : "s");
 	return EX_OK;
 }
 
@@ -469,13 +684,15 @@ static void nri_result(const struct hook_req *r, int ret)
 static void hook_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpreemptctl hook [--config FILE] [--run-dir DIR] [--log FILE] create|poststop|nri|gc\n"
+		"usage: gpreemptctl hook [--config FILE] [--run-dir DIR] [--log FILE] create|poststop|nri|gc|resync\n"
 		"       gpreemptctl invoke          (NRI v0.1 plugin: the same as hook nri)\n"
 		"  create    OCI createRuntime hook: the state on stdin; %s becomes\n"
 		"            a cgroup rule on the container's cgroup\n"
 		"  poststop  OCI poststop hook: the rule create set is removed\n"
 		"  nri       NRI v0.1 request on stdin (state create or delete), result on stdout\n"
 		"  gc        remove the rules of containers whose cgroup is gone\n"
+		"  resync    write every running container's rule again (after gpreempt\n"
+		"            was loaded: its maps start empty), lowered to max_priority\n"
 		"  --config FILE   the 'container max_priority=PRIO' line (default %s)\n"
 		"  --run-dir DIR   where what was set is recorded (default %s)\n"
 		"  --log FILE      append one line per event (syslog always)\n",
@@ -525,24 +742,15 @@ int cmd_hook(int argc, char **argv)
 		mode = argv[a];
 	}
 	h.nri = !strcmp(mode, "nri");
-	if (strcmp(mode, "create") && strcmp(mode, "poststop") && !h.nri && strcmp(mode, "gc")) {
+	if (strcmp(mode, "create") && strcmp(mode, "poststop") && !h.nri && strcmp(mode, "gc") &&
+	    strcmp(mode, "resync")) {
 		hook_usage(stderr);
-		return err(EX_USAGE, "unknown hook '%s': expected create, poststop, nri or gc", mode);
+		return err(EX_USAGE, "unknown hook '%s': expected create, poststop, nri, gc or resync",
+			   mode);
 	}
 	openlog("gpreempt-hook", LOG_PID, LOG_DAEMON);
-	if (!strcmp(mode, "gc")) {
-		struct ctl c = { 0 };
-		int n;
-
-		ret = maps_open(&c);
-		if (ret)
-			return ret;
-		n = gc(&c, NULL);
-		if (n)
-			rules_bump(&c);
-		printf("%d stale container rule%s removed\n", n, n == 1 ? "" : "s");
-		return EX_OK;
-	}
+	if (!strcmp(mode, "gc") || !strcmp(mode, "resync"))
+		return hook_maintain(!strcmp(mode, "resync"));
 	in = read_all(STDIN_FILENO, &len);
 	if (!in) {
 		snprintf(h.nri_error, sizeof(h.nri_error), "cannot read stdin: %s", strerror(errno));

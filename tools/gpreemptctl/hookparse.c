@@ -286,7 +286,8 @@ static int slice_path(const char *slice, char *out, size_t len)
  * @out: result, starting with '/'
  * @len: its size
  *
- * Return: 0, or -1 for a path that is neither form or contains "..".
+ * Return: 0, or -1 for a path that is neither form, contains "..", or has
+ * an empty or "." component ("/.", "//", "a//b", "a/").
  */
 int hook_cgroups_path(const char *spec, char *out, size_t len)
 {
@@ -296,6 +297,16 @@ int hook_cgroups_path(const char *spec, char *out, size_t len)
 	if (!*spec || strstr(spec, ".."))
 		return -1;
 	if (!c1) {
+		const char *c = spec[0] == '/' ? spec + 1 : spec, *e;
+
+		/* S4-9: "/.", "//", "a//b", "a/./b", "a/": each would name another cgroup */
+		for (;; c = e + 1) {
+			e = strchrnul(c, '/');
+			if (e == c || (e - c == 1 && c[0] == '.'))
+				return -1;
+			if (!*e)
+				break;
+		}
 		if ((size_t)snprintf(out, len, "%s%s", spec[0] == '/' ? "" : "/", spec) >= len)
 			return -1;
 		return 0;

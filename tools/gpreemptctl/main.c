@@ -32,13 +32,15 @@ static void usage(FILE *f)
 		"  park|unpark queue PID:QID        hold a queue parked by hand, release it\n"
 		"  config KEY=VALUE...              enable, tick_us, hysteresis_us, max_suspend_us,\n"
 		"                                   min_slice_us, env, env_max_priority\n"
-		"  apply [FILE]                     make rules and knobs match FILE\n"
-		"                                   (default /etc/gpreempt.conf)\n"
+		"  apply [--strict] [FILE]          make rules and knobs match FILE\n"
+		"                                   (default /etc/gpreempt.conf; a missing cgroup\n"
+		"                                   skips its rule, --strict: refuses the file)\n"
 		"  apply --check [FILE|-]           only check FILE (no module, no privilege)\n"
 		"  exec --priority PRIO -- CMD...   run CMD with GPREEMPT_PRIORITY=PRIO\n"
 		"containers (gpreemptctl hook --help):\n"
-		"  hook create|poststop|nri|gc      OCI hook / NRI v0.1 plugin: the annotation\n"
-		"                                   gpreempt.io/priority becomes a cgroup rule\n"
+		"  hook create|poststop|nri|gc|resync\n"
+		"                                   OCI hook / NRI v0.1 plugin: the annotation\n"
+		"                                   gpreempt.io/priority becomes a container rule\n"
 		"\n"
 		"exit status: 0 ok, 1 error, 2 usage, 3 gpreempt not loaded, 4 not permitted,\n"
 		"             5 value out of range, 6 no such cgroup, pid, queue or file\n");
@@ -88,11 +90,12 @@ static const struct verb {
 	  "usage: gpreemptctl unpark queue PID:QID\n"
 	  "Release a queue held by park; the priorities decide again.  Needs root.\n" },
 	{ "apply",
-	  "usage: gpreemptctl apply [FILE]\n"
-	  "       gpreemptctl apply --check [FILE|-]\n"
+	  "usage: gpreemptctl apply [--strict] [FILE]\n"
+	  "       gpreemptctl apply --check [--strict] [FILE|-]\n"
 	  "Make the cgroup and comm rules and the gp_config knobs match FILE (default\n"
 	  "/etc/gpreempt.conf).  The file is checked in full first, before the module is\n"
-	  "looked for; a bad line changes nothing.  Needs root.\n"
+	  "looked for; a bad line changes nothing.  A cgroup that does not exist skips\n"
+	  "its rule with a warning; --strict refuses the file for it.  Needs root.\n"
 	  "--check only checks FILE (- reads stdin, e.g. a ConfigMap's gpreempt.conf):\n"
 	  "no module, no privilege; exit 0 when apply would accept it.\n" },
 	{ "exec",

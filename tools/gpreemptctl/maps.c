@@ -27,6 +27,7 @@ static const struct {
 	[M_PRIO_COMM] = { "gp_prio_comm", sizeof(struct gp_comm), sizeof(struct gp_prio_override) },
 	[M_QUEUE_CTL] = { "gp_queue_ctl", sizeof(struct gp_queue_key), sizeof(struct gp_queue_ctl) },
 	[M_CONFIG] = { "gp_config", 4, sizeof(struct gp_config) },
+	[M_PRIO_HOOK] = { "gp_prio_hook", 8, sizeof(struct gp_prio_override) },
 };
 
 static int perm_err(void)
@@ -83,6 +84,12 @@ int maps_open(struct ctl *c)
 	}
 	if (errno == EPERM || errno == EACCES)
 		return perm_err();
+	/* Some maps but not all: a module older or newer than this tool. */
+	for (i = 0; i < M_NR && c->fd[M_QUEUES] >= 0; i++) {
+		if (c->fd[i] < 0)
+			return err(EX_ERR, "gpreempt has no BPF map named %s: module and tool do not match (load the gpreempt.ko built with this gpreemptctl)",
+				   gp_maps[i].name);
+	}
 	for (i = 0; i < M_NR; i++) {
 		if (c->fd[i] < 0)
 			return err(EX_NOTLOADED, "gpreempt is not loaded (no BPF map named %s); load it with modprobe gpreempt or insmod gpreempt.ko, and if that fails the reason is in the kernel log (dmesg | grep gpreempt)",

@@ -16,6 +16,7 @@
 
 struct target {
 	int map;
+	char path[PATH_MAX];	/* cgroup: the absolute path, "" for id:N */
 	union {
 		__u32 pid;
 		__u64 cgid;
@@ -41,7 +42,7 @@ static int parse_target(const char *kind, const char *t, struct target *tg)
 				return err(EX_USAGE, "bad cgroup id '%s'", t);
 			return EX_OK;
 		}
-		return cgroup_id_of(t, (uint64_t *)&tg->key.cgid, NULL, 0);
+		return cgroup_id_of(t, (uint64_t *)&tg->key.cgid, tg->path, sizeof(tg->path));
 	}
 	if (!strcmp(kind, "comm")) {
 		tg->map = M_PRIO_COMM;
@@ -78,6 +79,10 @@ static int write_rule(struct ctl *c, const struct target *tg, int prio)
 
 		ret = bpf_map_update_elem(fd, &tg->key, &v, BPF_ANY);
 	}
+	if (!ret && tg->map == M_PRIO_CGROUP && prio < 0)
+		rule_path_drop(tg->key.cgid);
+	else if (!ret && tg->map == M_PRIO_CGROUP && tg->path[0])
+		rule_path_save(tg->key.cgid, tg->path);
 	if (ret && errno == ENOENT)
 		return err(EX_NOTARGET, "no such rule");
 	if (ret && errno == E2BIG)
@@ -121,6 +126,8 @@ int cmd_set(struct ctl *c, int argc, char **argv)
 		ret = write_rule(c, &tg, prio);
 	if (!ret && !strcmp(argv[1], "comm"))
 		warn_user_cap(prio);
+	if (!ret && tg.map == M_PRIO_CGROUP && tg.path[0])
+		cgroup_unit_warn(tg.path);
 	return ret ?: rules_bump(c);
 }
 
@@ -244,6 +251,7 @@ int config_set_kv(struct gp_config *cfg, const char *kv)
 struct want {
 	int map;
 	__u64 cgid;
+	char path[PATH_MAX];
 	struct gp_comm comm;
 	int prio;
 };
@@ -273,14 +281,15 @@ static int prune(struct ctl *c, int map, size_t ksz, const struct want *w, int n
 	while (k < APPLY_MAX && !bpf_map_get_next_key(c->fd[map], prev, next)) {
 		memcpy(key, next, ksz);
 		prev = key;
-		/* A container's rule (gpreemptctl hook) lives until its poststop. */
-		if (!wanted(w, n, map, key) &&
-		    !(map == M_PRIO_CGROUP && hook_recorded(*(__u64 *)key)))
+		if (!wanted(w, n, map, key))
 			memcpy(keys[k++], key, ksz);
 	}
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k; i++) {
 		if (bpf_map_delete_elem(c->fd[map], keys[i]) && errno != ENOENT)
 			return err(EX_ERR, "cannot remove a rule: %s", strerror(errno));
+		if (map == M_PRIO_CGROUP)
+			rule_path_drop(*(__u64 *)keys[i]);
+	}
 	return EX_OK;
 }
 
@@ -288,23 +297,31 @@ static int prune(struct ctl *c, int map, size_t ksz, const struct want *w, int n
  * cmd_apply() - make the cgroup/comm rules and the knobs match a file
  *
  * The file is parsed and checked in full first; nothing is written when a
- * line is bad.  Rules of the two persistent kinds that the file does not
- * name are removed; gp_config keys it does not name go back to 0 (module
- * parameter).  pid and queue rules are left alone.  The maps are opened
- * (maps_open()) only after the file passed; with @c NULL (apply --check) it
- * stops there, without the module.
+ * line is bad.  A cgroup that does not exist (yet) is not a bad line: its
+ * rule is skipped with a warning and the rest is applied (with --strict it
+ * is, and nothing is written; exit EX_NOTARGET).  Rules of the two
+ * persistent kinds that the file does not name are removed; gp_config keys
+ * it does not name go back to 0 (module parameter).  pid and queue rules,
+ * and containers' rules (gp_prio_hook), are left alone.  The maps are
+ * opened (maps_open()) only after the file passed; with @c NULL (apply
+ * --check) it stops there, without the module.
  */
 int cmd_apply(struct ctl *c, int argc, char **argv)
 {
-	const char *file = argc > 1 ? argv[1] : "/etc/gpreempt.conf";
+	const char *file = "/etc/gpreempt.conf";
 	static struct want w[APPLY_MAX];
 	struct gp_config cfg, old;
 	char line[PATH_MAX + 64];
-	int n = 0, lineno = 0, ret = EX_OK, i;
+	int n = 0, lineno = 0, ret = EX_OK, i, skipped = 0;
+	bool strict = false;
 	FILE *f;
 
-	if (argc > 2)
-		return err(EX_USAGE, "usage: apply [FILE]");
+	for (i = 1; i < argc && !strcmp(argv[i], "--strict"); i++)
+		strict = true;
+	if (i < argc)
+		file = argv[i++];
+	if (i < argc)
+		return err(EX_USAGE, "usage: apply [--strict] [FILE]");
 	f = fopen(file, "r");
 	if (!f)
 		return err(EX_NOTARGET, "cannot open %s: %s", file, strerror(errno));
@@ -338,14 +355,24 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 			if (nt == 4 && !ret)
 				ret = err(EX_USAGE, "too many settings on one line");
 		} else if ((!strcmp(tok[0], "cgroup") || !strcmp(tok[0], "comm")) && nt == 3) {
-			ret = parse_target(tok[0], tok[1], &tg);
+			int prio;
+
+			ret = parse_prio(tok[2], &prio);
+			if (!ret && !strict && !strcmp(tok[0], "cgroup") && cgroup_missing(tok[1])) {
+				fprintf(stderr, "%s: warning: %s:%d: cgroup %s does not exist: rule skipped (gpreemptctl apply again once it does)\n",
+					prog, file, lineno, tok[1]);
+				skipped++;
+				continue;
+			}
 			if (!ret)
-				ret = parse_prio(tok[2], &w[n].prio);
+				ret = parse_target(tok[0], tok[1], &tg);
 			if (!ret && n == APPLY_MAX)
 				ret = err(EX_RANGE, "more than %d rules", APPLY_MAX);
 			if (!ret) {
+				w[n].prio = prio;
 				w[n].map = tg.map;
 				w[n].cgid = tg.key.cgid;
+				snprintf(w[n].path, sizeof(w[n].path), "%s", tg.path);
 				if (tg.map == M_PRIO_COMM)
 					w[n].comm = tg.key.comm;
 				n++;
@@ -373,10 +400,13 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 	for (i = 0; i < n && !ret; i++) {
 		struct target tg = { .map = w[i].map };
 
-		if (tg.map == M_PRIO_CGROUP)
+		if (tg.map == M_PRIO_CGROUP) {
 			tg.key.cgid = w[i].cgid;
-		else
+			snprintf(tg.path, sizeof(tg.path), "%s", w[i].path);
+			cgroup_unit_warn(tg.path);
+		} else {
 			tg.key.comm = w[i].comm;
+		}
 		ret = write_rule(c, &tg, w[i].prio);
 	}
 	if (!ret)
@@ -385,5 +415,8 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 		ret = prune(c, M_PRIO_COMM, sizeof(struct gp_comm), w, n);
 	if (!ret && config_write(c, &cfg))
 		ret = err(EX_ERR, "cannot write gp_config: %s", strerror(errno));
+	if (!ret && skipped)
+		fprintf(stderr, "%s: %s applied without %d cgroup rule%s (above)\n", prog, file,
+			skipped, skipped == 1 ? "" : "s");
 	return ret;
 }

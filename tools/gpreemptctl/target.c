@@ -14,7 +14,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
+#include <bpf/bpf.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include "gpreemptctl.h"
@@ -78,6 +80,148 @@ int cgroup_id_of(const char *path, uint64_t *id, char *abs, size_t abslen)
 	if (abs)
 		snprintf(abs, abslen, "%s", real);
 	return EX_OK;
+}
+
+/*
+ * The path each administrator cgroup rule was set on, GP_RULES_DIR/<id>:
+ * a rule is bound to the directory's inode, so when the cgroup is removed
+ * (a service stopped; systemd makes a new cgroup when it starts again)
+ * "list" can still name what the rule was for.  Best effort: without the
+ * file list shows id:N.
+ */
+
+/** rule_path_save() - remember the path of cgroup rule @id (best effort) */
+void rule_path_save(uint64_t id, const char *abs)
+{
+	char p[64], tmp[80];
+	FILE *f;
+
+	if ((mkdir("/run/gpreempt", 0755) && errno != EEXIST) ||
+	    (mkdir(GP_RULES_DIR, 0755) && errno != EEXIST))
+		return;
+	snprintf(p, sizeof(p), GP_RULES_DIR "/%llu", (unsigned long long)id);
+	snprintf(tmp, sizeof(tmp), "%s.%d", p, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%s", abs);
+	if (fclose(f) || rename(tmp, p))
+		unlink(tmp);
+}
+
+/** rule_path_drop() - forget the path of cgroup rule @id */
+void rule_path_drop(uint64_t id)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), GP_RULES_DIR "/%llu", (unsigned long long)id);
+	unlink(p);
+}
+
+/**
+ * rule_path_get() - the path cgroup rule @id was set on
+ * @id: cgroup id
+ * @buf: result
+ * @len: its size
+ *
+ * Return: 0, or -1 when none is known.
+ */
+int rule_path_get(uint64_t id, char *buf, size_t len)
+{
+	char p[64];
+	FILE *f;
+	size_t n;
+
+	snprintf(p, sizeof(p), GP_RULES_DIR "/%llu", (unsigned long long)id);
+	f = fopen(p, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n ? 0 : -1;
+}
+
+/**
+ * cgroup_unit_warn() - warn when a rule's cgroup is a systemd service or
+ * scope: systemd removes it when the unit stops and makes a new one (a new
+ * id) when it starts again, so the rule stops applying.  A slice stays.
+ * @abs: the cgroup's path
+ */
+void cgroup_unit_warn(const char *abs)
+{
+	const char *base = strrchr(abs, '/');
+	bool service, scope;
+	size_t n;
+
+	base = base ? base + 1 : abs;
+	n = strlen(base);
+	service = n > 8 && !strcmp(base + n - 8, ".service");
+	scope = n > 6 && !strcmp(base + n - 6, ".scope");
+	if (service || scope)
+		fprintf(stderr,
+			"%s: warning: %s is a systemd %s's cgroup: the rule stops applying when it restarts (systemd makes a new cgroup); put it in a slice of its own (Slice=) and set the rule on the slice\n",
+			prog, abs, service ? "service" : "scope");
+}
+
+/**
+ * cgroup_cap() - the administrator rule that caps a container rule on @abs
+ * @c: maps
+ * @abs: the container's cgroup
+ * @cap: result: the nearest gp_prio_cgroup rule on @abs or an ancestor
+ * @by: result: that cgroup's path
+ * @len: its size
+ *
+ * Return: 0, or -1 when no administrator rule is above @abs.
+ */
+int cgroup_cap(struct ctl *c, const char *abs, int *cap, char *by, size_t len)
+{
+	char root[PATH_MAX], p[PATH_MAX], *sl;
+	struct gp_prio_override v;
+	struct stat st;
+	size_t rl;
+	__u64 key;
+
+	if (cgroup_root(root, sizeof(root)))
+		return -1;
+	rl = strlen(root);
+	snprintf(p, sizeof(p), "%s", abs);
+	if (strncmp(p, root, rl))
+		return -1;
+	for (;;) {
+		if (!stat(p, &st)) {
+			key = st.st_ino;
+			if (!bpf_map_lookup_elem(c->fd[M_PRIO_CGROUP], &key, &v)) {
+				*cap = v.priority;
+				snprintf(by, len, "%s", p);
+				return 0;
+			}
+		}
+		sl = strrchr(p, '/');
+		if (strlen(p) <= rl || !sl || (size_t)(sl - p) < rl)
+			return -1;
+		*sl = '\0';
+	}
+}
+
+/**
+ * cgroup_missing() - does @path (as cgroup_id_of() takes it) not exist?
+ * @path: absolute, or relative to the cgroup2 mount
+ *
+ * Return: true only for "no such file" under a mounted cgroup2.
+ */
+bool cgroup_missing(const char *path)
+{
+	char root[PATH_MAX], p[2 * PATH_MAX + 2];
+	struct stat st;
+
+	if (cgroup_root(root, sizeof(root)))
+		return false;
+	if (path[0] == '/')
+		snprintf(p, sizeof(p), "%s", path);
+	else
+		snprintf(p, sizeof(p), "%s/%s", root, path);
+	return stat(p, &st) && errno == ENOENT;
 }
 
 static uint64_t walk_id;

@@ -337,6 +337,10 @@ struct rule {
 	char target[PATH_MAX];
 	int prio;
 	int hold;	/* -1: not a queue entry */
+	bool gone;	/* cgroup: its cgroup no longer exists (target: the path it had) */
+	char container[HOOK_ID_LEN];	/* container rules: the container's id */
+	int cap;	/* container rules: the administrator's rule above it, -1: none */
+	char cap_by[PATH_MAX];		/* ... on this cgroup */
 };
 
 static void rule_out(struct ctl *c, const struct rule *r, bool *first)
@@ -350,6 +354,19 @@ static void rule_out(struct ctl *c, const struct rule *r, bool *first)
 			printf(",\"priority\":null");
 		if (r->hold >= 0)
 			printf(",\"hold\":%s", r->hold ? "true" : "false");
+		if (!strcmp(r->kind, "cgroup") || !strcmp(r->kind, "container"))
+			printf(",\"gone\":%s", r->gone ? "true" : "false");
+		if (!strcmp(r->kind, "container")) {
+			printf(",\"container\":");
+			json_str(r->container, sizeof(r->container));
+			if (r->cap >= 0) {
+				printf(",\"effective\":%d,\"capped_by\":",
+				       r->prio < r->cap ? r->prio : r->cap);
+				json_str(r->cap_by, sizeof(r->cap_by));
+			} else {
+				printf(",\"effective\":%d,\"capped_by\":null", r->prio);
+			}
+		}
 		putchar('}');
 	} else {
 		char p[24];
@@ -359,8 +376,17 @@ static void rule_out(struct ctl *c, const struct rule *r, bool *first)
 				 prio_name(r->prio), *prio_name(r->prio) ? ")" : "");
 		else
 			snprintf(p, sizeof(p), "-");
-		printf("%-7s %-40s %-12s%s\n", r->kind, r->target, p,
-		       r->hold > 0 ? " held" : "");
+		printf("%-9s %-40s %-12s%s", r->kind, r->target, p, r->hold > 0 ? " held" : "");
+		if (r->container[0])
+			printf(" container %.12s", r->container);
+		if (r->cap >= 0 && r->cap < r->prio)
+			printf(", capped to %d by %s", r->cap, r->cap_by);
+		else if (r->cap >= 0)
+			printf(", cap %d (%s)", r->cap, r->cap_by);
+		if (r->gone)
+			printf("%sgone: no cgroup has this id any more (a restarted service gets a new cgroup: set the rule again, or on a slice)",
+			       r->container[0] ? ", " : " ");
+		putchar('\n');
 	}
 	*first = false;
 }
@@ -383,12 +409,13 @@ int cmd_list(struct ctl *c, int argc, char **argv)
 	if (c->json)
 		putchar('[');
 	else
-		printf("%-7s %-40s %-12s\n", "KIND", "TARGET", "PRIORITY");
+		printf("%-9s %-40s %-12s\n", "KIND", "TARGET", "PRIORITY");
 	while (!bpf_map_get_next_key(c->fd[M_QUEUE_CTL], qprev, &qk)) {
 		qprev = &qk;
 		if (bpf_map_lookup_elem(c->fd[M_QUEUE_CTL], &qk, &qv))
 			continue;
-		r = (struct rule){ .kind = "queue", .prio = qv.priority, .hold = qv.hold != 0 };
+		r = (struct rule){ .kind = "queue", .prio = qv.priority, .hold = qv.hold != 0,
+				   .cap = -1 };
 		snprintf(r.target, sizeof(r.target), "%u:%u", qk.tgid, qk.qid);
 		rule_out(c, &r, &first);
 	}
@@ -396,7 +423,7 @@ int cmd_list(struct ctl *c, int argc, char **argv)
 		pprev = &pk;
 		if (bpf_map_lookup_elem(c->fd[M_PRIO], &pk, &v))
 			continue;
-		r = (struct rule){ .kind = "pid", .prio = v.priority, .hold = -1 };
+		r = (struct rule){ .kind = "pid", .prio = v.priority, .hold = -1, .cap = -1 };
 		snprintf(r.target, sizeof(r.target), "%u", pk);
 		rule_out(c, &r, &first);
 	}
@@ -404,16 +431,39 @@ int cmd_list(struct ctl *c, int argc, char **argv)
 		cprev = &ck;
 		if (bpf_map_lookup_elem(c->fd[M_PRIO_CGROUP], &ck, &v))
 			continue;
-		r = (struct rule){ .kind = "cgroup", .prio = v.priority, .hold = -1 };
-		if (cgroup_path_of(ck, r.target, sizeof(r.target)))
-			snprintf(r.target, sizeof(r.target), "id:%llu", (unsigned long long)ck);
+		r = (struct rule){ .kind = "cgroup", .prio = v.priority, .hold = -1, .cap = -1 };
+		if (cgroup_path_of(ck, r.target, sizeof(r.target))) {
+			r.gone = true;
+			if (rule_path_get(ck, r.target, sizeof(r.target)))
+				snprintf(r.target, sizeof(r.target), "id:%llu", (unsigned long long)ck);
+		}
+		rule_out(c, &r, &first);
+	}
+	cprev = NULL;
+	while (!bpf_map_get_next_key(c->fd[M_PRIO_HOOK], cprev, &ck)) {
+		char path[PATH_MAX];
+
+		cprev = &ck;
+		if (bpf_map_lookup_elem(c->fd[M_PRIO_HOOK], &ck, &v))
+			continue;
+		r = (struct rule){ .kind = "container", .prio = v.priority, .hold = -1, .cap = -1 };
+		if (!hook_record_path(ck, path, sizeof(path), r.container, sizeof(r.container)))
+			path[0] = '\0';
+		if (!cgroup_path_of(ck, r.target, sizeof(r.target))) {
+			cgroup_cap(c, r.target, &r.cap, r.cap_by, sizeof(r.cap_by));
+		} else {
+			r.gone = true;
+			snprintf(r.target, sizeof(r.target), "%s", path[0] ? path : "");
+			if (!path[0])
+				snprintf(r.target, sizeof(r.target), "id:%llu", (unsigned long long)ck);
+		}
 		rule_out(c, &r, &first);
 	}
 	while (!bpf_map_get_next_key(c->fd[M_PRIO_COMM], mprev, &mk)) {
 		mprev = &mk;
 		if (bpf_map_lookup_elem(c->fd[M_PRIO_COMM], &mk, &v))
 			continue;
-		r = (struct rule){ .kind = "comm", .prio = v.priority, .hold = -1 };
+		r = (struct rule){ .kind = "comm", .prio = v.priority, .hold = -1, .cap = -1 };
 		snprintf(r.target, sizeof(r.target), "%.*s", GP_COMM_LEN, mk.comm);
 		rule_out(c, &r, &first);
 	}
