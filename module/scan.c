@@ -134,7 +134,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 {
 	struct gp_queue_info *in = &e->info;
 	u64 rptr = 0, wptr = 0;
-	bool pending, blocked;
+	bool pending, blocked, progressed;
 	u32 src, path, percent;
 	int prio, rd;
 
@@ -146,11 +146,25 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	}
 	if (!e->seen)
 		gp_first_sight(e, t0);
-	/* M6: unknown is not pending, so it never triggers or holds a park. */
+	/*
+	 * M6: unknown is not pending, so it never triggers a park; S4-12: but
+	 * the policy parks it below a busy level (e->pq.unknown).  A failed
+	 * read keeps the last ids read, so the next read's progress is real.
+	 */
 	rd = gp_ptr_read(e, &rptr, &wptr);
+	if (rd) {
+		rptr = in->rptr;
+		wptr = in->wptr;
+	}
 	pending = !rd && wptr != rptr;
-	/* F10: waiting at a barrier is not pending: it may wait on a lower queue. */
-	blocked = pending && gp_ptr_head_blocked(e, rptr);
+	progressed = !rd && rptr != in->rptr;
+	/*
+	 * F10: waiting at a barrier is not pending: it may wait on a lower
+	 * queue.  S4-12: the header is read through the client's mapping, so
+	 * it counts only while the read index stands still: a queue whose
+	 * read index moved since the last scan is running.
+	 */
+	blocked = pending && !progressed && gp_ptr_head_blocked(e, rptr);
 	if (blocked)
 		pending = false;
 	if (e->sdma && !READ_ONCE(gp_param.sdma_hint))
@@ -171,8 +185,12 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.pending = pending;
 	e->pq.blocked = blocked;
 	/* F10: completed work, to find whom a queue at a barrier waited on. */
-	e->pq.progressed = !rd && rptr != in->rptr;
+	e->pq.progressed = progressed;
+	/* S4-12: an AQL queue whose ids cannot be read is parked below a busy level. */
+	e->pq.unknown = rd && e->aql;
 	e->pq.id = (u64)(uintptr_t)e;
+	/* S4-3: a barrier's providers come from its own process only. */
+	e->pq.group = (u64)(uintptr_t)e->proc;
 	e->pq.prio = prio;
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;
@@ -254,7 +272,7 @@ enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0)
 		if (e->gone)
 			continue;
 		if (e->pq.state != GP_PS_RUNNING ||
-		    (e->pq.pending && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
+		    ((e->pq.pending || e->pq.unknown) && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
 		    e->pq.last_pending_ns == t0)
 			return GP_TICK_FAST;
 		if (e->pq.pending || e->pq.blocked || e->pq.hold || e->pq.state != GP_PS_RUNNING)
