@@ -32,6 +32,12 @@ u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
 static struct kfd_node *gp_dev_checked[GP_POLICY_MAX_DEVS];
 static bool gp_dev_usable[GP_POLICY_MAX_DEVS];
 
+/*
+ * S4-10: scans since the last SET_CU_MASK call gpreempt missed (0: one
+ * missed before this scan's snapshot was taken; large: none lately).
+ */
+static unsigned int gp_cu_lost_age = UINT_MAX;
+
 /* gp_backend_dev_usable(@e->dev), asked once per device and tick. */
 static bool gp_scan_dev_usable(const struct gp_queue *e)
 {
@@ -121,9 +127,51 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 		e->info_parked_at = now;
 		in->state = GP_Q_SUSPENDED;
 	}
+	/*
+	 * S4-10: created just before a missed SET_CU_MASK was noticed, it was
+	 * not in that scan's snapshot: its mask may be the one missed.
+	 */
+	if (gp_cu_lost_age <= 1)
+		WRITE_ONCE(e->cu_mask_unknown, true);
 	e->seen = true;
 	e->dirty = true;
 	gp_stats.queues_seen++;
+}
+
+/*
+ * S4-10: a SET_CU_MASK or property update ran in KFD unseen (no kretprobe
+ * instance was free): no queue's recorded mask can be trusted to give back
+ * (unknown: parked instead of shrunk, until its owner sets one gpreempt
+ * sees), and every queue's properties are read again.
+ */
+static void gp_scan_lost(int n)
+{
+	u32 lost = gp_hooks_lost();
+	int i, shrunk = 0;
+
+	if (gp_cu_lost_age < UINT_MAX)
+		gp_cu_lost_age++;
+	if (!lost)
+		return;
+	if (lost & GP_LOST_CU_MASK)
+		gp_cu_lost_age = 0;
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+
+		if (lost & GP_LOST_PROPS)
+			WRITE_ONCE(e->props_stale, true);
+		if (!(lost & GP_LOST_CU_MASK))
+			continue;
+		WRITE_ONCE(e->cu_mask_unknown, true);
+		shrunk += e->pq.state == GP_PS_SHRUNK;
+	}
+	pr_warn_ratelimited("missed a%s%s call in KFD: %s%s\n",
+			    lost & GP_LOST_CU_MASK ? " SET_CU_MASK" : "",
+			    lost & GP_LOST_PROPS ? " queue update" : "",
+			    lost & GP_LOST_CU_MASK ?
+			    "no queue is shrunk until its owner sets its CU mask again" :
+			    "queue properties are read again",
+			    shrunk ? "; a shrunk queue grows back to the last mask seen" : "");
 }
 
 /*
@@ -238,6 +286,7 @@ void gp_scan(int n, u64 t0, bool deep)
 		gp_dev_cus[i] = 0;
 		gp_dev_checked[i] = NULL;
 	}
+	gp_scan_lost(n);
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
 
