@@ -68,10 +68,12 @@ enum gp_test_window {
 void gp_test_window(enum gp_test_window w);
 unsigned int gp_test_max_queues(void);
 bool gp_test_ibt(void);
+unsigned int gp_test_maxactive(void);
 #else
 static inline void gp_test_window(enum gp_test_window w) { }
 static inline unsigned int gp_test_max_queues(void) { return 0; }
 static inline bool gp_test_ibt(void) { return false; }
+static inline unsigned int gp_test_maxactive(void) { return 0; }
 #endif
 
 /* ---- KFD entry points resolved at load (ksyms.c) ---- */
@@ -412,5 +414,8 @@ void gp_monitor_free(void);
 int gp_hooks_init(void);
 void gp_hooks_exit(void);
 u64 gp_hooks_missed(void);
+#define GP_LOST_CU_MASK 1	/* a SET_CU_MASK call ran unseen (S4-10) */
+#define GP_LOST_PROPS 2		/* a queue property update ran unseen */
+u32 gp_hooks_lost(void);
 
 #endif /* GP_GPREEMPT_H */

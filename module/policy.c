@@ -21,15 +21,26 @@
  *   - A held queue (parked by hand) is parked whatever the levels say, and
  *     stays parked until the hold is released; only "disabled" and "not
  *     parkable" take it back.
- *   - Dependencies (S3 F10): a queue waiting at a barrier packet is not
- *     busy.  When its barrier passes, the lower queues of its device whose
- *     work completed since it was last seen blocked are what it waited on
- *     (its providers: the producer stream of a hipStreamWaitEvent, an IPC
- *     event's owner); they inherit its priority, so they are not parked
- *     for it, nor for its level, while it stays busy or blocked.  Its next
- *     request waits on them again, and a park would hold back the work it
- *     waits for.  A provider that did not progress at the queue's next
- *     barrier is not its provider any more.
+ *   - Dependencies (S3 F10, S4-3): a queue waiting at a barrier packet
+ *     keeps its level busy for the hold, like pending work (a short wait
+ *     costs no park and unpark below it); then its level is released for
+ *     one slice (min_slice), time for a provider in another process (an
+ *     IPC event's owner) to run; a barrier that still holds makes the level
+ *     busy again (the starvation guard covers longer waits).  Providers
+ *     come only from the waiting queue's own process (its group): while it
+ *     waits, its lower queues on the device inherit its priority (the
+ *     producer stream of a hipStreamWaitEvent), and when its barrier passes
+ *     those whose work completed since it was last seen blocked keep it, so
+ *     they are not parked for it, nor for its level, while it stays busy or
+ *     blocked.  A provider that did not progress at the queue's next
+ *     barrier is not its provider any more.  A queue of another process is
+ *     never a provider: running while a higher queue waits is no evidence
+ *     (a best-effort queue with a backlog always runs then).
+ *   - Unknown fails closed (S4-12): a queue whose dispatch ids cannot be
+ *     read is never pending, so it never makes its level busy; below a busy
+ *     level it is parked like a queue with work.  Read-index progress since
+ *     the last scan also counts as work of a lower queue for the
+ *     hysteresis: the write index is the client's to forge.
  *   - Starvation guard: a queue parked for max_suspend gets a min_slice of run
  *     time before it may be parked again, so best-effort work always moves.
  *   - Shrink (a queue marked shrinkable): where the rule parks a queue, it is
@@ -49,29 +60,49 @@
  */
 #include "policy.h"
 
-static bool busy_within(const struct gp_pq *q, u64 hold_ns, u64 now)
+/*
+ * S4-3: a queue at a barrier is busy for @hold from the start of its wait,
+ * then not for one slice (a provider in another process may run), then busy
+ * again until the barrier passes.
+ */
+static bool blocked_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 hold,
+			 u64 now)
 {
-	/*
-	 * Waiting at a barrier, a queue waits on others (S3 F10): its level
-	 * releases at once, without the hysteresis, so the producer it may
-	 * wait on is not held parked for it.
-	 */
+	u64 t = now - q->blocked_since_ns;
+
+	return t < hold || t - hold >= pp->min_slice_ns;
+}
+
+static bool busy_within(const struct gp_pq *q, const struct gp_policy_params *pp, u64 hold,
+			u64 now)
+{
 	if (q->blocked)
-		return false;
-	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < hold_ns);
+		return blocked_busy(q, pp, hold, now);
+	return q->pending || (q->last_pending_ns && now - q->last_pending_ns < hold);
 }
 
 /*
- * May lower queue @q still run work a park would stop?  Pending now or
- * within the hysteresis, or (early-rptr firmware, S3 F11) its read index
- * moved within the dispatch window: a dispatch started then may still run.
+ * May lower queue @q still run work a park would stop?  Unknown (S4-12:
+ * fails closed); pending now or within the hysteresis; its read index moved
+ * within the hysteresis (the write index is the client's to forge) or, for
+ * early-rptr firmware (S3 F11), within the dispatch window: a dispatch
+ * started then may still run.  A queue at a barrier may not, until the wait
+ * outlasts the hysteresis and a slice (a barrier header read through the
+ * client's mapping is the client's to forge too).
  */
 static bool may_run(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
 {
-	if (busy_within(q, pp->hysteresis_ns, now))
+	u64 win = pp->dispatch_window_ns > pp->hysteresis_ns ? pp->dispatch_window_ns :
+							       pp->hysteresis_ns;
+
+	if (q->unknown)
 		return true;
-	return pp->dispatch_window_ns && !q->blocked && q->last_progress_ns &&
-	       now - q->last_progress_ns < pp->dispatch_window_ns;
+	if (q->blocked)
+		return now - q->blocked_since_ns >= pp->hysteresis_ns &&
+		       now - q->blocked_since_ns - pp->hysteresis_ns >= pp->min_slice_ns;
+	if (busy_within(q, pp, pp->hysteresis_ns, now))
+		return true;
+	return q->last_progress_ns && now - q->last_progress_ns < win;
 }
 
 /* Is @q's level busy: pending, or within its device's hold? */
@@ -79,7 +110,7 @@ static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp,
 {
 	u64 hold = pp->dev_hold_ns ? pp->dev_hold_ns[gp_pq_dev(q)] : pp->hysteresis_ns;
 
-	return busy_within(q, hold, now);
+	return busy_within(q, pp, hold, now);
 }
 
 /**
@@ -118,30 +149,42 @@ u64 gp_hold_ns(const struct gp_hold *h, u64 cap_ns, u64 floor_ns)
 	return pair > floor_ns ? pair : (floor_ns < cap_ns ? floor_ns : cap_ns);
 }
 
-/*
- * @x's barrier passed: @y (same device) is its provider if it completed
- * work since @x was last seen blocked; a former provider of @x that did not
- * is not any more.
- */
-static void gp_policy_provider(const struct gp_pq *x, struct gp_pq *y)
+/* Is @y a lower queue of @x's group (and device) that may provide for it? */
+static bool gp_policy_same_group(const struct gp_pq *x, const struct gp_pq *y)
 {
-	if (y->prio >= x->prio || y->signal_only)
-		return;
-	if (y->last_progress_ns && y->last_progress_ns >= x->last_blocked_ns) {
-		if (!y->inherited || y->inherit_prio <= x->prio) {
-			y->inherited = true;
-			y->inherit_prio = x->prio;
-			y->inherit_from = x->id;
-		}
-	} else if (y->inherited && y->inherit_from == x->id) {
-		y->inherited = false;
+	return x->group && y->group == x->group && y->prio < x->prio && !y->signal_only;
+}
+
+/* @y inherits @x's priority (the higher of two it inherits). */
+static void gp_policy_inherit(const struct gp_pq *x, struct gp_pq *y)
+{
+	if (!y->inherited || y->inherit_prio <= x->prio) {
+		y->inherited = true;
+		y->inherit_prio = x->prio;
+		y->inherit_from = x->id;
 	}
 }
 
 /*
- * S3 F10: barriers that passed this tick make providers of the queues that
- * completed work meanwhile; a provider keeps its inherited priority while a
- * dependent queue at least that high is busy or blocked on its device.
+ * @x's barrier passed: @y (same device and group) is its provider if it
+ * completed work since @x was last seen blocked; a former provider of @x
+ * that did not is not any more.
+ */
+static void gp_policy_provider(const struct gp_pq *x, struct gp_pq *y)
+{
+	if (!gp_policy_same_group(x, y))
+		return;
+	if (y->last_progress_ns && y->last_progress_ns >= x->last_blocked_ns)
+		gp_policy_inherit(x, y);
+	else if (y->inherited && y->inherit_from == x->id)
+		y->inherited = false;
+}
+
+/*
+ * S3 F10, S4-3: a queue waiting at a barrier makes providers of its own
+ * group's lower queues while it waits; when it passes, of those that
+ * completed work meanwhile.  A provider keeps its inherited priority while
+ * a dependent queue at least that high is busy or blocked on its device.
  */
 static void gp_policy_deps(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
 			   struct gp_policy_result *r)
@@ -159,8 +202,16 @@ static void gp_policy_deps(const struct gp_policy_params *pp, struct gp_pq *q, u
 				if (j != i && gp_pq_dev(&q[j]) == d)
 					gp_policy_provider(x, &q[j]);
 		}
-		if (x->blocked)
+		if (x->blocked) {
 			x->last_blocked_ns = now;
+			x->dependent = true;
+			for (j = 0; j < n; j++) {
+				struct gp_pq *y = &q[j];
+
+				if (j != i && gp_pq_dev(y) == d && gp_policy_same_group(x, y))
+					gp_policy_inherit(x, y);
+			}
+		}
 		x->was_blocked = x->blocked;
 		if (!x->blocked && !level_busy(x, pp, now))
 			x->dependent = false;
@@ -238,6 +289,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			q[i].last_pending_ns = now;
 		if (q[i].progressed)
 			q[i].last_progress_ns = now;
+		if (q[i].blocked && !q[i].was_blocked)
+			q[i].blocked_since_ns = now;
 		d = gp_pq_dev(&q[i]);
 		bit = 1ULL << d;
 		if (q[i].pending && (!(r.pend_valid & bit) || q[i].prio > r.pend_top[d])) {
@@ -292,10 +345,11 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		} else if (pp->enabled && x->parkable && below && may_run(x, pp, now) &&
 			   now >= x->slice_until_ns) {
 			/*
-			 * Pending now, within the hysteresis, or within the
-			 * dispatch window (S3 F11): CP firmware that advances
-			 * the read index when a dispatch starts shows a queue
-			 * whose one long kernel still runs as empty.
+			 * Pending now, within the hysteresis, progressed
+			 * within it or the dispatch window (S3 F11: CP
+			 * firmware that advances the read index when a
+			 * dispatch starts shows a queue whose one long kernel
+			 * still runs as empty), or unknown (S4-12).
 			 */
 			want(x, x->shrinkable ? GP_ACT_SHRINK : GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
 		}

@@ -87,12 +87,21 @@ struct gp_policy_params {
  * @dev: device index (0..GP_POLICY_MAX_DEVS-1); only queues of one device compete
  * @prio: effective priority (higher runs first); any int range
  * @pending: the queue has work (wptr != rptr) at this scan
- * @blocked: it has work but waits at a barrier packet (not @pending): its
- *	     level is not busy, not even within the hysteresis
+ * @blocked: it has work but waits at a barrier packet (not @pending), and
+ *	     its read index did not move since the previous scan: its level
+ *	     stays busy for the hold, is then released for one slice
+ *	     (@min_slice_ns: a provider in another process may run), and is
+ *	     busy again if the barrier still holds (S4-3)
  * @progressed: its read index moved since the previous scan (it completed
- *		work): with @blocked, how the policy finds whom a queue waits on
+ *		work): with @blocked, how the policy finds whom a queue waits
+ *		on; for a lower queue, work it may still be doing (S4-12)
+ * @unknown: its dispatch ids could not be read at this scan (S4-12): never
+ *	     @pending, so it never makes its level busy, but below a busy
+ *	     level it is parked like a queue with work (fails closed)
  * @id: the caller's stable identity of the queue (0: none; queues with the
  *	same id are taken for one)
+ * @group: the queue's trust domain, its process (0: none): a queue waiting
+ *	   at a barrier has providers only in its own group (S4-3)
  * @parkable: gpreempt may park it (compute, not debugged, device healthy)
  * @signal_only: a copy (SDMA) queue: its pending work makes its level busy,
  *		 but it is never parked nor counted as an inversion
@@ -107,13 +116,15 @@ struct gp_policy_params {
  * @slice_until_ns: policy-owned: starvation slice, no park before this
  * @was_blocked: policy-owned: @blocked at the previous decision
  * @last_blocked_ns: policy-owned: last time @blocked was seen
+ * @blocked_since_ns: policy-owned: when its current wait at a barrier began
  * @last_progress_ns: policy-owned: last time @progressed was seen
  * @dependent: policy-owned: its work came through a barrier in its current
  *	       busy period (it waits on other queues' work, S3 F10)
- * @inherited: policy-owned: a provider: a higher queue's barrier passed when
- *	       this queue's work completed, so the higher queue waits on it;
- *	       it is not parked below @inherit_prio while a dependent queue
- *	       that high stays busy on its device
+ * @inherited: policy-owned: a provider: a higher queue of its own group
+ *	       waits at a barrier, or its barrier passed when this queue's
+ *	       work completed, so the higher queue waits on it; it is not
+ *	       parked below @inherit_prio while a dependent queue that high
+ *	       stays busy or blocked on its device
  * @inherit_prio: policy-owned: the priority it inherits (valid if @inherited)
  * @inherit_from: policy-owned: @id of the dependent queue it inherits from
  * @granted: policy-owned scratch (action within the tick's budget)
@@ -129,7 +140,9 @@ struct gp_pq {
 	bool pending;
 	bool blocked;
 	bool progressed;
+	bool unknown;
 	u64 id;
+	u64 group;
 	bool parkable;
 	bool signal_only;
 	bool hold;
@@ -140,6 +153,7 @@ struct gp_pq {
 	u64 slice_until_ns;
 	bool was_blocked;
 	u64 last_blocked_ns;
+	u64 blocked_since_ns;
 	u64 last_progress_ns;
 	bool dependent;
 	bool inherited;

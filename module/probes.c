@@ -93,12 +93,22 @@ static int gp_on_update_return(struct kretprobe_instance *ri, struct pt_regs *re
 	return 0;
 }
 
+/*
+ * S4-10: a kretprobe instance is held from a call's entry to its return,
+ * and SET_CU_MASK's and UPDATE_QUEUE's calls sleep there (an unmap and map
+ * of the device under HWS): maxactive bounds the callers sleeping at once,
+ * not a rate.  A call that finds none free runs without either handler
+ * (nmissed); gp_hooks_lost() tells the monitor, which then trusts no
+ * recorded mask or property.
+ */
+#define GP_PROBE_MAXACTIVE 1024
+
 static struct kretprobe gp_update_probe = {
 	.kp.symbol_name = "pqm_update_queue_properties",
 	.entry_handler = gp_on_update_entry,
 	.handler = gp_on_update_return,
 	.data_size = sizeof(struct gp_update_call),
-	.maxactive = 64,
+	.maxactive = GP_PROBE_MAXACTIVE,
 };
 
 /* Per-call data of the pqm_update_mqd kretprobe: the mask, copied at entry. */
@@ -145,7 +155,7 @@ static struct kretprobe gp_cu_mask_probe = {
 	.entry_handler = gp_on_cu_mask_entry,
 	.handler = gp_on_cu_mask_return,
 	.data_size = sizeof(struct gp_cu_mask_call),
-	.maxactive = 16,
+	.maxactive = GP_PROBE_MAXACTIVE,
 };
 
 /* Per-call data of the pqm_destroy_queue and kfd_dbg_trap_* kretprobes. */
@@ -383,6 +393,10 @@ int gp_hooks_init(void)
 		if (ret)
 			goto err_unregister_probes;
 	}
+	if (gp_test_maxactive()) {
+		gp_cu_mask_probe.maxactive = gp_test_maxactive();
+		gp_update_probe.maxactive = gp_test_maxactive();
+	}
 	for (i = 0; i < ARRAY_SIZE(gp_rprobes); i++) {
 		if (!gp_rprobe_wanted(gp_rprobes[i]))
 			continue;
@@ -436,6 +450,40 @@ void gp_hooks_exit(void)
 		kp->addr = NULL;
 		kp->flags = 0;
 	}
+}
+
+/* Missed calls of @rp (no instance free, or a reentrant hit). */
+static unsigned long gp_rprobe_missed(const struct kretprobe *rp)
+{
+	return READ_ONCE(rp->nmissed) + READ_ONCE(rp->kp.nmissed);
+}
+
+/**
+ * gp_hooks_lost() - were SET_CU_MASK or property-update calls missed?
+ *
+ * S4-10: a missed call ran in KFD without gpreempt seeing it: a CU mask
+ * it set is not recorded (a grow-back would write the older one back), a
+ * priority or percentage update not marked for re-reading.  Monitor only:
+ * each call reports what was missed since the previous one.
+ *
+ * Return: GP_LOST_CU_MASK and/or GP_LOST_PROPS, or 0.
+ */
+u32 gp_hooks_lost(void)
+{
+	static unsigned long seen_cu, seen_props;
+	unsigned long cu = 0, props = 0;
+	u32 lost = 0;
+
+	if (READ_ONCE(gp_reg.have_cu_masks))
+		cu = gp_rprobe_missed(&gp_cu_mask_probe);
+	props = gp_rprobe_missed(&gp_update_probe);
+	if (cu != seen_cu)
+		lost |= GP_LOST_CU_MASK;
+	if (props != seen_props)
+		lost |= GP_LOST_PROPS;
+	seen_cu = cu;
+	seen_props = props;
+	return lost;
 }
 
 /**

@@ -32,6 +32,12 @@ u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
 static struct kfd_node *gp_dev_checked[GP_POLICY_MAX_DEVS];
 static bool gp_dev_usable[GP_POLICY_MAX_DEVS];
 
+/*
+ * S4-10: scans since the last SET_CU_MASK call gpreempt missed (0: one
+ * missed before this scan's snapshot was taken; large: none lately).
+ */
+static unsigned int gp_cu_lost_age = UINT_MAX;
+
 /* gp_backend_dev_usable(@e->dev), asked once per device and tick. */
 static bool gp_scan_dev_usable(const struct gp_queue *e)
 {
@@ -121,9 +127,51 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 		e->info_parked_at = now;
 		in->state = GP_Q_SUSPENDED;
 	}
+	/*
+	 * S4-10: created just before a missed SET_CU_MASK was noticed, it was
+	 * not in that scan's snapshot: its mask may be the one missed.
+	 */
+	if (gp_cu_lost_age <= 1)
+		WRITE_ONCE(e->cu_mask_unknown, true);
 	e->seen = true;
 	e->dirty = true;
 	gp_stats.queues_seen++;
+}
+
+/*
+ * S4-10: a SET_CU_MASK or property update ran in KFD unseen (no kretprobe
+ * instance was free): no queue's recorded mask can be trusted to give back
+ * (unknown: parked instead of shrunk, until its owner sets one gpreempt
+ * sees), and every queue's properties are read again.
+ */
+static void gp_scan_lost(int n)
+{
+	u32 lost = gp_hooks_lost();
+	int i, shrunk = 0;
+
+	if (gp_cu_lost_age < UINT_MAX)
+		gp_cu_lost_age++;
+	if (!lost)
+		return;
+	if (lost & GP_LOST_CU_MASK)
+		gp_cu_lost_age = 0;
+	for (i = 0; i < n; i++) {
+		struct gp_queue *e = gp_snap[i];
+
+		if (lost & GP_LOST_PROPS)
+			WRITE_ONCE(e->props_stale, true);
+		if (!(lost & GP_LOST_CU_MASK))
+			continue;
+		WRITE_ONCE(e->cu_mask_unknown, true);
+		shrunk += e->pq.state == GP_PS_SHRUNK;
+	}
+	pr_warn_ratelimited("missed a%s%s call in KFD: %s%s\n",
+			    lost & GP_LOST_CU_MASK ? " SET_CU_MASK" : "",
+			    lost & GP_LOST_PROPS ? " queue update" : "",
+			    lost & GP_LOST_CU_MASK ?
+			    "no queue is shrunk until its owner sets its CU mask again" :
+			    "queue properties are read again",
+			    shrunk ? "; a shrunk queue grows back to the last mask seen" : "");
 }
 
 /*
@@ -134,7 +182,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 {
 	struct gp_queue_info *in = &e->info;
 	u64 rptr = 0, wptr = 0;
-	bool pending, blocked;
+	bool pending, blocked, progressed;
 	u32 src, path, percent;
 	int prio, rd;
 
@@ -146,11 +194,25 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	}
 	if (!e->seen)
 		gp_first_sight(e, t0);
-	/* M6: unknown is not pending, so it never triggers or holds a park. */
+	/*
+	 * M6: unknown is not pending, so it never triggers a park; S4-12: but
+	 * the policy parks it below a busy level (e->pq.unknown).  A failed
+	 * read keeps the last ids read, so the next read's progress is real.
+	 */
 	rd = gp_ptr_read(e, &rptr, &wptr);
+	if (rd) {
+		rptr = in->rptr;
+		wptr = in->wptr;
+	}
 	pending = !rd && wptr != rptr;
-	/* F10: waiting at a barrier is not pending: it may wait on a lower queue. */
-	blocked = pending && gp_ptr_head_blocked(e, rptr);
+	progressed = !rd && rptr != in->rptr;
+	/*
+	 * F10: waiting at a barrier is not pending: it may wait on a lower
+	 * queue.  S4-12: the header is read through the client's mapping, so
+	 * it counts only while the read index stands still: a queue whose
+	 * read index moved since the last scan is running.
+	 */
+	blocked = pending && !progressed && gp_ptr_head_blocked(e, rptr);
 	if (blocked)
 		pending = false;
 	if (e->sdma && !READ_ONCE(gp_param.sdma_hint))
@@ -171,8 +233,12 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.pending = pending;
 	e->pq.blocked = blocked;
 	/* F10: completed work, to find whom a queue at a barrier waited on. */
-	e->pq.progressed = !rd && rptr != in->rptr;
+	e->pq.progressed = progressed;
+	/* S4-12: an AQL queue whose ids cannot be read is parked below a busy level. */
+	e->pq.unknown = rd && e->aql;
 	e->pq.id = (u64)(uintptr_t)e;
+	/* S4-3: a barrier's providers come from its own process only. */
+	e->pq.group = (u64)(uintptr_t)e->proc;
 	e->pq.prio = prio;
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;
@@ -230,6 +296,7 @@ void gp_scan(int n, u64 t0, bool deep)
 		gp_dev_cus[i] = 0;
 		gp_dev_checked[i] = NULL;
 	}
+	gp_scan_lost(n);
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
 
@@ -264,7 +331,7 @@ enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0)
 		if (e->gone)
 			continue;
 		if (e->pq.state != GP_PS_RUNNING ||
-		    (e->pq.pending && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
+		    ((e->pq.pending || e->pq.unknown) && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
 		    e->pq.last_pending_ns == t0)
 			return GP_TICK_FAST;
 		if (e->pq.pending || e->pq.blocked || e->pq.hold || e->pq.state != GP_PS_RUNNING)

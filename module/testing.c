@@ -21,6 +21,7 @@
 static unsigned int gp_test_delay_us[2];
 static unsigned int gp_test_queues;
 static bool gp_test_ibt_on;
+static unsigned int gp_test_maxactive_n;
 
 static int gp_test_set(const char *val, const struct kernel_param *kp)
 {
@@ -52,6 +53,9 @@ MODULE_PARM_DESC(test_max_queues,
 module_param_named(test_ibt, gp_test_ibt_on, bool, 0400);
 MODULE_PARM_DESC(test_ibt,
 		 "TESTING BUILD: check dqm->ops targets for ENDBR as on an IBT CPU (default 0)");
+module_param_named(test_maxactive, gp_test_maxactive_n, uint, 0400);
+MODULE_PARM_DESC(test_maxactive,
+		 "TESTING BUILD: maxactive of the SET_CU_MASK and update kretprobes, 0 = 1024 (default 0)");
 MODULE_INFO(testing, "GP_TESTING build with test-only race windows; not for production");
 
 /**
@@ -84,4 +88,14 @@ unsigned int gp_test_max_queues(void)
 bool gp_test_ibt(void)
 {
 	return gp_test_ibt_on;
+}
+
+/**
+ * gp_test_maxactive() - the test's kretprobe instance count (S4-10)
+ *
+ * Return: the count, or 0 for the default.
+ */
+unsigned int gp_test_maxactive(void)
+{
+	return gp_test_maxactive_n;
 }

@@ -101,6 +101,13 @@
  * holds the process's p->mutex until the server goes.  It prints
  * "userptr: mapping" before the ioctl and "userptr: done RC" after it; the
  * queues keep working meanwhile.
+ * --cu-mask-loop (with --cu-mask) sets the mask on every queue again and
+ * again, back to back, for the whole run, and prints "cu_mask_sets=N" at
+ * the end (S4-10: callers sleeping in SET_CU_MASK hold kretprobe instances).
+ * --hide-ids makes the CPU page of every queue's dispatch ids unreadable
+ * (PROT_NONE over it) right after the queue is created, and works on
+ * through a second view of the same memory (S4-12: a client that does not
+ * map its ids where gpreempt reads them); the simulated GPU is unaffected.
  * --mutex-threads N keeps the process's own p->mutex busy while it runs (S3
  * F20, evasion): N threads loop on an ioctl that takes it, and the count of
  * those ioctls is printed at the end ("mutex_ioctls=").  The ioctl is
@@ -314,6 +321,8 @@ static volatile sig_atomic_t stop;
 static volatile sig_atomic_t reset_now;	/* SIGUSR1: --reset-ms now */
 static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
 static const char *remap_ids;	/* --remap-ids FILE (idle) */
+static bool cu_mask_loop;	/* --cu-mask-loop: set --cu-mask again and again */
+static long cu_mask_sets;	/* ... how many times it was set */
 
 /* --mutex-threads: threads looping on an ioctl that takes p->mutex. */
 #define MAX_MUTEX_THREADS 64
@@ -690,6 +699,17 @@ static int run(void)
 				errors++;
 			evicted = true;
 		}
+		if (cu_mask_loop && cu_mask_bits) {
+			/* S4-10: SET_CU_MASK back to back (its calls sleep in KFD). */
+			for (i = 0; i < opt.queues; i++) {
+				int r = q_set_cu_mask(&qs[i], cu_mask, cu_mask_bits);
+
+				if (r && r != -EBUSY && r != -ETIME && r != -EIO)
+					errors++;
+				cu_mask_sets += !r;
+			}
+			continue;
+		}
 		if (opt.update_ms && now_us() >= next_update) {
 			for (i = 0; i < opt.queues; i++)
 				if (q_update(&qs[i], 100, opt.prio))
@@ -790,6 +810,8 @@ static int run(void)
 			sleep_us(10000);
 		}
 	}
+	if (cu_mask_loop)
+		printf("gpload: cu_mask_sets=%ld\n", cu_mask_sets);
 	mutex_threads(false, NULL);
 	if (reset) {
 		/* A reset queue's work is lost, as on the GPU: nothing to verify. */
@@ -969,9 +991,11 @@ static void usage(void)
 		"usage: gpload [lc|be|churn|idle|producer|rocr]... [--mode lc|be|churn|idle|producer]\n"
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--start-at US] [--inflight N] [--rocr]\n"
-		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--sdma] [--pm4]\n"
+		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--hide-ids]\n"
+		"              [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
 		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
+		"              [--cu-mask-loop]\n"
 		"              [--mutex-threads N [--mutex-us US]] [--userptr-stall FILE]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
@@ -995,7 +1019,8 @@ int main(int argc, char **argv)
 		{ "inflight", 1, 0, 'i' }, { "rocr", 0, 0, 'r' }, { "update-ms", 1, 0, 'U' },
 		{ "json", 1, 0, 'j' }, { "lat-out", 1, 0, 'l' }, { "seed", 1, 0, 's' },
 		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "evict-ms", 1, 0, 'E' },
-		{ "pfnmap", 0, 0, 'F' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
+		{ "pfnmap", 0, 0, 'F' }, { "hide-ids", 0, 0, '9' },
+		{ "cu-mask-loop", 0, 0, '8' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
 		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
 		{ "gpu", 1, 0, 'G' }, { "barrier", 0, 0, 'B' }, { "copy-us", 1, 0, 'c' },
@@ -1034,6 +1059,8 @@ int main(int argc, char **argv)
 		case 'D': opt.debug = true; break;
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
+		case '9': hide_ids = true; break;
+		case '8': cu_mask_loop = true; break;
 		case 'S': queue_type = KFDSIM_QUEUE_TYPE_SDMA; break;
 		case '4': queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_PM4; break;
 		case 'R': rename_to = optarg; break;
@@ -1124,6 +1151,10 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, on_usr1);
 	if (opt.copy_us > 0 && strcmp(opt.mode, "lc")) {
 		fprintf(stderr, "gpload: --copy-us needs --mode lc\n");
+		return 2;
+	}
+	if (hide_ids && use_pfnmap) {
+		fprintf(stderr, "gpload: --hide-ids and --pfnmap exclude each other\n");
 		return 2;
 	}
 	if (remap_ids && strcmp(opt.mode, "idle")) {

@@ -12,11 +12,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <time.h>
 #include "gpload.h"
 
 int fd = -1;
 bool use_pfnmap;
+bool hide_ids;
 uint32_t cu_mask[32];		/* --cu-mask: applied to every new queue */
 uint32_t cu_mask_bits;		/* 0: none */
 uint32_t queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
@@ -78,15 +80,31 @@ int q_create_in(struct gq *q, int prio, bool rocr, void *area, size_t area_len,
 {
 	struct kfdsim_create_queue_args a = { 0 };
 	size_t ring_len = RING_SLOTS * sizeof(struct kfdsim_packet);
+	int i, mfd = -1;
 	char *m;
-	int i;
 
 	memset(q, 0, sizeof(*q));
 	q->fd = fd;		/* the context the queue is created in */
 	q->len = ring_len + 4096 + RING_SLOTS * 8;
-	m = mmap(NULL, q->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return -errno;
+	if (hide_ids) {
+		/* Shared memory: a second view of the ids page after the first goes. */
+		mfd = memfd_create("gpload-ids", MFD_CLOEXEC);
+		if (mfd < 0 || ftruncate(mfd, q->len)) {
+			i = -errno;
+			if (mfd >= 0)
+				close(mfd);
+			return i;
+		}
+		m = mmap(NULL, q->len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	} else {
+		m = mmap(NULL, q->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	if (m == MAP_FAILED) {
+		i = -errno;
+		if (mfd >= 0)
+			close(mfd);
+		return i;
+	}
 	q->mem = m;
 	q->ring = (struct kfdsim_packet *)m;
 	/* amd_queue_t-like: write index, then the read index 72 bytes later. */
@@ -125,6 +143,8 @@ int q_create_in(struct gq *q, int prio, bool rocr, void *area, size_t area_len,
 	if (ioctl(q->fd, KFDSIM_IOC_CREATE_QUEUE, &a)) {
 		int e = -errno;
 
+		if (mfd >= 0)
+			close(mfd);
 		munmap(m, q->len);
 		q->mem = NULL;
 		if (q->ptrmem)
@@ -133,6 +153,29 @@ int q_create_in(struct gq *q, int prio, bool rocr, void *area, size_t area_len,
 		return e;
 	}
 	q->id = a.queue_id;
+	if (mfd >= 0) {
+		/*
+		 * --hide-ids (S4-12): the registered CPU page of the dispatch
+		 * ids becomes unreadable (PROT_NONE); the queue's work goes on
+		 * through a second view of the same page, and the simulated
+		 * GPU keeps the page it pinned (as the GPU VM keeps the BO).
+		 */
+		char *alias = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, ring_len);
+		int e = alias == MAP_FAILED ? -errno : 0;
+
+		close(mfd);
+		if (e)
+			return e;
+		if (mmap(m + ring_len, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+			 -1, 0) == MAP_FAILED) {
+			e = -errno;
+			munmap(alias, 4096);
+			return e;
+		}
+		q->ptrmem = alias;
+		q->wptr = (_Atomic uint64_t *)(alias + 56);
+		q->rptr = (_Atomic uint64_t *)(alias + 128);
+	}
 	if (cu_mask_bits) {
 		int r, tries = 0;
 

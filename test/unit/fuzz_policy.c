@@ -7,7 +7,10 @@
  * queues not parkable, some shrinkable (shrunk where they would be parked,
  * no starvation bound for them), random parameter sets (changed now and then within a
  * scenario too), random backend failures (gp_policy_commit(ok=false)) and
- * random tick lengths.  Every tick is checked against a model written from
+ * random tick lengths, queues whose dispatch ids are unreadable (S4-12:
+ * never pending, parked below a busy level) and queues whose read index
+ * moves without pending work (S4-12: work for a park, not for a level).
+ * Every tick is checked against a model written from
  * the rule in policy.c's file-top comment, kept independently of the
  * policy-owned fields, plus the invariants below.  Each invariant family is
  * one TAP line with the number of checks made; the first violation stops
@@ -61,7 +64,7 @@ static unsigned int rnd(unsigned int n)
 enum fam {
 	F_TOP,		/* top level and inversion as the rule defines them */
 	F_PARK_TOP,	/* no new park at or above the top busy level */
-	F_PARK_WHO,	/* park only busy (pending or within hysteresis), parkable, running, below-top, enabled */
+	F_PARK_WHO,	/* park only busy (pending or within hysteresis), progressed within it or unknown; parkable, running, below-top, enabled */
 	F_UNPARK_WHO,	/* unparks: only parked queues, with the rule's reason */
 	F_WANTED,	/* every wanted action is emitted or counted as deferred */
 	F_BUDGET,	/* actions <= max_actions; parks/unparks/deferred counts */
@@ -77,7 +80,7 @@ enum fam {
 static const char *const fam_name[F_NR] = {
 	[F_TOP] = "top level and inversion follow the rule",
 	[F_PARK_TOP] = "no queue at or above the top busy level is parked",
-	[F_PARK_WHO] = "park only busy (pending or recently), parkable, running, below-top queues, when enabled",
+	[F_PARK_WHO] = "park only busy (pending or recently), progressing or unknown, parkable, running, below-top queues, when enabled",
 	[F_UNPARK_WHO] = "unpark only parked queues, with the rule's reason",
 	[F_WANTED] = "every action the rule wants is emitted or deferred",
 	[F_BUDGET] = "actions <= max_actions; parks, unparks, deferred counted right",
@@ -112,6 +115,10 @@ struct mq {
 	enum want want;
 	enum gp_reason why;	/* expected reason; GP_WHY_NONE: either unpark reason */
 	unsigned int deferrals;	/* ticks the wanted owed unpark was not granted */
+	int unk;		/* 0: readable, 1: never readable, 2: now and then */
+	int prog;		/* read index: 0 still, 1 moves when pending, 2 random, 3 when running */
+	bool pseen;		/* progress was seen at some scan */
+	u64 last_progress;
 };
 
 struct sim {
@@ -183,6 +190,8 @@ static void new_scenario(struct sim *s)
 		m->phase = rnd(m->period);
 		m->p_on = 1 + rnd(20);
 		m->p_off = 1 + rnd(20);
+		m->unk = rnd(8) ? 0 : 1 + rnd(2);
+		m->prog = rnd(4);
 		/* Some queues start out parked by an earlier scenario. */
 		if (rnd(10) == 0) {
 			x->state = x->shrinkable && rnd(2) ? GP_PS_SHRUNK : GP_PS_PARKED;
@@ -246,6 +255,13 @@ static bool busy(const struct sim *s, u32 i)
 {
 	return s->q[i].pending ||
 	       (s->m[i].seen && s->now - s->m[i].last_pending < s->pp.hysteresis_ns);
+}
+
+/* A lower queue a park would stop: busy, progressed recently, or unknown (S4-12). */
+static bool may_run(const struct sim *s, u32 i)
+{
+	return busy(s, i) || s->q[i].unknown ||
+	       (s->m[i].pseen && s->now - s->m[i].last_progress < s->pp.hysteresis_ns);
 }
 
 /* The model's device slot: its own clamp, not gp_pq_dev(). */
@@ -336,8 +352,19 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 		}
 		if (!s->quiet)
 			perturb(s);
-		for (i = 0; i < s->n; i++)
-			s->q[i].pending = !s->quiet && next_pending(&s->m[i], s->q[i].pending, t);
+		for (i = 0; i < s->n; i++) {
+			struct gp_pq *x = &s->q[i];
+			struct mq *m = &s->m[i];
+
+			x->pending = !s->quiet && next_pending(m, x->pending, t);
+			/* S4-12: unreadable ids: never pending, never progressing. */
+			x->unknown = m->unk == 1 || (m->unk == 2 && rnd(3) == 0);
+			if (x->unknown)
+				x->pending = false;
+			x->progressed = !x->unknown &&
+					(m->prog == 1 ? x->pending : m->prog == 2 ? rnd(2) == 0 :
+					 m->prog == 3 ? x->state == GP_PS_RUNNING : false);
+		}
 
 		switch (rnd(20)) {
 		case 0:
@@ -356,6 +383,10 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			if (s->q[i].pending) {
 				s->m[i].seen = true;
 				s->m[i].last_pending = s->now;
+			}
+			if (s->q[i].progressed) {
+				s->m[i].pseen = true;
+				s->m[i].last_progress = s->now;
 			}
 			u32 d = mdev(&s->q[i]);
 
@@ -413,7 +444,7 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 					m->want = W_IDLE;
 					m->why = GP_WHY_HIGHER_IDLE;
 				}
-			} else if (s->pp.enabled && x->parkable && below && busy(s, i) &&
+			} else if (s->pp.enabled && x->parkable && below && may_run(s, i) &&
 				   s->now >= m->slice_until) {
 				m->want = W_PARK;
 				m->why = GP_WHY_HIGHER_PENDING;
@@ -455,9 +486,12 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				      "shrink exactly where the queue is shrinkable");
 				CHECK(F_PARK_WHO, !x->signal_only, "park of a signal-only (SDMA) queue");
 				CHECK(F_PARK_WHO, s->pp.enabled, "park while disabled");
-				/* S3 F11: pending now or within the hysteresis. */
-				CHECK(F_PARK_WHO, (x->pending || (x->last_pending_ns &&
-				      s->now - x->last_pending_ns < s->pp.hysteresis_ns)) &&
+				/* S3 F11: pending now or within the hysteresis;
+				 * S4-12: progressed within it, or unknown. */
+				CHECK(F_PARK_WHO, (x->pending || x->unknown || (x->last_pending_ns &&
+				      s->now - x->last_pending_ns < s->pp.hysteresis_ns) ||
+				      (x->last_progress_ns &&
+				       s->now - x->last_progress_ns < s->pp.hysteresis_ns)) &&
 				      x->parkable && x->state == GP_PS_RUNNING,
 				      "park of an idle, unparkable or parked queue");
 				CHECK(F_PARK_WHO, x->reason == GP_WHY_HIGHER_PENDING, "park reason");

@@ -367,36 +367,50 @@ static void t_recently_pending_parked(void)
 }
 
 /*
- * S3 F10: an LC queue that waits at a barrier waits on others: its level
- * releases at once, so the lower queue parked for its earlier kernels comes
- * back without waiting out the hysteresis.
+ * S3 F10, S4-3: an LC queue that waits at a barrier keeps its level busy
+ * for the hysteresis (a short wait costs no unpark and park below it), then
+ * releases it for one slice, time for a provider in another process; a
+ * barrier that still holds makes the level busy again.
  */
 static void t_blocked_releases_level(void)
 {
 	struct gp_pq q[2];
 	struct gp_policy_result r;
+	u64 b;
 
 	qinit(&q[0], 12, true);
 	qinit(&q[1], 3, true);
+	q[0].group = 1;
+	q[1].group = 2;
 	r = tick(&P, q, 2, T0);
 	EXPECT(q[1].state == GP_PS_PARKED && r.parks == 1);
 	q[0].pending = false;		/* its kernels done; now at a barrier */
 	q[0].blocked = true;
-	r = tick(&P, q, 2, T0 + P.hysteresis_ns / 4);
+	b = T0 + 100 * US;
+	r = tick(&P, q, 2, b);
+	EXPECT(q[1].state == GP_PS_PARKED && r.unparks == 0);
+	r = tick(&P, q, 2, b + P.hysteresis_ns / 2);
+	EXPECT(q[1].state == GP_PS_PARKED && r.unparks == 0);
+	r = tick(&P, q, 2, b + P.hysteresis_ns);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[1].reason == GP_WHY_HIGHER_IDLE);
 	EXPECT(!(r.top_valid & 1) || r.top_prio[0] == 3);
+	r = tick(&P, q, 2, b + P.hysteresis_ns + P.min_slice_ns - 1);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+	r = tick(&P, q, 2, b + P.hysteresis_ns + P.min_slice_ns);
+	EXPECT(q[1].state == GP_PS_PARKED && r.top_prio[0] == 12);
 	q[0].blocked = false;		/* the barrier passed: its kernels again */
 	q[0].pending = true;
-	r = tick(&P, q, 2, T0 + P.hysteresis_ns / 2);
-	EXPECT(q[1].state == GP_PS_PARKED);
+	r = tick(&P, q, 2, b + P.hysteresis_ns + P.min_slice_ns + 100 * US);
+	EXPECT(q[1].state == GP_PS_PARKED && r.releases == 1);
 }
 
 /*
- * S3 F10, the producer: an LC queue (12) waits at a barrier on a producer
- * (3) that keeps a backlog; the barrier passes as the producer completes its
- * production.  The producer is its provider: not parked for the LC's
- * kernels, nor in the hysteresis after them, nor at its next barrier.  An
- * unrelated BE (3 too) that completed nothing meanwhile is parked as before.
+ * S3 F10, S4-3: an LC queue (12) waits at a barrier on a producer stream
+ * of its own process (3) that keeps a backlog; the barrier passes as the
+ * producer completes its production.  The producer is its provider: not
+ * parked while the LC waits, nor for the LC's kernels, nor in the
+ * hysteresis after them.  A BE of another process (3 too) with a backlog,
+ * which completes work whenever it runs, is parked on every request.
  */
 static void t_provider_not_parked(void)
 {
@@ -411,22 +425,29 @@ static void t_provider_not_parked(void)
 	q[0].id = 1;
 	q[1].id = 2;
 	q[2].id = 3;
+	q[0].group = 1;
+	q[1].group = 1;
+	q[2].group = 2;
 	for (req = 0; req < 3; req++) {
 		q[0].pending = false;		/* request: barrier, kernels */
 		q[0].blocked = true;
 		q[1].progressed = false;
+		q[2].progressed = q[2].state == GP_PS_RUNNING;
 		r = tick(&P, q, 3, t += 100 * US);
-		EXPECT(q[1].state == GP_PS_RUNNING && r.parks == 0);
+		EXPECT(q[1].state == GP_PS_RUNNING && q[1].inherited);
 		q[1].progressed = true;		/* the production completes */
+		q[2].progressed = q[2].state == GP_PS_RUNNING;
 		r = tick(&P, q, 3, t += 100 * US);
-		EXPECT(r.parks == 0);
+		EXPECT(q[1].state == GP_PS_RUNNING);
 		q[1].progressed = false;
+		q[2].progressed = q[2].state == GP_PS_RUNNING;
 		q[0].blocked = false;		/* the barrier passes */
 		q[0].pending = true;
 		r = tick(&P, q, 3, t += 100 * US);
 		EXPECT(r.releases == 1 && r.inheriting == 1 && q[1].inherited);
 		EXPECT(q[1].state == GP_PS_RUNNING && q[1].action == GP_ACT_NONE);
-		EXPECT(q[2].state == GP_PS_PARKED);
+		EXPECT(q[2].state == GP_PS_PARKED && !q[2].inherited);
+		q[2].progressed = q[2].state == GP_PS_RUNNING;
 		r = tick(&P, q, 3, t += 100 * US);
 		EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_PARKED);
 		q[0].pending = false;		/* its kernels done: the hysteresis */
@@ -445,6 +466,87 @@ static void t_provider_not_parked(void)
 }
 
 /*
+ * S4-3 (the review's harness): a BE of another process with a backlog
+ * completes work whenever it runs.  The LC waits at a barrier (1 ms: within
+ * the hysteresis; 5 ms: past it, so the level is released for a while and
+ * the BE runs and progresses), then runs 5 ms of kernels.  The BE is never
+ * made a provider and is parked within one tick after every barrier passes.
+ */
+static void t_other_process_not_provider(void)
+{
+	static const int block_ticks[] = { 10, 50 };
+	struct gp_pq q[2];
+	u64 t = T0;
+	int b, req, k, late = 0, inherited = 0, ran = 0;
+
+	for (b = 0; b < 2; b++) {
+		qinit(&q[0], 12, true);
+		qinit(&q[1], 7, true);
+		q[0].id = 1;
+		q[1].id = 2;
+		q[0].group = 1;
+		q[1].group = 2;
+		tick(&P, q, 2, t += 100 * US);
+		EXPECT(q[1].state == GP_PS_PARKED);
+		for (req = 0; req < 5; req++) {
+			q[0].pending = false;
+			q[0].blocked = true;
+			for (k = 0; k < block_ticks[b]; k++) {
+				q[1].progressed = q[1].state == GP_PS_RUNNING;
+				ran += q[1].progressed;
+				tick(&P, q, 2, t += 100 * US);
+			}
+			q[0].blocked = false;
+			q[0].pending = true;
+			for (k = 0; k < 50; k++) {
+				q[1].progressed = q[1].state == GP_PS_RUNNING;
+				tick(&P, q, 2, t += 100 * US);
+				inherited += q[1].inherited;
+				late += k >= 1 && q[1].state != GP_PS_PARKED;
+			}
+		}
+	}
+	EXPECT(late == 0 && inherited == 0);
+	EXPECT(ran > 0);	/* the long waits released the level */
+	if (late || inherited)
+		printf("# BE running beside the busy LC after the pass: %d ticks, inherited %d ticks\n",
+		       late, inherited);
+}
+
+/*
+ * S4-3: a barrier that holds past the hysteresis and a slice makes the
+ * level busy again: a BE of another process is parked, the waiter's own
+ * producer stream (its provider while it waits) is not.
+ */
+static void t_blocked_long(void)
+{
+	struct gp_pq q[3];
+	u64 b = T0 + 100 * US;
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);		/* its producer stream */
+	qinit(&q[2], 3, true);		/* another process */
+	q[0].id = 1;
+	q[1].id = 2;
+	q[2].id = 3;
+	q[0].group = 1;
+	q[1].group = 1;
+	q[2].group = 2;
+	q[0].blocked = true;
+	tick(&P, q, 3, b);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_PARKED);
+	tick(&P, q, 3, b + P.hysteresis_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_RUNNING);
+	tick(&P, q, 3, b + P.hysteresis_ns + P.min_slice_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_PARKED);
+	tick(&P, q, 3, b + 500 * MS);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].inherited && q[2].state == GP_PS_PARKED);
+	/* The starvation guard still gives the other process its slice. */
+	tick(&P, q, 3, b + 500 * MS + P.max_suspend_ns);
+	EXPECT(q[2].state == GP_PS_RUNNING && q[2].reason == GP_WHY_STARVING);
+}
+
+/*
  * F10: a lower queue that completed nothing while the LC queue was blocked
  * is not what it waited on: at the next barrier that passes without it, a
  * former provider loses the inheritance, and is parked like any BE.
@@ -458,6 +560,8 @@ static void t_provider_dropped(void)
 	qinit(&q[1], 3, true);
 	q[0].id = 1;
 	q[1].id = 2;
+	q[0].group = 1;
+	q[1].group = 1;
 	q[0].blocked = true;
 	tick(&P, q, 2, t += 100 * US);
 	q[1].progressed = true;
@@ -479,37 +583,132 @@ static void t_provider_dropped(void)
 }
 
 /*
- * F10: a provider inherits only below the dependent's priority and only
- * on its device; a queue at or above the dependent, or on another device,
- * is never made its provider.
+ * F10, S4-3: a provider inherits only below the dependent's priority, only
+ * on its device and only in its process; a queue at or above the
+ * dependent, on another device or of another process (or with no process
+ * known) is never made its provider.
  */
 static void t_provider_scope(void)
 {
-	struct gp_pq q[4];
+	struct gp_pq q[6];
 	struct gp_policy_result r;
 	u64 t = T0;
 	u32 i;
 
 	qinit(&q[0], 12, false);
-	qinit(&q[1], 3, true);		/* same device: the provider */
+	qinit(&q[1], 3, true);		/* same device and process: the provider */
 	qinit(&q[2], 3, true);		/* device 1 */
 	qinit(&q[3], 14, false);	/* above the dependent */
+	qinit(&q[4], 3, true);		/* another process */
+	qinit(&q[5], 3, true);		/* no process known */
 	q[2].dev = 1;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 6; i++) {
 		q[i].id = i + 1;
+		q[i].group = 1;
+	}
+	q[4].group = 2;
+	q[5].group = 0;
 	q[0].blocked = true;
-	tick(&P, q, 4, t += 100 * US);
-	for (i = 1; i < 4; i++)
+	tick(&P, q, 6, t += 100 * US);
+	for (i = 1; i < 6; i++)
 		q[i].progressed = true;
 	q[0].blocked = false;
 	q[0].pending = true;
-	r = tick(&P, q, 4, t += 100 * US);
-	EXPECT(q[1].inherited && !q[2].inherited && !q[3].inherited && r.inheriting == 1);
+	r = tick(&P, q, 6, t += 100 * US);
+	EXPECT(q[1].inherited && !q[2].inherited && !q[3].inherited && !q[4].inherited &&
+	       !q[5].inherited && r.inheriting == 1);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_RUNNING);
+	EXPECT(q[4].state == GP_PS_PARKED && q[5].state == GP_PS_PARKED);
 	/* A level above the dependent parks the provider all the same. */
 	q[3].pending = true;
-	tick(&P, q, 4, t += 100 * US);
+	tick(&P, q, 6, t += 100 * US);
 	EXPECT(q[1].state == GP_PS_PARKED && q[0].state == GP_PS_PARKED);
+}
+
+/*
+ * S4-12: unknown fails closed.  A lower queue whose dispatch ids cannot be
+ * read is parked below a busy level (and stays parked while it is busy);
+ * an unknown queue never makes its own level busy, so it parks nothing.
+ */
+static void t_unknown_parked(void)
+{
+	struct gp_pq q[3];
+	struct gp_policy_result r;
+
+	qinit(&q[0], 12, true);		/* LC */
+	qinit(&q[1], 7, false);		/* hostile: ids unreadable */
+	qinit(&q[2], 7, false);		/* idle, readable (ROCr's internal queue) */
+	q[1].unknown = true;
+	r = tick(&P, q, 3, T0);
+	EXPECT(q[1].state == GP_PS_PARKED && q[1].reason == GP_WHY_HIGHER_PENDING);
+	EXPECT(q[2].state == GP_PS_RUNNING && r.parks == 1);
+	r = tick(&P, q, 3, T0 + 100 * US);
+	EXPECT(q[1].state == GP_PS_PARKED && r.unparks == 0);
+	/* LC idle past the hysteresis: unparked, not parked again while unknown. */
+	q[0].pending = false;
+	r = tick(&P, q, 3, T0 + 2 * P.hysteresis_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING && r.parks == 0);
+	r = tick(&P, q, 3, T0 + 3 * P.hysteresis_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING && r.parks == 0 && !(r.top_valid & 1));
+	/* An unknown LC parks nothing: it is not pending. */
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 7, true);
+	q[0].unknown = true;
+	r = tick(&P, q, 2, T0 + 10 * P.hysteresis_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING && r.parks == 0 && r.top_prio[0] == 7);
+}
+
+/*
+ * S4-12: the write index is the client's: a lower queue that never shows
+ * work pending but whose read index moves (the CP completes its work) is
+ * parked below a busy level, for the hysteresis after its last progress.
+ */
+static void t_progress_is_work(void)
+{
+	struct gp_pq q[2];
+
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 7, false);
+	q[1].progressed = true;
+	tick(&P, q, 2, T0);
+	EXPECT(q[1].state == GP_PS_PARKED && q[1].reason == GP_WHY_HIGHER_PENDING);
+	/* Progress does not make its own level busy. */
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 7, true);
+	q[0].progressed = true;
+	tick(&P, q, 2, T0);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+	/* Past the hysteresis after its last progress: left running. */
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 7, false);
+	q[1].progressed = true;
+	q[1].slice_until_ns = T0 + 1;
+	tick(&P, q, 2, T0);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+	q[1].progressed = false;
+	tick(&P, q, 2, T0 + P.hysteresis_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+}
+
+/*
+ * S4-12: a lower queue that shows a barrier at its head is not parked
+ * while it plausibly waits; if the wait outlasts the hysteresis and a
+ * slice (a forged header over a long kernel), it is parked.
+ */
+static void t_blocked_lower_parked_late(void)
+{
+	struct gp_pq q[2];
+	u64 b = T0;
+
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 7, false);
+	q[1].blocked = true;
+	tick(&P, q, 2, b);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+	tick(&P, q, 2, b + P.hysteresis_ns + P.min_slice_ns - 1);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+	tick(&P, q, 2, b + P.hysteresis_ns + P.min_slice_ns);
+	EXPECT(q[1].state == GP_PS_PARKED);
 }
 
 static void t_equal_priority_never_parked(void)
@@ -1222,10 +1421,15 @@ static const struct test tests[] = {
 	{ "adaptive hold per device: each device's LC releases after its own hold; F11 keeps the full hysteresis", t_hold_per_device },
 	{ "three levels: top runs, both lower parked; top drains, middle runs", t_three_levels },
 	{ "idle lower queue not parked (parked once it has work)", t_idle_lower_not_parked },
-	{ "F10: a queue at a barrier releases its level at once", t_blocked_releases_level },
-	{ "F10: the producer a barrier waited on is not parked for it", t_provider_not_parked },
+	{ "S4-3: a queue at a barrier holds its level for the hysteresis, releases it for one slice, then holds it again", t_blocked_releases_level },
+	{ "F10: the producer a barrier waited on (same process) is not parked for it; another process's BE is", t_provider_not_parked },
+	{ "S4-3: a BE of another process that runs during LC's barrier waits is parked within one tick after each pass", t_other_process_not_provider },
+	{ "S4-3: a barrier past hysteresis + slice: other processes parked, the waiter's own producer not", t_blocked_long },
 	{ "F10: a provider that completed nothing at the next barrier is dropped", t_provider_dropped },
-	{ "F10: providers only below the dependent, on its device", t_provider_scope },
+	{ "F10: providers only below the dependent, on its device, in its process", t_provider_scope },
+	{ "S4-12: a queue with unreadable dispatch ids is parked below a busy level, never makes its level busy", t_unknown_parked },
+	{ "S4-12: a lower queue whose read index moves is parked, without pending work", t_progress_is_work },
+	{ "S4-12: a lower queue at a barrier is parked once the wait outlasts hysteresis + slice", t_blocked_lower_parked_late },
 	{ "F11: a lower queue pending within the hysteresis is parked (early-rptr firmware)",
 	  t_recently_pending_parked },
 	{ "queues at the top level never parked, unparked if parked", t_equal_priority_never_parked },
