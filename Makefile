@@ -102,7 +102,7 @@ $(BUILD)/kfd.btf: $(BTF_KFD) | $(BUILD)
 	@$(call raw_btf,$<,$@)
 
 # The GNU build id of the KFD binary the layout comes from: insmod accepts a
-# KFD without BTF only if it is that very binary (module/layout_check.c).
+# KFD without BTF only if it is that very binary (module/kfd/layout_check.c).
 ifneq ($(filter /sys/kernel/btf/%,$(BTF_KFD)),)
 KFD_BUILD_ID = $(shell od -An -v -tx1 -j16 /sys/module/$(notdir $(BTF_KFD))/notes/.note.gnu.build-id 2>/dev/null | tr -d ' \n')
 else
@@ -180,14 +180,14 @@ ifneq ($(MDIR),$(TOP))
 	@# Sources only: a link to a generated file (*.mod.c) would let this
 	@# kernel's modpost write another kernel's file (issue 21).
 	@find $(MDIR) -name '*.mod.c' -type l -delete 2>/dev/null || true
-	@cd $(TOP) && find Kbuild module bpf test/kfdsim \( -name '*.[ch]' -o -name Kbuild \) \
+	@cd $(TOP) && find Kbuild module hooks bpf test/kfdsim \( -name '*.[ch]' -o -name Kbuild \) \
 		! -name '*.mod.c' | \
 		while read -r f; do mkdir -p "$(MDIR)/$$(dirname "$$f")" && ln -sfn "$(TOP)/$$f" "$(MDIR)/$$f"; done
 endif
 	$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$(MDIR) $(if $(GP_DKMS),GP_DKMS=1) modules
 	@# Headers without vmlinux (Debian 6.1) make kbuild skip module BTF.
 	@# kfdsim needs it as amdgpu has it: gpreempt checks the layout against
-	@# it at insmod (module/layout_check.c).  Same pahole step as kbuild's.
+	@# it at insmod (module/kfd/layout_check.c).  Same pahole step as kbuild's.
 	@ko=$(MDIR)/test/kfdsim/kfdsim.ko; if [ -f $$ko ] && ! readelf -S $$ko | grep -q ' \.BTF '; then \
 		echo "  BTF     $$ko (on $(BTF_BASE))"; \
 		LLVM_OBJCOPY=objcopy pahole -J --btf_base $(BTF_BASE) $$ko || exit 1; fi
@@ -203,10 +203,11 @@ ifeq ($(MDIR)$(GP_DKMS),$(TOP))
 	@# later, as a DKMS tree read without its config.h gives.  The live
 	@# layout check must refuse live-skew (test/vm/sim-layout.sh).
 	@for v in ok skew; do d=$(abspath $(BUILD))/live-$$v; \
-		mkdir -p $$d/module $$d/bpf $$d/build && \
+		mkdir -p $$d/bpf $$d/build && \
 		find $$d -name '*.mod.c' -type l -delete && \
-		for f in $(TOP)/module/*.[ch] $(TOP)/module/Kbuild; do \
-			case $$f in *.mod.c) continue ;; esac; ln -sfn $$f $$d/module/; done && \
+		ln -sfn $(TOP)/Kbuild $$d/ && \
+		for f in $$(cd $(TOP) && find module hooks \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c'); do \
+			mkdir -p $$d/$${f%/*} && ln -sfn $(TOP)/$$f $$d/$$f || exit 1; done && \
 		ln -sfn $(TOP)/bpf/gp_maps.h $$d/bpf/ && \
 		ln -sfn $(abspath $(BUILD))/gp_maps.lskel.h $(abspath $(BUILD))/inc $$d/build/ && \
 		$(TOP)/test/layout/layout-variant --ko $(TOP)/test/kfdsim/kfdsim.ko \
@@ -215,17 +216,18 @@ ifeq ($(MDIR)$(GP_DKMS),$(TOP))
 			< $(BUILD)/gp_layout.h > $$d/build/gp_layout.h.tmp || exit 1; \
 		cmp -s $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h || \
 			mv $$d/build/gp_layout.h.tmp $$d/build/gp_layout.h; rm -f $$d/build/gp_layout.h.tmp; \
-		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d/module modules || exit 1; done
+		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d modules || exit 1; done
 	@# gpreempt with the test-only race windows (module/testing.c, review
 	@# S3 F18), for the race tests alone; module/gpreempt.ko has none.
-	@d=$(abspath $(BUILD))/testing; mkdir -p $$d/module $$d/bpf $$d/build && \
+	@d=$(abspath $(BUILD))/testing; mkdir -p $$d/bpf $$d/build && \
 		find $$d -name '*.mod.c' -type l -delete && \
-		for f in $(TOP)/module/*.[ch] $(TOP)/module/Kbuild; do \
-			case $$f in *.mod.c) continue ;; esac; ln -sfn $$f $$d/module/; done && \
+		ln -sfn $(TOP)/Kbuild $$d/ && \
+		for f in $$(cd $(TOP) && find module hooks \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c'); do \
+			mkdir -p $$d/$${f%/*} && ln -sfn $(TOP)/$$f $$d/$$f || exit 1; done && \
 		ln -sfn $(TOP)/bpf/gp_maps.h $$d/bpf/ && \
 		ln -sfn $(abspath $(BUILD))/gp_maps.lskel.h $(abspath $(BUILD))/inc \
 			$(abspath $(BUILD))/gp_layout.h $$d/build/ && \
-		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d/module GP_TESTING=y modules
+		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d GP_TESTING=y modules
 endif
 	@$(TOP)/scripts/ibt-check --gpreempt $(MDIR)/module/gpreempt.ko \
 		$(if $(GP_AMDGPU_KO),--kfd $(GP_AMDGPU_KO)) \
@@ -244,10 +246,10 @@ matrix:
 # --- user-space tools ----------------------------------------------------------
 tools: $(TOOLS)
 
-$(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy.c $(TOP)/module/policy.h \
-		$(TOP)/module/cumask.c $(TOP)/module/cumask.h | $(BUILD)
+$(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy/policy.c $(TOP)/module/policy/policy.h \
+		$(TOP)/module/backends/cumask.c $(TOP)/module/backends/cumask.h | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/module -o $@ $(TOP)/test/unit/test_policy.c \
-		$(TOP)/module/policy.c $(TOP)/module/cumask.c
+		$(TOP)/module/policy/policy.c $(TOP)/module/backends/cumask.c
 
 $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)/test/kfdsim/kfdsim_ioctl.h) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $(filter %.c,$^) -lm -lpthread

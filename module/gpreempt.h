@@ -13,8 +13,8 @@
 #include <linux/sched.h>
 #include "gp_layout.h"
 #include "gp_maps.h"
-#include "policy.h"
-#include "cumask.h"
+#include "policy/policy.h"
+#include "backends/cumask.h"
 
 struct kfd_process;
 struct kfd_node;
@@ -404,7 +404,21 @@ u32 gp_rules_apply(struct gp_queue *e, int *prio, bool idle);
 
 /* ---- monitor (monitor.c; release.c: unload; stats.c: gp_stats) ---- */
 extern struct gp_stats gp_stats;	/* the map value: stats.c, written by the monitor thread */
-int gp_monitor_start(void);
+
+/**
+ * struct gp_probe_ops - what the monitor asks of the attach layer (hooks/)
+ * @missed: probe hits lost so far, all probes (gp_stats.probe_missed)
+ * @lost: GP_LOST_* since the previous call; monitor thread only
+ *
+ * Wired by main.c: the monitor sits below the hooks and calls nothing of
+ * theirs directly.
+ */
+struct gp_probe_ops {
+	u64 (*missed)(void);
+	u32 (*lost)(void);
+};
+
+int gp_monitor_start(const struct gp_probe_ops *probes);
 void gp_monitor_stop(void);
 void gp_monitor_kick(void);
 void gp_monitor_release_all(void);

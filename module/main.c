@@ -18,12 +18,17 @@
 
 #include <linux/module.h>
 #include "gpreempt.h"
-#include "kfd.h"
+#include "kfd/kfd.h"
 
 /* The registry's user: the monitor, and the evict backend's per-process slots. */
 static const struct gp_registry_ops gp_reg_ops = {
 	.changed = gp_monitor_kick,
 	.proc_freed = gp_evict_forget_all,
+};
+
+static const struct gp_probe_ops gp_probe_ops = {
+	.missed = gp_hooks_missed,
+	.lost = gp_hooks_lost,
 };
 
 static int __init gp_init(void)
@@ -49,7 +54,7 @@ static int __init gp_init(void)
 		ret = adopted;
 		goto err_hooks;
 	}
-	ret = gp_monitor_start();
+	ret = gp_monitor_start(&gp_probe_ops);
 	if (ret)
 		goto err_hooks;
 	pr_info("loaded: backend %d, tick %u us, %d existing queue(s) adopted\n",

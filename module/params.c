@@ -13,7 +13,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include "gpreempt.h"
-#include "kfd.h"
+#include "kfd/kfd.h"
 
 struct gp_params gp_param = {
 	.tick_us = 100,

@@ -29,7 +29,7 @@
  *
  * The header ends with GP_LAYOUT_CHECKS(): every member offset and size,
  * parameter position and enumerator value above, which insmod compares with
- * the running KFD's own BTF (module/layout_check.c, review finding C2), and
+ * the running KFD's own BTF (module/kfd/layout_check.c, review finding C2), and
  * GP_LAYOUT_FROM / GP_LAYOUT_BUILD_ID: the binary the layout was made from
  * (--from, --build-id), for the message and for KFDs without BTF.  Those two
  * name a binary; they are not part of the layout.
@@ -545,7 +545,7 @@ int main(int argc, char **argv)
 		else
 			fail("spec: unknown keyword '%s'", kw);
 	}
-	printf("/* What insmod checks on the running KFD: module/layout_check.c */\n");
+	printf("/* What insmod checks on the running KFD: module/kfd/layout_check.c */\n");
 	printf("#define GP_LAYOUT_FROM \"%s\"\n", from);
 	printf("#define GP_LAYOUT_BUILD_ID \"%s\"\n", build_id);
 	printf("#define GP_LAYOUT_CHECKS(FIELD, ARG, ENUMV) \\\n");

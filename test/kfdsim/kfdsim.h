@@ -93,7 +93,7 @@ struct mqd_update_info {
 /*
  * KFD's enums, with the values of the real amdgpu, as enum types so that
  * their enumerators are in kfdsim's BTF as in amdgpu's (gpreempt checks them
- * at insmod: module/layout_check.c).
+ * at insmod: module/kfd/layout_check.c).
  */
 enum kfd_queue_type {
 	KFD_QUEUE_TYPE_COMPUTE = GP_ENUM_KFD_QUEUE_TYPE_COMPUTE,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_policy - property test of module/policy.c.
+ * fuzz_policy - property test of module/policy/policy.c.
  *
  * A seeded PRNG drives many ticks of random scenarios: 1..64 queues, random
  * (also negative and extreme) priorities, random pending patterns, some
@@ -20,10 +20,10 @@
  *
  * Build (without make):
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
- *       -o build/fuzz_policy test/unit/fuzz_policy.c module/policy.c
+ *       -o build/fuzz_policy test/unit/fuzz_policy.c module/policy/policy.c
  * Coverage-guided, with libFuzzer (the input bytes drive the random choices):
  *   clang -O1 -g -fsanitize=fuzzer,address,undefined -DGP_LIBFUZZER -I module \
- *       -o build/fuzz_policy_lf test/unit/fuzz_policy.c module/policy.c
+ *       -o build/fuzz_policy_lf test/unit/fuzz_policy.c module/policy/policy.c
  *   build/fuzz_policy_lf -max_total_time=60
  */
 #include <limits.h>
@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "policy/policy.h"
 
 #define MAXQ 64
 #define MAXDEV 4		/* devices per scenario: 1..MAXDEV (plus an out-of-range index) */

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The insmod layout check (review finding C2, module/layout_check.c) run in
-# user space on real BTF: module/btf_walk.c, built with ASan/UBSan against
+# The insmod layout check (review finding C2, module/kfd/layout_check.c) run in
+# user space on real BTF: module/kfd/btf_walk.c, built with ASan/UBSan against
 # each built kernel's generated gp_layout.h, must accept the amdgpu.ko and
 # kfdsim.ko of that kernel and refuse the other kernels' amdgpu.ko and the
 # skewed kfdsim (build/kfdsim-skew).
@@ -36,7 +36,7 @@ for k in "${kvers[@]}"; do
 		continue
 	fi
 	if ! $CC -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module -I "$inc" \
-		-o "$tmp/check-$k" test/unit/test_layout_check.c module/btf_walk.c 2>"$tmp/cc.log"; then
+		-o "$tmp/check-$k" test/unit/test_layout_check.c module/kfd/btf_walk.c 2>"$tmp/cc.log"; then
 		tap_not_ok "layout check $k: builds"
 		sed 's/^/# /' "$tmp/cc.log" | head -20
 		continue

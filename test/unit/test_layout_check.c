@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_layout_check - module/btf_walk.c, the reader insmod uses to prove the
+ * test_layout_check - module/kfd/btf_walk.c, the reader insmod uses to prove the
  * running KFD has the layout gpreempt was built with (review finding C2),
  * run on real BTF: the build's own amdgpu.ko, kfdsim.ko, other kernels'
  * amdgpu.ko, and damaged blobs.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
-#include "btf_walk.h"
+#include "kfd/btf_walk.h"
 /* gp_layout.h's prototypes spell kernel types. */
 typedef uint64_t u64;
 #include "gp_layout.h"

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_policy - unit tests of module/policy.c (user space, KTAP output in the
+ * test_policy - unit tests of module/policy/policy.c (user space, KTAP output in the
  * kselftest style: "TAP version 13", "1..N", "ok N - name"; exit status 1 when
  * any test failed).
  *
  *   make build/test_policy && build/test_policy
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
- *       -o build/test_policy test/unit/test_policy.c module/policy.c module/cumask.c
+ *       -o build/test_policy test/unit/test_policy.c module/policy/policy.c module/backends/cumask.c
  */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include "policy.h"
-#include "cumask.h"
+#include "policy/policy.h"
+#include "backends/cumask.h"
 
 #define US 1000ULL
 #define MS 1000000ULL

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Review finding C2: gpreempt refuses to load next to a KFD whose layout is
-# not the one it was built for (module/layout_check.c).  kfdsim stands in for
+# not the one it was built for (module/kfd/layout_check.c).  kfdsim stands in for
 # amdgpu: the plain build has the layout (accepted), build/kfdsim-skew has
 # queue_properties.priority 8 bytes later (refused, with one line naming the
 # field), and kfdsim without its .BTF section must be the very binary the

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Issue 21: the live layout check (module/layout_live.c).  Without BTF,
+# Issue 21: the live layout check (module/kfd/layout_live.c).  Without BTF,
 # insmod used to trust the build id alone; a layout generated from a ROCm
 # DKMS tree without its config.h has struct kfd_process's pdds, n_pdds and
 # pqm 16 bytes too far, and the build id of the amdgpu.ko built from that

@@ -9,12 +9,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ktime.h>
-#include "backend.h"
-#include "monitor_int.h"
-#include "kfd.h"
+#include "backends/backend.h"
+#include "monitor/monitor_int.h"
+#include "kfd/kfd.h"
 
 #define CREATE_TRACE_POINTS
-#include "trace.h"
+#include "monitor/trace.h"
 
 /*
  * Per-device arbitration: each tick maps every queue's kfd_node to a small

@@ -19,8 +19,8 @@
 #include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
-#include "backend.h"
-#include "kfd.h"
+#include "backends/backend.h"
+#include "kfd/kfd.h"
 
 /**
  * gp_backend_get_process() - reference the KFD process of @pr

@@ -12,8 +12,8 @@
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/spinlock.h>
-#include "backend.h"
-#include "kfd.h"
+#include "backends/backend.h"
+#include "kfd/kfd.h"
 
 /*
  * Per-device health.  An -EIO/-ETIME from KFD means the HWS hung or a reset

@@ -12,8 +12,8 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
-#include "backend.h"
-#include "monitor_int.h"
+#include "backends/backend.h"
+#include "monitor/monitor_int.h"
 
 /*
  * Has the thread group @tgid ended (every thread exited: KFD tears a process

@@ -11,8 +11,8 @@
 #include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
-#include "backend.h"
-#include "monitor_int.h"
+#include "backends/backend.h"
+#include "monitor/monitor_int.h"
 
 /*
  * Per-tick level of each device slot: the highest effective priority among
@@ -146,7 +146,7 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
  */
 static void gp_scan_lost(int n)
 {
-	u32 lost = gp_hooks_lost();
+	u32 lost = gp_probes->lost();
 	int i, shrunk = 0;
 
 	if (gp_cu_lost_age < UINT_MAX)

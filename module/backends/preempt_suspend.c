@@ -12,8 +12,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include "backend.h"
-#include "kfd.h"
+#include "backends/backend.h"
+#include "kfd/kfd.h"
 
 #if GP_HAVE_queue_properties__is_suspended
 /*

@@ -13,7 +13,7 @@
 #include <linux/ktime.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
-#include "plock.h"
+#include "backends/plock.h"
 #include "gpreempt.h"
 
 /* Held by the monitor for each tick, by the helper for each action. */

@@ -39,7 +39,7 @@
 #include <linux/mutex.h>
 #include <linux/uaccess.h>
 #include "gpreempt.h"
-#include "kfd.h"
+#include "kfd/kfd.h"
 
 #define GP_LIVE_MAX_QUEUES 1024	/* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */
 #define GP_LIVE_MAX_PRIORITY 15	/* KFD_MAX_QUEUE_PRIORITY */

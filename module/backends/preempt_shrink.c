@@ -17,8 +17,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include "backend.h"
-#include "kfd.h"
+#include "backends/backend.h"
+#include "kfd/kfd.h"
 
 /**
  * gp_shrink_queue() - shrink a queue to part of its CUs, or grow it back

@@ -34,7 +34,7 @@
 #include <linux/module.h>
 #include <linux/ptrace.h>
 #include "gpreempt.h"
-#include "kfd.h"
+#include "kfd/kfd.h"
 
 #define GP_ARG(regs, fn, name) regs_get_kernel_argument(regs, GP_ARG_##fn##__##name)
 

@@ -7,7 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/stringify.h>
-#include "monitor_int.h"
+#include "monitor/monitor_int.h"
 
 static bool gp_config_valid(const struct gp_config *c)
 {

@@ -27,8 +27,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mutex.h>
-#include "backend.h"
-#include "kfd.h"
+#include "backends/backend.h"
+#include "kfd/kfd.h"
 
 /* The slot of @dev in @pr->ev, or a free one when @add; NULL otherwise. */
 static int gp_ev_slot(struct gp_proc *pr, struct kfd_node *dev, bool add)

@@ -19,7 +19,7 @@
 
 #include <linux/mutex.h>
 #include "gpreempt.h"
-#include "plock.h"
+#include "backends/plock.h"
 
 /* Every queue's map entry at least this often; gp_stats and gp_config this often. */
 #define GP_PUBLISH_NS (100 * NSEC_PER_MSEC)
@@ -27,6 +27,7 @@
 
 /* monitor.c: this tick's snapshot of the registry, and the policy's view. */
 extern struct gp_queue **gp_snap;
+extern const struct gp_probe_ops *gp_probes;
 extern struct gp_pq *gp_pqs;
 extern struct gp_policy_result gp_res;
 

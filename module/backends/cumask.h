@@ -6,7 +6,7 @@
 #ifndef GP_CUMASK_H
 #define GP_CUMASK_H
 
-#include "policy.h"
+#include "policy/policy.h"
 
 /* KFD cuts a SET_CU_MASK mask at 1024 bits (kfd_ioctl_set_cu_mask()). */
 #define GP_CU_MASK_BITS 1024

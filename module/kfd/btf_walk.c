@@ -9,7 +9,7 @@
  * fault.  Member lookup descends into anonymous structs and unions, as C
  * name lookup does: kfdsim places its fields that way.
  */
-#include "btf_walk.h"
+#include "kfd/btf_walk.h"
 
 #ifdef __KERNEL__
 #include <linux/errno.h>

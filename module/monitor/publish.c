@@ -7,7 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ktime.h>
-#include "monitor_int.h"
+#include "monitor/monitor_int.h"
 
 static u64 gp_last_publish_ns, gp_last_stats_ns;
 
@@ -44,7 +44,7 @@ void gp_publish(int n, u64 now)
 		e->refresh = gp_maps_put_queue(&key, &e->info) != 0;
 	}
 	if (force || changed || now - gp_last_stats_ns >= GP_STATS_NS) {
-		gp_stats.probe_missed = gp_hooks_missed();
+		gp_stats.probe_missed = gp_probes->missed();
 		gp_maps_put_stats(&gp_stats);
 		gp_last_stats_ns = now;
 	}

@@ -12,7 +12,7 @@
  *
  * Pure C, no allocation: the caller owns every array.
  */
-#include "cumask.h"
+#include "backends/cumask.h"
 
 static u32 gp_popcount32(u32 w)
 {

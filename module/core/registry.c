@@ -24,7 +24,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include "gpreempt.h"
-#include "kfd.h"
+#include "kfd/kfd.h"
 
 struct gp_registry gp_reg;
 static DEFINE_HASHTABLE(gp_queue_hash, 10);

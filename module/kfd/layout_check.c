@@ -30,9 +30,9 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
-#include "btf_walk.h"
+#include "kfd/btf_walk.h"
 #include "gpreempt.h"
-#include "kfd.h"
+#include "kfd/kfd.h"
 
 #define GP_BTF_FILE_MAX (64 << 20)	/* vmlinux BTF is ~5 MB on 6.12 and 7.3 */
 #define GP_NT_GNU_BUILD_ID 3		/* elf.h, not in every kernel header set */

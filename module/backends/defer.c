@@ -55,9 +55,9 @@
 #include <linux/kthread.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
-#include "backend.h"
-#include "monitor_int.h"
-#include "plock.h"
+#include "backends/backend.h"
+#include "monitor/monitor_int.h"
+#include "backends/plock.h"
 
 /* Actions in a row that found the process's p->mutex busy before deferring. */
 #define GP_DEFER_AFTER_BUSY 4

@@ -3,7 +3,7 @@
  * qstate.c - a queue's state as the maps show it, set by the scan, the
  * actions (apply.c) and the release of queues that went (release.c).
  */
-#include "monitor_int.h"
+#include "monitor/monitor_int.h"
 
 /**
  * gp_set_state() - a queue's state as the maps show it (counted per state)

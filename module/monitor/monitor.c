@@ -22,12 +22,13 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
-#include "monitor_int.h"
+#include "monitor/monitor_int.h"
 
 static struct task_struct *gp_monitor_task;
 static DECLARE_WAIT_QUEUE_HEAD(gp_monitor_wq);
 static atomic_t gp_kicked = ATOMIC_INIT(0);
 struct gp_queue **gp_snap;
+const struct gp_probe_ops *gp_probes;
 struct gp_pq *gp_pqs;
 struct gp_policy_result gp_res;
 static unsigned long gp_last_gen = ~0UL;
@@ -211,13 +212,15 @@ static const struct gp_defer_ops gp_defer_reports = {
 
 /**
  * gp_monitor_start() - allocate the scan arrays and start the kthread
+ * @probes: the attach layer's miss counters (hooks/probes.c)
  *
  * Return: 0 or a negative errno.
  */
-int gp_monitor_start(void)
+int gp_monitor_start(const struct gp_probe_ops *probes)
 {
 	int ret = -ENOMEM;
 
+	gp_probes = probes;
 	gp_snap = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_snap), GFP_KERNEL);
 	gp_pqs = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_pqs), GFP_KERNEL);
 	if (!gp_snap || !gp_pqs)

@@ -9,7 +9,7 @@
 
 #include <linux/log2.h>
 #include <linux/minmax.h>
-#include "monitor_int.h"
+#include "monitor/monitor_int.h"
 
 struct gp_stats gp_stats;
 

@@ -58,7 +58,7 @@
  * Pure C: no kernel calls, no allocation; the caller owns the array.  The
  * same file is compiled into test/unit/ for unit and property tests.
  */
-#include "policy.h"
+#include "policy/policy.h"
 
 /*
  * S4-3: a queue at a barrier is busy for @hold from the start of its wait,

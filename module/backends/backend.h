@@ -6,7 +6,7 @@
 #define GP_BACKEND_H
 
 #include "gpreempt.h"
-#include "plock.h"
+#include "backends/plock.h"
 
 struct kfd_process *gp_backend_get_process(struct gp_proc *pr);
 struct kfd_process_device *gp_backend_pdd(struct kfd_process *p, struct kfd_node *dev);

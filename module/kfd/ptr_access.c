@@ -51,7 +51,7 @@
 #include <linux/pid.h>
 #include <linux/uaccess.h>
 #include "gpreempt.h"
-#include "kfd.h"
+#include "kfd/kfd.h"
 
 /* Longest wait between reads of a queue whose page is not present. */
 #define GP_PTR_FAULT_BACKOFF_MS 8
