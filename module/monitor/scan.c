@@ -73,14 +73,18 @@ static void gp_scan_cu_mask(struct gp_queue *e, u64 t0)
  * Shrink where a park would be: shrink mode, a mask gpreempt can give back
  * and knows the size of (the owner's; or none, every CU, on a device where
  * some owner's mask tells how many that is), of at least 2 CUs, on a device
- * that takes one.  Else the queue is parked.
+ * that takes one.  Else the queue is parked.  A shrink needs p->mutex and
+ * the debugger's leave: a debugged process, or one that holds its own
+ * mutex, is parked by eviction instead (a shrink it could refuse for ever
+ * would let it run beside the work above it).
  */
 static bool gp_shrinkable(const struct gp_queue *e)
 {
 	u32 cus = READ_ONCE(e->cu_mask_bits) ? e->cu_count : gp_dev_cus[e->pq.dev];
 
 	return READ_ONCE(gp_param.shrink_pct) && READ_ONCE(gp_reg.have_cu_masks) &&
-	       e->pq.parkable && !e->no_shrink && !READ_ONCE(e->cu_mask_unknown) && cus > 1;
+	       e->pq.parkable && !e->no_shrink && !READ_ONCE(e->cu_mask_unknown) && cus > 1 &&
+	       !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->lock_held);
 }
 
 /* S3 F7: a hold older than max_hold_s is released, in the map too. */

@@ -185,6 +185,23 @@ kill $be
 wait $be
 tap_check "self-debugged BE: exactly once" test $? -eq 0
 unload
+# The same in shrink mode: a shrink is the debugger's to refuse, so the
+# debugged BE (with a CU mask of its own, as ROCr sets on every queue) is
+# parked by eviction instead of left running at full width.
+load "" "shrink_pct=50"
+$GPLOAD $BE_ARGS --debug --cu-mask all --duration 60 --quiet &
+be=$!
+wait_for 30 state_is $be 0
+$GPLOAD $LC_ARGS --duration 3 --period-us 300 --quiet
+sleep 0.2
+dbg_preempts=$(qfield $be preempts)
+tap_check "shrink mode: self-debugged BE is parked by eviction, not left unshrunk (preempts: ${dbg_preempts:-none}, backend $(qfield $be backend))" \
+	test "${dbg_preempts:-0}" -gt 0 -a "$(qfield $be backend)" = 1
+tap_check "shrink mode: self-debugged BE resumed after LC" wait_for 30 state_is $be 0
+kill $be
+wait $be
+tap_check "shrink mode: self-debugged BE: exactly once" test $? -eq 0
+unload
 
 # 7. Create/destroy churn while the monitor parks and unparks.
 load "" ""
