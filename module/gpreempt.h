@@ -359,6 +359,8 @@ void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));
 struct gp_proc *gp_registry_next_evicted(struct gp_proc *prev);
 int gp_registry_walk_existing(bool adopt);
+int gp_registry_adopt_skipped(void);
+int gp_registry_adopt_queue(struct queue *q);
 bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 int gp_registry_restores_owed(struct gp_proc **out, int max);
 void gp_registry_set_owed(struct gp_proc *pr, bool owed);

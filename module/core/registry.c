@@ -705,101 +705,13 @@ void gp_registry_free_all(void (*release)(struct gp_queue *e))
 	gp_registry_reap(release);
 }
 
-/* insmod's wait for one process's p->mutex, and for all of them (S4-2). */
-#define GP_LOAD_WAIT_MS 1000
-#define GP_LOAD_DEADLINE_MS 10000
-
 /**
- * gp_registry_walk_existing() - the KFD processes that existed before load
- * @adopt: register their queues (adopt_existing)
+ * gp_registry_adopt_queue() - register a queue that existed before load
+ * @q: the queue; its process's p->mutex is held by the caller
  *
- * Walks every PASID through kfd_lookup_process_by_pasid() (KFD's own
- * SRCU-protected lookup, +1 reference).  Each process is first checked
- * against the built-in layout (gp_layout_live_process()): one that does not
- * match fails the walk, and insmod.  Then, with @adopt, its queue list is
- * walked under p->mutex, the lock KFD's ioctls hold while creating and
- * destroying queues.  Runs after the probes are registered, so no queue
- * slips between the two; a queue the creation probe registered already is a
- * duplicate, ignored by gp_add().
- *
- * S4-2: a process can hold its own p->mutex for as long as it likes.  Each
- * is waited for GP_LOAD_WAIT_MS at most, all of them within
- * GP_LOAD_DEADLINE_MS (then only tried); one still busy is skipped: its
- * queues neither checked nor adopted, counted (gp_stats.load_skipped_busy)
- * and named.  Queues it creates later are managed as any new queue.
- *
- * Return: number of queues adopted, or -ENOEXEC (the layout is wrong).
+ * Return: 0, or a negative errno (a duplicate: the creation probe has it).
  */
-int gp_registry_walk_existing(bool adopt)
+int gp_registry_adopt_queue(struct queue *q)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(GP_LOAD_DEADLINE_MS);
-	unsigned int nproc = 0, nq = 0, pnq, skipped = 0;
-	ktime_t t0 = ktime_get();
-	int n = 0, ret;
-	u32 pasid;
-
-	for (pasid = 1; pasid < (1U << 16); pasid++) {
-		struct kfd_process *p = gp_kfd_lookup_pasid(pasid);
-		unsigned long dl = jiffies + msecs_to_jiffies(GP_LOAD_WAIT_MS);
-		struct process_queue_manager *pqm;
-		struct list_head *head, *pos;
-
-		if (!p)
-			continue;
-		if (time_after(dl, end))
-			dl = end;
-		pnq = 0;
-		ret = gp_layout_live_process(p, pasid, &pnq, dl);
-		if (!ret && adopt && kfd_p_pasid(p) == pasid && gp_kfd_lock_until(p, dl))
-			ret = -EBUSY;
-		if (ret == -EBUSY) {
-			/* 6.17+: one PASID per device; count each process once. */
-			if (kfd_p_pasid(p) == pasid) {
-				skipped++;
-				gp_stats.load_skipped_busy++;
-				pr_warn("pasid %u: its p->mutex stayed busy: left alone at load (its queues not checked%s)\n",
-					pasid, adopt ? ", not adopted" : "");
-			}
-			gp_kfd_unref(p);
-			continue;
-		}
-		if (ret) {
-			gp_kfd_unref(p);
-			return ret;
-		}
-		/* 6.17+: one PASID per device; visit each process once. */
-		if (kfd_p_pasid(p) != pasid) {
-			gp_kfd_unref(p);
-			continue;
-		}
-		nproc++;
-		nq += pnq;
-		if (!adopt) {
-			gp_kfd_unref(p);
-			continue;
-		}
-		/* p->mutex taken above, within the same bound. */
-		pqm = kfd_p_pqm(p);
-		head = (struct list_head *)((char *)pqm + GP_OFF_process_queue_manager__queues);
-		list_for_each(pos, head) {
-			char *pqn = (char *)pos - GP_OFF_process_queue_node__process_queue_list;
-			struct queue *q = *(struct queue **)(pqn + GP_OFF_process_queue_node__q);
-
-			if (q && !gp_add(q, false, GFP_KERNEL))
-				n++;
-		}
-		mutex_unlock(kfd_p_mutex(p));
-		gp_kfd_unref(p);
-		cond_resched();
-	}
-	gp_layout_live_passed(nproc, nq, t0);
-	/* From here, a queue no probe reported is a missed creation (F15). */
-	if (adopt && !skipped) {
-		unsigned long flags;
-
-		spin_lock_irqsave(&gp_reg.lock, flags);
-		gp_reg.complete = true;
-		spin_unlock_irqrestore(&gp_reg.lock, flags);
-	}
-	return n;
+	return gp_add(q, false, GFP_KERNEL);
 }

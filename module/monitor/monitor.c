@@ -79,6 +79,8 @@ static unsigned int gp_tick(void)
 		gp_last_gen = READ_ONCE(gp_reg.gen);
 		gp_registry_reap(gp_release_queue);
 	}
+	/* S4-2: what insmod skipped, adopted once its p->mutex is free. */
+	gp_registry_adopt_skipped();
 	gp_restore_owed();
 	cfg_changed = gp_effective_params(&pp, &tick_us, t0);
 	gp_rules_tick(t0);

@@ -135,6 +135,12 @@ fi
 kill -TERM $h1 2>/dev/null
 wait $h1
 wait $ins 2>/dev/null
+# Skipped is not let off: the monitor tries BE1's mutex on every tick and
+# adopts its queue once it is free.
+adopted() { [ -n "$(qf $be1 state)" ]; }
+tap_check "S4-2: once BE1 lets go of its p->mutex, the monitor adopts its queue" wait_for 30 adopted
+tap_check "S4-2: the kernel log says so (pasid $p1)" \
+	sh -c "dmesg | grep -q 'pasid $p1: its p->mutex is free again: 1 queue(s) adopted'"
 for b in $be1 $be2 $be3; do
 	stop_be $b
 	[ "$be_rc" = 0 ] || brc=$be_rc
