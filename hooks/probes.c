@@ -14,7 +14,8 @@
  *   kfd_process_notifier_release_internal(p)  7.2+: any context's teardown;
  *                                          a secondary context's only one
  *   pqm_uninit(pqm)                        last chance before KFD frees queues
- *   kfd_dbg_trap_enable(target, ...)       debugger attach: hands off (on success)
+ *   kfd_dbg_trap_enable(target, ...)       debugger attach (debug.c): parked by
+ *                                          eviction only (on success)
  *   suspend_queues(p, ...)                 the debugger suspends queues (under
  *                                          p->mutex): a queue gpreempt parked is
  *                                          the debugger's from now on
@@ -27,6 +28,9 @@
  * returns int: a return handler reads gp_ret(), never the raw register,
  * whose upper half the x86-64 ABI leaves undefined (-ETIME in eax is
  * 0x00000000ffffffc2 in rax).
+ *
+ * over 400 lines: the probe table and one handler per probed KFD function
+ * (the debugger's are in debug.c); splitting it would split the table.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,13 +40,7 @@
 #include "gpreempt.h"
 #include "kfd/kfd.h"
 
-#define GP_ARG(regs, fn, name) regs_get_kernel_argument(regs, GP_ARG_##fn##__##name)
-
-/* The int a probed KFD function returned (see the top of the file). */
-static inline int gp_ret(struct pt_regs *regs)
-{
-	return (int)regs_return_value(regs);
-}
+#include "hooks.h"
 
 static int gp_on_add_queue(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -158,12 +156,6 @@ static struct kretprobe gp_cu_mask_probe = {
 	.maxactive = GP_PROBE_MAXACTIVE,
 };
 
-/* Per-call data of the pqm_destroy_queue and kfd_dbg_trap_* kretprobes. */
-struct gp_proc_call {
-	struct kfd_process *p;
-	u32 qid;
-};
-
 static int gp_on_destroy_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
@@ -239,88 +231,6 @@ static int gp_on_pqm_uninit(struct kprobe *kp, struct pt_regs *regs)
 		gp_registry_proc_dead(kfd_pqm_process(pqm), false);
 	return 0;
 }
-
-static int gp_on_dbg_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
-
-	c->p = (void *)GP_ARG(regs, kfd_dbg_trap_enable, target);
-	return c->p ? 0 : 1;
-}
-
-/* Debugged only once the attach succeeded (m1). */
-static int gp_on_dbg_return(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
-
-	if (gp_ret(regs) == 0)
-		gp_registry_proc_debugged(c->p, true);
-	return 0;
-}
-
-static struct kretprobe gp_dbg_probe = {
-	.kp.symbol_name = "kfd_dbg_trap_enable",
-	.entry_handler = gp_on_dbg_entry,
-	.handler = gp_on_dbg_return,
-	.data_size = sizeof(struct gp_proc_call),
-	.maxactive = 64,
-};
-
-static int gp_on_dbg_off_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
-
-	c->p = (void *)GP_ARG(regs, kfd_dbg_trap_disable, target);
-	return c->p ? 0 : 1;
-}
-
-/*
- * Detach (M1): KFD cleared debug_trap_enabled and resumed every queue the
- * debugger had suspended, still under p->mutex.  The return may have dropped
- * the session's reference to @p: it is only compared.
- */
-static int gp_on_dbg_off_return(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
-
-	if (gp_ret(regs) == 0)
-		gp_registry_proc_debugged(c->p, false);
-	return 0;
-}
-
-/*
- * SUSPEND_QUEUES (M1), at entry, under p->mutex: suspend_single_queue() counts
- * a queue gpreempt parked as suspended by the debugger, so gpreempt may not
- * unpark it any more.  Entry only: returning 1 skips the return handler.
- */
-static int gp_on_dbg_suspend(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct kfd_process *p = (void *)GP_ARG(regs, suspend_queues, p);
-
-	if (p)
-		gp_registry_proc_dbg_suspend(p);
-	return 1;
-}
-
-static int gp_on_dbg_suspend_return(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	return 0;
-}
-
-static struct kretprobe gp_dbg_suspend_probe = {
-	.kp.symbol_name = "suspend_queues",
-	.entry_handler = gp_on_dbg_suspend,
-	.handler = gp_on_dbg_suspend_return,
-	.maxactive = 8,
-};
-
-static struct kretprobe gp_dbg_off_probe = {
-	.kp.symbol_name = "kfd_dbg_trap_disable",
-	.entry_handler = gp_on_dbg_off_entry,
-	.handler = gp_on_dbg_off_return,
-	.data_size = sizeof(struct gp_proc_call),
-	.maxactive = 64,
-};
 
 static struct kprobe gp_probes[] = {
 	{ .symbol_name = "kfd_procfs_add_queue", .pre_handler = gp_on_add_queue },

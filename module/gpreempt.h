@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * gpreempt.h - shared declarations of the gpreempt module.
+ *
+ * over 400 lines: the types every room shares (gp_queue, gp_proc, the
+ * registry) and each room's interface, in one place a reader can scan;
+ * what only one room uses lives in that room's own header.
  */
 #ifndef GP_GPREEMPT_H
 #define GP_GPREEMPT_H

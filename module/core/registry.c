@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * registry.c - the KFD processes and compute queues gpreempt manages.
+ * registry.c - the KFD processes and compute queues gpreempt manages: the
+ * lists, the (process, qid) hash and what the hooks tell of queues.  Also
+ * core/: procs.c (processes), reap.c (the monitor's side: snapshot, reap,
+ * pins), adopt.c (what existed before the load).
  *
  * Lock story:
  *   gp_reg.lock (spinlock, taken in kprobe handlers and by the monitor)
@@ -25,6 +28,7 @@
 #include <linux/string.h>
 #include "gpreempt.h"
 #include "kfd/kfd.h"
+#include "core/registry_int.h"
 
 struct gp_registry gp_reg;
 static DEFINE_HASHTABLE(gp_queue_hash, 10);
@@ -35,7 +39,7 @@ static u32 gp_key(struct kfd_process *p, u32 qid)
 	return hash_ptr(p, 32) ^ hash_32(qid, 32);
 }
 
-static const struct gp_registry_ops *gp_reg_ops;
+const struct gp_registry_ops *gp_reg_ops;
 
 /**
  * gp_registry_init() - empty registry
@@ -61,7 +65,7 @@ static struct gp_queue *gp_find_locked(struct kfd_process *p, u32 qid)
 	return NULL;
 }
 
-static struct gp_proc *gp_proc_find_locked(struct kfd_process *p)
+struct gp_proc *gp_proc_find_locked(struct kfd_process *p)
 {
 	struct gp_proc *pr;
 
@@ -71,7 +75,7 @@ static struct gp_proc *gp_proc_find_locked(struct kfd_process *p)
 	return NULL;
 }
 
-static void gp_mark_gone_locked(struct gp_queue *e)
+void gp_mark_gone_locked(struct gp_queue *e)
 {
 	WRITE_ONCE(e->gone, true);
 	hash_del(&e->hnode);
@@ -256,7 +260,7 @@ int gp_registry_add_queue(struct queue *q)
  * pqm_create_queue(), and its out-of-line copy, where the probe sits, is
  * never called (review S3 F15).  Counted; the caller warns on the first.
  */
-static bool gp_unseen_locked(void)
+bool gp_unseen_locked(void)
 {
 	if (!gp_reg.complete || gp_reg.untracked)
 		return false;
@@ -358,351 +362,6 @@ void gp_registry_del_queue(struct kfd_process *p, u32 qid)
 		gp_reg_ops->changed();
 	if (unseen)
 		gp_warn_unseen(qid);
-}
-
-/*
- * Does @p still have a queue in its pqm list?  One read of the list head:
- * at the mm's release no ioctl of @p runs any more, and a stale answer only
- * miscounts gp_stats.queues_unseen.
- */
-static bool gp_pqm_has_queues(struct kfd_process *p)
-{
-	struct list_head *head = (struct list_head *)((char *)kfd_p_pqm(p) +
-						      GP_OFF_process_queue_manager__queues);
-
-	return READ_ONCE(head->next) != head;
-}
-
-/**
- * gp_registry_proc_dead() - a KFD process is being torn down
- * @p: process
- * @first: the first teardown call for @p (its mm's release), where its
- *	queues are all still in its pqm list
- *
- * Every queue of @p is marked gone; gpreempt will not call KFD for it again.
- * Evictions gpreempt made die with the process (KFD frees its qpd).  At
- * @first, a process with queues that gpreempt never knew means the creation
- * probe did not fire (review S3 F15; see gp_unseen_locked()).
- */
-void gp_registry_proc_dead(struct kfd_process *p, bool first)
-{
-	struct gp_proc *pr;
-	struct gp_queue *e;
-	unsigned long flags;
-	bool found = false, known = false, unseen = false;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(e, &gp_reg.queues, node) {
-		if (e->proc->p == p && !e->gone)
-			gp_mark_gone_locked(e);
-	}
-	list_for_each_entry(pr, &gp_reg.procs, node) {
-		if (pr->p != p)
-			continue;
-		known = true;
-		if (!pr->dead) {
-			WRITE_ONCE(pr->dead, true);
-			found = true;
-		}
-	}
-	if (first && !known && gp_pqm_has_queues(p))
-		unseen = gp_unseen_locked();
-	gp_reg.gen++;
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	if (found)
-		gp_reg_ops->changed();
-	if (unseen)
-		pr_warn("KFD process %d has queues gpreempt never saw created: the kfd_procfs_add_queue probe does not fire (inlined by LTO?); new queues are not managed (gp_stats.queues_unseen)\n",
-			kfd_p_lead_thread(p)->tgid);
-}
-
-/**
- * gp_registry_proc_debugged() - a debugger attached to or detached from @p
- * @p: KFD process (compared, never dereferenced)
- * @on: attached: its queues are left alone (an unpark then only drops
- *      gpreempt's ownership, the debugger may own is_suspended now);
- *      detached: KFD resumed every suspended queue, gpreempt manages it again
- */
-void gp_registry_proc_debugged(struct kfd_process *p, bool on)
-{
-	struct gp_proc *pr;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node) {
-		if (pr->p != p)
-			continue;
-		WRITE_ONCE(pr->debugged, on);
-		if (!on)
-			WRITE_ONCE(pr->dbg_suspended, false);
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	gp_reg_ops->changed();
-}
-
-/**
- * gp_registry_proc_dbg_suspend() - the debugger of @p suspends queues
- * @p: KFD process (compared, never dereferenced); p->mutex is held
- *
- * From now until the detach a queue gpreempt parked counts as the
- * debugger's: gp_suspend_queue() no longer unparks it.
- */
-void gp_registry_proc_dbg_suspend(struct kfd_process *p)
-{
-	struct gp_proc *pr;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node)
-		if (pr->p == p)
-			WRITE_ONCE(pr->dbg_suspended, true);
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-}
-
-/**
- * gp_registry_snapshot() - the queues to scan this tick
- * @out: array to fill
- * @max: its size
- *
- * Entries stay valid until the caller (the monitor) reaps them.
- * Return: number of entries written.
- */
-int gp_registry_snapshot(struct gp_queue **out, int max)
-{
-	struct gp_queue *e;
-	unsigned long flags;
-	int n = 0;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(e, &gp_reg.queues, node) {
-		if (n == max)
-			break;
-		out[n++] = e;
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	return n;
-}
-
-/**
- * gp_registry_restores_owed() - live processes owed an eviction check
- * @out: array to fill
- * @max: its size
- *
- * Entries stay valid: only the monitor, the caller, frees processes.
- * Return: number written (those with @restore_owed; dead ones too, for
- * the caller to clear).
- */
-int gp_registry_restores_owed(struct gp_proc **out, int max)
-{
-	struct gp_proc *pr;
-	unsigned long flags;
-	int n = 0;
-
-	if (!READ_ONCE(gp_reg.nowed))
-		return 0;	/* the common case: no list walk per tick */
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node) {
-		if (n == max)
-			break;
-		if (pr->restore_owed)
-			out[n++] = pr;
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	return n;
-}
-
-/**
- * gp_registry_set_owed() - set or clear @pr's restore_owed
- * @pr: process
- * @owed: the new value
- */
-void gp_registry_set_owed(struct gp_proc *pr, bool owed)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	if (pr->restore_owed != owed)
-		gp_reg.nowed += owed ? 1 : -1;
-	pr->restore_owed = owed;
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-}
-
-/**
- * gp_registry_dev_has_compute() - has @pr a live compute queue on @dev?
- * @pr: process
- * @dev: device
- *
- * Return: true if so.
- */
-bool gp_registry_dev_has_compute(struct gp_proc *pr, struct kfd_node *dev)
-{
-	struct gp_queue *e;
-	unsigned long flags;
-	bool found = false;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(e, &gp_reg.queues, node) {
-		if (e->proc == pr && e->dev == dev && !e->gone && !e->sdma) {
-			found = true;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	return found;
-}
-
-/**
- * gp_registry_tgid_managed() - does another live KFD process have @tgid?
- * @tgid: thread group id
- * @except: the process to leave out (may be NULL)
- *
- * 7.2+ gives one tgid several KFD processes (contexts); after an exec the
- * new one can be registered before the old one is reaped.
- *
- * Return: true when a process other than @except, not dead, has @tgid.
- */
-bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except)
-{
-	struct gp_proc *pr;
-	unsigned long flags;
-	bool found = false;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node) {
-		if (pr != except && pr->tgid == tgid && !pr->dead) {
-			found = true;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	return found;
-}
-
-/**
- * gp_registry_reap() - free gone queues and finished processes
- * @release: called (unlocked, may sleep) for each queue before it is freed;
- *	     may be NULL
- *
- * Monitor thread only (or module unload once the monitor has stopped).  A
- * process entry is freed once no queue entry points at it any more (gone
- * or not: @nrefs) and gpreempt holds no eviction on it (or it is dead: its
- * evictions died with it).  A queue that goes gone between the two phases
- * keeps its process alive until a later reap frees the queue first.
- */
-void gp_registry_reap(void (*release)(struct gp_queue *e))
-{
-	struct gp_queue *e, *tmp;
-	struct gp_proc *pr, *ptmp;
-	unsigned long flags;
-	LIST_HEAD(dead);
-	LIST_HEAD(dead_procs);
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry_safe(e, tmp, &gp_reg.queues, node) {
-		/* A deferred action uses it: freed once its result is in. */
-		if (e->gone && !e->pinned) {
-			list_move(&e->node, &dead);
-			gp_reg.nqueues--;
-		}
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-
-	list_for_each_entry_safe(e, tmp, &dead, node) {
-		if (release)
-			release(e);
-		spin_lock_irqsave(&gp_reg.lock, flags);
-		e->proc->nrefs--;
-		spin_unlock_irqrestore(&gp_reg.lock, flags);
-		kfree(e);
-	}
-
-	gp_test_window(GP_TEST_REAP);
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry_safe(pr, ptmp, &gp_reg.procs, node) {
-		if (!pr->nrefs && (pr->dead || !pr->evicted)) {
-			list_move(&pr->node, &dead_procs);
-			gp_reg.nprocs--;
-			if (pr->restore_owed)
-				gp_reg.nowed--;
-		}
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	list_for_each_entry_safe(pr, ptmp, &dead_procs, node) {
-		gp_reg_ops->proc_freed(pr);
-		kfree(pr);
-	}
-}
-
-/**
- * gp_registry_pin() - keep @pr (and @e) allocated while a deferred action uses them
- * @pr: the process
- * @e: its queue, or NULL
- * @pin: take (true) or drop the pin
- *
- * A pin is one more reference in @pr->nrefs, and @e->pinned keeps a gone
- * @e from the reap.  Unpinning a gone queue counts as a change: the next
- * tick reaps it.
- */
-void gp_registry_pin(struct gp_proc *pr, struct gp_queue *e, bool pin)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	pr->nrefs += pin ? 1 : -1;
-	if (e)
-		e->pinned = pin;
-	if (!pin)
-		gp_reg.gen++;
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-}
-
-/**
- * gp_registry_next_evicted() - the next process gpreempt holds evicted
- * @prev: the process returned last, or NULL to start
- *
- * Module unload, after the monitor stopped (only that thread frees procs,
- * so the results stay valid unlocked, and a cursor stays on the list).
- * Processes are in list order, so one pass visits each once, whether its
- * restore cleared pr->evicted or failed.
- *
- * Return: a live process after @prev with evictions held, or NULL.
- */
-struct gp_proc *gp_registry_next_evicted(struct gp_proc *prev)
-{
-	struct gp_proc *pr = prev, *found = NULL;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	if (!pr)
-		pr = list_entry(&gp_reg.procs, struct gp_proc, node);
-	list_for_each_entry_continue(pr, &gp_reg.procs, node) {
-		if (pr->evicted && !pr->dead) {
-			found = pr;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	return found;
-}
-
-/**
- * gp_registry_free_all() - mark everything gone and free it (module exit)
- * @release: as for gp_registry_reap()
- */
-void gp_registry_free_all(void (*release)(struct gp_queue *e))
-{
-	struct gp_queue *e;
-	struct gp_proc *pr;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(e, &gp_reg.queues, node)
-		if (!e->gone)
-			gp_mark_gone_locked(e);
-	list_for_each_entry(pr, &gp_reg.procs, node)
-		pr->dead = true;
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	gp_registry_reap(release);
 }
 
 /**

@@ -7,6 +7,9 @@
  * checks at compile time that the BTF size of the field matches the C type
  * we read it as.
  *
+ * over 400 lines: one small inline accessor per amdkfd field gpreempt reads,
+ * kept together as the one place where BTF offsets become C types.
+ *
  * This is also the one place where kernels differ (GP_HAVE_* from the
  * layout): the rest of gpreempt reads the same on 6.1, 6.12 and 7.x.
  *  - the device a queue runs on is struct kfd_node (6.3+) or struct kfd_dev

@@ -7,7 +7,8 @@
  *   config.c   this tick's parameters (module params + gp_config);
  *   scan.c     read every queue, build the policy input;
  *   policy.c   decide (pure C);
- *   apply.c    park and unpark through the backends, per-device budgets;
+ *   apply.c    park and unpark through the backends;
+ *   devices.c  the per-device index, budgets (max_rate) and hold;
  *   publish.c  maps.
  * All of it runs in the monitor thread only (release.c also at unload,
  * after the thread stopped), so the state below needs no lock; defer.c's
@@ -51,9 +52,12 @@ enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0);
 /* qstate.c */
 void gp_set_state(struct gp_queue *e, enum gp_qstate st);
 
-/* apply.c */
+/* devices.c */
 u32 gp_dev_index(struct kfd_node *dev);
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now);
+void gp_dev_charge(u32 d, int ret, u64 t0, u64 now);
+
+/* apply.c */
 void gp_apply(int n, const struct gp_policy_params *pp);
 
 void gp_commit_deferred(struct gp_defer *d, int n);

@@ -20,10 +20,10 @@
  *
  * Build (without make):
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
- *       -o build/fuzz_policy test/unit/fuzz_policy.c module/policy/policy.c
+ *       -o build/fuzz_policy test/unit/fuzz_policy.c module/policy/policy.c module/policy/rate.c
  * Coverage-guided, with libFuzzer (the input bytes drive the random choices):
  *   clang -O1 -g -fsanitize=fuzzer,address,undefined -DGP_LIBFUZZER -I module \
- *       -o build/fuzz_policy_lf test/unit/fuzz_policy.c module/policy/policy.c
+ *       -o build/fuzz_policy_lf test/unit/fuzz_policy.c module/policy/policy.c module/policy/rate.c
  *   build/fuzz_policy_lf -max_total_time=60
  */
 #include <limits.h>

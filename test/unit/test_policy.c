@@ -6,7 +6,7 @@
  *
  *   make build/test_policy && build/test_policy
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
- *       -o build/test_policy test/unit/test_policy.c module/policy/policy.c module/backends/cumask.c
+ *       -o build/test_policy test/unit/test_policy.c module/policy/policy.c module/policy/rate.c module/backends/cumask.c
  */
 #include <limits.h>
 #include <stdio.h>

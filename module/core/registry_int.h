@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * registry_int.h - what the files of the registry (registry.c, procs.c)
+ * share; gp_reg.lock held where the name ends in _locked.
+ */
+#ifndef GP_REGISTRY_INT_H
+#define GP_REGISTRY_INT_H
+
+#include "gpreempt.h"
+
+extern const struct gp_registry_ops *gp_reg_ops;
+
+struct gp_proc *gp_proc_find_locked(struct kfd_process *p);
+void gp_mark_gone_locked(struct gp_queue *e);
+bool gp_unseen_locked(void);
+
+#endif /* GP_REGISTRY_INT_H */

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devices.c - the monitor's view of each device: a small dense index per
+ * kfd_node (the policy compares only queues of one device), its budget of
+ * state changes (max_rate, max_actions) and, with hold_adaptive, the hold
+ * from what a park and an unpark cost there.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ktime.h>
+#include "backends/backend.h"
+#include "monitor/monitor_int.h"
+#include "kfd/kfd.h"
+
+/*
+ * Per-device arbitration: each tick maps every queue's kfd_node to a small
+ * dense index (the policy compares only queues of one device).  Monitor-only
+ * state, static to keep it off the kthread's stack.
+ */
+static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
+static u32 gp_ndevs;
+/* M3: each device's allowance of state changes, and its count this second. */
+static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
+static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
+static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
+/* hold_adaptive: what a park or unpark costs per device, and the hold from it */
+static struct gp_hold gp_dev_hold[GP_POLICY_MAX_DEVS];
+static u64 gp_dev_hold_ns[GP_POLICY_MAX_DEVS];
+static u64 gp_rate_window_ns;
+
+/*
+ * Charge a backend call on device slot @d to its bucket, and back off on a
+ * device error.  -EIO (fenced device, reset queue) is paced by the device
+ * fence's own back-off, not here.
+ */
+void gp_dev_charge(u32 d, int ret, u64 t0, u64 now)
+{
+	if (!ret)
+		gp_hold_observe(&gp_dev_hold[d], now - t0);
+	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM ||
+		  ret == -EIO;
+
+	gp_bucket_take(&gp_bkt[d], READ_ONCE(gp_param.max_rate), 1);
+	gp_dev_changes[d]++;
+	if (gp_bucket_result(&gp_bkt[d], ok, now))
+		gp_stats.backoffs++;
+}
+
+/**
+ * gp_dev_budgets() - per-device allowances for this tick, and the rate of the last full second
+ * @pp: this tick's parameters: gets the budgets
+ * @now: the tick's time
+ */
+void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
+{
+	u32 d, rate = READ_ONCE(gp_param.max_rate), busiest = 0;
+	u64 hold_max = 0;
+
+	for (d = 0; d < gp_ndevs; d++)
+		gp_dev_budget[d] = gp_bucket_avail(&gp_bkt[d], rate, now);
+	pp->dev_budget = gp_dev_budget;
+	pp->dev_hold_ns = NULL;
+	if (READ_ONCE(gp_param.hold_adaptive)) {
+		u64 tick = (u64)READ_ONCE(gp_param.tick_us) * NSEC_PER_USEC;
+
+		/* Queues only ever have slots below gp_ndevs (gp_dev_index()). */
+		for (d = 0; d < gp_ndevs; d++) {
+			gp_dev_hold_ns[d] = gp_hold_ns(&gp_dev_hold[d], pp->hysteresis_ns, tick);
+			hold_max = max(hold_max, gp_dev_hold_ns[d]);
+		}
+		pp->dev_hold_ns = gp_dev_hold_ns;
+	}
+	gp_stats.hold_us = (pp->dev_hold_ns ? hold_max : pp->hysteresis_ns) / NSEC_PER_USEC;
+	gp_stats.rate_limit = rate;
+	if (now - gp_rate_window_ns < NSEC_PER_SEC)
+		return;
+	for (d = 0; d < gp_ndevs; d++) {
+		busiest = max(busiest, gp_dev_changes[d]);
+		gp_dev_changes[d] = 0;
+	}
+	gp_stats.rate_last_sec = busiest;
+	gp_stats.rate_peak_sec = max_t(u64, gp_stats.rate_peak_sec, busiest);
+	gp_rate_window_ns = now;
+}
+
+/**
+ * gp_dev_index() - the dense slot of device @dev (the policy compares only queues of one slot)
+ * @dev: a queue's device
+ *
+ * Return: its slot; past GP_POLICY_MAX_DEVS devices, the last one.
+ */
+u32 gp_dev_index(struct kfd_node *dev)
+{
+	u32 d;
+
+	for (d = 0; d < gp_ndevs; d++)
+		if (gp_devs[d] == dev)
+			return d;
+	if (gp_ndevs == GP_POLICY_MAX_DEVS) {
+		pr_warn_once("more than %d devices: the rest are arbitrated together\n",
+			     GP_POLICY_MAX_DEVS);
+		return GP_POLICY_MAX_DEVS - 1;
+	}
+	gp_devs[gp_ndevs] = dev;
+	return gp_ndevs++;
+}
