@@ -41,5 +41,21 @@ ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 linefield() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # stop_be PID: SIGTERM a gpload BE (it drains and verifies); its status in be_rc.
 stop_be() { kill -TERM "$1"; wait "$1"; be_rc=$?; }
+# run_bounded SECONDS CMD...: CMD in the background, waited for up to SECONDS;
+# rc is its status (or "timeout"), bg its pid (still running after a
+# timeout); a diagnostic says how long it took.
+run_bounded() {
+	local secs=$1 t0=$SECONDS
+	shift
+	"$@" &
+	bg=$!
+	if wait_for "$secs" sh -c "! kill -0 $bg 2>/dev/null"; then
+		wait $bg
+		rc=$?
+	else
+		rc=timeout
+	fi
+	tap_diag "$1 took $((SECONDS - t0)) s (simulation, TCG guest)"
+}
 # sim_unload: rmmod gpreempt, wait for kfdsim to have no queue or process, rmmod kfdsim.
 sim_unload() { rmmod gpreempt; wait_for 30 ks_idle; rmmod kfdsim; }

@@ -197,16 +197,8 @@ if wait_for 15 be_off && hold_on; then
 else
 	tap_not_ok "S4-1 hold: BE parked again # $(qf $be preempts) parks, was $p1"
 fi
-t0=$SECONDS
-rmmod gpreempt &
-rm=$!
-if wait_for 60 sh -c "! kill -0 $rm 2>/dev/null"; then
-	wait $rm
-	rc=$?
-else
-	rc=timeout
-fi
-tap_diag "rmmod took $((SECONDS - t0)) s (simulation, TCG guest)"
+run_bounded 60 rmmod gpreempt
+rm=$bg
 tap_check "S4-1 hold: rmmod with BE parked returns while BE still holds its mutex" \
 	test "$rc" = 0 -a -n "$(hold_on && echo on)"
 if be_running && hold_on; then

@@ -33,7 +33,6 @@ running() {
 	[ "$(ksq "$1" suspended)" = 0 ] && [ "$(ksq "$1" evicted)" = 0 ] &&
 		[ "$(ksq "$1" active)" = 1 ]
 }
-gone() { ! kill -0 "$1" 2>/dev/null; }
 on() { kill -0 "$1" 2>/dev/null; }
 # hold PASID MS: kfdsim holds the process's p->mutex (until killed); $hold.
 hold() {
@@ -74,16 +73,8 @@ tap_diag "BE2: $(qline $p2)"
 tap_diag "BE3: $(qline $p3)"
 hold $p1 90000; h1=$hold
 hold $p3 90000; h3=$hold
-t0=$SECONDS
-rmmod gpreempt &
-rm=$!
-if wait_for 60 gone $rm; then
-	wait $rm
-	rc=$?
-else
-	rc=timeout
-fi
-tap_diag "rmmod took $((SECONDS - t0)) s (simulation, TCG guest)"
+run_bounded 60 rmmod gpreempt
+rm=$bg
 tap_check "S4-1 unload: rmmod returns within 60 s while BE1 and BE3 hold their p->mutex" \
 	test "$rc" = 0 -a -n "$(on $h1 && on $h3 && echo on)"
 if running $p2; then
@@ -109,16 +100,8 @@ dmesg | grep gpreempt | tail -n 8 | sed 's/^/# /'
 
 # --- insmod while BE1 holds its mutex: skipped and counted, BE3's leftover given back ---
 hold $p1 45000; h1=$hold
-t0=$SECONDS
-insmod "$OBJ/module/gpreempt.ko" adopt_existing=1 &
-ins=$!
-if wait_for 30 gone $ins; then
-	wait $ins
-	rc=$?
-else
-	rc=timeout
-fi
-tap_diag "insmod took $((SECONDS - t0)) s (simulation, TCG guest)"
+run_bounded 30 insmod "$OBJ/module/gpreempt.ko" adopt_existing=1
+ins=$bg
 tap_check "S4-2: insmod returns within 30 s while BE1 holds its p->mutex" \
 	test "$rc" = 0 -a -n "$(on $h1 && echo on)"
 tap_check "S4-2: BE1 skipped and counted (gp_stats.load_skipped_busy 1)" \
@@ -171,16 +154,8 @@ if wait_for 30 off "$ep"; then
 else
 	tap_not_ok "S4-1 FUSE: the holder is parked for LC # $(qline "$ep"); busy_deferred_expired $(gstat busy_deferred_expired), mutex_held $(gstat mutex_held)"
 fi
-t0=$SECONDS
-rmmod gpreempt &
-rm=$!
-if wait_for 60 gone $rm; then
-	wait $rm
-	rc=$?
-else
-	rc=timeout
-fi
-tap_diag "rmmod took $((SECONDS - t0)) s (simulation, TCG guest)"
+run_bounded 60 rmmod gpreempt
+rm=$bg
 tap_check "S4-1 FUSE: rmmod returns with the holder parked" test "$rc" = 0
 tap_check "S4-1 FUSE: the holder runs after rmmod" running "$ep"
 kill -TERM $fuse
