@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * maps.c - "gpload maps": gpreempt's control maps under stress, for the soak
- * (test/vm/sim-soak.sh).  Plain bpf(2) calls, no libbpf: each write looks its
+ * (test/vm/long-soak.sh).  Plain bpf(2) calls, no libbpf: each write looks its
  * map up by name again, so it follows gpreempt across rmmod/insmod (a write
  * while gpreempt is unloaded finds no map and is counted as "absent").
  *

@@ -3,7 +3,7 @@
 #
 # Long runs and races of gpreempt on kfdsim (issue 9), inside the test guest.
 #
-#   GP_SOAK=short (default, "make check" via test/run-vm sim): a few of each.
+#   GP_SOAK=short (default, "make check-long" via test/run-vm long): a few of each.
 #   GP_SOAK=long  ("make soak", scripts/soak): 100 reloads under load, 100
 #                 kill -9s of parked and 100 of running processes, 10^4
 #                 queue create/destroy churns during preemption, >= 10^6
