@@ -148,7 +148,7 @@ static struct gp_uint_range gp_range_idle_us = {
 
 module_param_cb(idle_us, &gp_uint_ops, &gp_range_idle_us, 0644);
 MODULE_PARM_DESC(idle_us,
-		 "Monitor scan period in microseconds when nothing can be preempted (default 5000) [100..1000000, >= tick_us, <= idle_max_us]");
+		 "Expert: Monitor scan period in microseconds when nothing can be preempted (default 5000) [100..1000000, >= tick_us, <= idle_max_us]");
 
 /*
  * Deep idle (issue 19): no queue has work and none is parked.  Each such
@@ -164,7 +164,7 @@ static struct gp_uint_range gp_range_idle_max_us = {
 
 module_param_cb(idle_max_us, &gp_uint_ops, &gp_range_idle_max_us, 0644);
 MODULE_PARM_DESC(idle_max_us,
-		 "Longest monitor scan period in microseconds: while no queue has work and none is parked, the period doubles from idle_us up to this; work starting then is seen up to this late, which delays a park only if a lower-priority queue also starts work within it; queue create/update/destroy, process exit and parameter writes return to idle_us at once (default 500000) [100..10000000, >= idle_us]");
+		 "Expert: Longest monitor scan period in microseconds: while no queue has work and none is parked, the period doubles from idle_us up to this; work starting then is seen up to this late, which delays a park only if a lower-priority queue also starts work within it; queue create/update/destroy, process exit and parameter writes return to idle_us at once (default 500000) [100..10000000, >= idle_us]");
 
 static struct gp_uint_range gp_range_hysteresis_us = {
 	.val = &gp_param.hysteresis_us, .min = 0, .max = 10000000, .name = "hysteresis_us",
@@ -172,11 +172,11 @@ static struct gp_uint_range gp_range_hysteresis_us = {
 
 module_param_cb(hysteresis_us, &gp_uint_ops, &gp_range_hysteresis_us, 0644);
 MODULE_PARM_DESC(hysteresis_us,
-		 "Time in microseconds a level stays busy after its last pending work before lower queues resume (default 2000) [0..10000000]");
+		 "Expert: Time in microseconds a level stays busy after its last pending work before lower queues resume (default 2000) [0..10000000]");
 
 module_param_named(hold_adaptive, gp_param.hold_adaptive, bool, 0644);
 MODULE_PARM_DESC(hold_adaptive,
-		 "Per device, hold a level busy after its last work only as long as a park plus an unpark take there (measured), at most hysteresis_us and at least one tick (default 0: hysteresis_us everywhere)");
+		 "Expert: Per device, hold a level busy after its last work only as long as a park plus an unpark take there (measured), at most hysteresis_us and at least one tick (default 0: hysteresis_us everywhere)");
 
 static struct gp_uint_range gp_range_dispatch_window_ms = {
 	.val = &gp_param.dispatch_window_ms, .min = 0, .max = 600000,
@@ -185,7 +185,7 @@ static struct gp_uint_range gp_range_dispatch_window_ms = {
 
 module_param_cb(dispatch_window_ms, &gp_uint_ops, &gp_range_dispatch_window_ms, 0644);
 MODULE_PARM_DESC(dispatch_window_ms,
-		 "For CP firmware that advances the read index when a dispatch starts: a lower queue whose read index moved this recently may still run a kernel and is parked like a pending one; set it to the longest kernel expected (default 0: off) [0..600000]");
+		 "Expert: For CP firmware that advances the read index when a dispatch starts: a lower queue whose read index moved this recently may still run a kernel and is parked like a pending one; set it to the longest kernel expected (default 0: off) [0..600000]");
 
 static struct gp_uint_range gp_range_max_suspend_ms = {
 	.val = &gp_param.max_suspend_ms, .min = 1, .max = 600000, .name = "max_suspend_ms",
@@ -201,7 +201,7 @@ static struct gp_uint_range gp_range_min_slice_ms = {
 
 module_param_cb(min_slice_ms, &gp_uint_ops, &gp_range_min_slice_ms, 0644);
 MODULE_PARM_DESC(min_slice_ms,
-		 "Starvation guard: run time in milliseconds granted after max_suspend_ms (default 20) [0..60000]");
+		 "Expert: Starvation guard: run time in milliseconds granted after max_suspend_ms (default 20) [0..60000]");
 
 static struct gp_uint_range gp_range_max_actions = {
 	.val = &gp_param.max_actions, .min = 1, .max = 64, .name = "max_actions",
@@ -209,7 +209,7 @@ static struct gp_uint_range gp_range_max_actions = {
 
 module_param_cb(max_actions, &gp_uint_ops, &gp_range_max_actions, 0644);
 MODULE_PARM_DESC(max_actions,
-		 "Most park/unpark state changes per tick; each may remap the whole device (default 8) [1..64]");
+		 "Expert: Most park/unpark state changes per tick; each may remap the whole device (default 8) [1..64]");
 
 static struct gp_uint_range gp_range_max_rate = {
 	.val = &gp_param.max_rate, .min = 10, .max = 100000, .name = "max_rate",
@@ -217,7 +217,7 @@ static struct gp_uint_range gp_range_max_rate = {
 
 module_param_cb(max_rate, &gp_uint_ops, &gp_range_max_rate, 0644);
 MODULE_PARM_DESC(max_rate,
-		 "Most park/unpark state changes per device per second, in bursts of a tenth of that, on top of max_actions; a device backs off 1 ms..1 s after a failed action (default 1000) [10..100000]");
+		 "Expert: Most park/unpark state changes per device per second, in bursts of a tenth of that, on top of max_actions; a device backs off 1 ms..1 s after a failed action (default 1000) [10..100000]");
 
 static struct gp_uint_range gp_range_shrink_pct = {
 	.val = &gp_param.shrink_pct, .min = 0, .max = 99, .name = "shrink_pct",
@@ -225,7 +225,7 @@ static struct gp_uint_range gp_range_shrink_pct = {
 
 module_param_cb(shrink_pct, &gp_uint_ops, &gp_range_shrink_pct, 0644);
 MODULE_PARM_DESC(shrink_pct,
-		 "0: park lower queues while higher ones have work; 1..99: shrink them instead to the CUs the higher queues' own CU masks leave, else to this percent of their CUs, and let them run there (default 0) [0..99]");
+		 "Expert: 0: park lower queues while higher ones have work; 1..99: shrink them instead to the CUs the higher queues' own CU masks leave, else to this percent of their CUs, and let them run there (default 0) [0..99]");
 
 static const char * const gp_backend_names[] = {
 	[GP_BACKEND_AUTO] = "auto",
@@ -262,7 +262,7 @@ static const struct kernel_param_ops gp_backend_ops = {
 
 module_param_cb(backend, &gp_backend_ops, NULL, 0644);
 MODULE_PARM_DESC(backend,
-		 "How to park: auto (evict whole processes when all their queues are parked, else suspend the queue), evict, suspend (default auto)");
+		 "Expert: How to park: auto (evict whole processes when all their queues are parked, else suspend the queue), evict, suspend (default auto)");
 
 /* A bool parameter that takes effect at the next tick: it wakes the monitor. */
 static int gp_set_bool(const char *val, const struct kernel_param *kp)
@@ -288,23 +288,23 @@ MODULE_PARM_DESC(enable, "Preempt (1) or only observe (0); 0 resumes everything 
 
 module_param_cb(tiers, &gp_bool_ops, &gp_param.tiers, 0644);
 MODULE_PARM_DESC(tiers,
-		 "Tier-aware parking: only a device's lowest busy level (best-effort) is parked; LC tiers between it and the top are left to the hardware's priority arbitration (default 1; 0: every level below the top is parked)");
+		 "Expert: Tier-aware parking: only a device's lowest busy level (best-effort) is parked; LC tiers between it and the top are left to the hardware's priority arbitration (default 1; 0: every level below the top is parked)");
 
 module_param_cb(sdma_hint, &gp_bool_ops, &gp_param.sdma_hint, 0644);
 MODULE_PARM_DESC(sdma_hint,
-		 "A pending copy on a process's SDMA queue makes its priority level busy, so lower compute queues are parked before its kernels arrive (default 1)");
+		 "Expert: A pending copy on a process's SDMA queue makes its priority level busy, so lower compute queues are parked before its kernels arrive (default 1)");
 
 module_param_named(sched_fifo, gp_param.sched_fifo, bool, 0444);
 MODULE_PARM_DESC(sched_fifo,
-		 "Run the monitor thread as SCHED_FIFO (lowest RT priority) so CPU load does not stretch its tick (default off)");
+		 "Expert: Run the monitor thread as SCHED_FIFO (lowest RT priority) so CPU load does not stretch its tick (default off)");
 
 module_param_named(adopt_existing, gp_param.adopt_existing, bool, 0444);
 MODULE_PARM_DESC(adopt_existing,
-		 "At load, find queues that already exist by walking KFD's processes (default 1)");
+		 "Expert: At load, find queues that already exist by walking KFD's processes (default 1)");
 
 module_param_cb(env_priority, &gp_bool_ops, &gp_param.env_priority, 0644);
 MODULE_PARM_DESC(env_priority,
-		 "Honour GPREEMPT_PRIORITY in a process's environment, below cgroup rules and capped by env_max_priority; any user sets their own environment (default 0: off)");
+		 "Trust: Honour GPREEMPT_PRIORITY in a process's environment, below cgroup rules and capped by env_max_priority; any user sets their own environment (default 0: off)");
 
 static struct gp_uint_range gp_range_env_max = {
 	.val = &gp_param.env_max_priority, .min = 0, .max = GP_PRIO_MAX,
@@ -313,7 +313,7 @@ static struct gp_uint_range gp_range_env_max = {
 
 module_param_cb(env_max_priority, &gp_uint_ops, &gp_range_env_max, 0644);
 MODULE_PARM_DESC(env_max_priority,
-		 "Highest priority GPREEMPT_PRIORITY may grant; higher requests are lowered to it (default 7) [0..15]");
+		 "Trust: Highest priority GPREEMPT_PRIORITY may grant; higher requests are lowered to it (default 7) [0..15]");
 /*
  * S3 F3: the sources any user controls (the queue's KFD priority, which any
  * user with /dev/kfd sets to 0..15; comm, which prctl sets; the
@@ -328,7 +328,7 @@ static struct gp_uint_range gp_range_user_max = {
 
 module_param_cb(user_max_priority, &gp_uint_ops, &gp_range_user_max, 0644);
 MODULE_PARM_DESC(user_max_priority,
-		 "Highest priority a source users control may give: the queue's KFD priority, comm rules, GPREEMPT_PRIORITY (default 7: only root's queue, pid and cgroup rules rank above normal) [0..15]");
+		 "Trust: Highest priority a source users control may give: the queue's KFD priority, comm rules, GPREEMPT_PRIORITY (default 7: only root's queue, pid and cgroup rules rank above normal) [0..15]");
 
 /*
  * S3 F7: a hold (gpreemptctl park) has no starvation guard; it ends after
@@ -341,4 +341,4 @@ static struct gp_uint_range gp_range_max_hold = {
 
 module_param_cb(max_hold_s, &gp_uint_ops, &gp_range_max_hold, 0644);
 MODULE_PARM_DESC(max_hold_s,
-		 "Longest a queue stays parked by hand (gpreemptctl park); then the hold is released (default 3600, 0: no limit) [0..604800]");
+		 "Trust: Longest a queue stays parked by hand (gpreemptctl park); then the hold is released (default 3600, 0: no limit) [0..604800]");
