@@ -354,8 +354,9 @@ static void test_prio(void)
 {
 	unsigned int cu = param("num_cu", 8);
 	double t_lo = 0, t_hi = 0, t0, modelled;
+	uint64_t lo_at_hi = 0;
 	struct gq lo, hi;
-	int i, n = 4;
+	int i, n = 6;
 
 	if (q_create(&lo, 2, false) || q_create(&hi, 12, false)) {
 		check(false, "prio: create", "%s", strerror(errno));
@@ -368,17 +369,25 @@ static void test_prio(void)
 	}
 	t0 = now_us();
 	while ((!t_lo || !t_hi) && now_us() < t0 + 30e6) {
-		if (!t_hi && atomic_load(hi.rptr) == (uint64_t)n)
+		if (!t_hi && atomic_load(hi.rptr) == (uint64_t)n) {
 			t_hi = now_us() - t0;
+			lo_at_hi = atomic_load(lo.rptr);
+		}
 		if (!t_lo && atomic_load(lo.rptr) == (uint64_t)n)
 			t_lo = now_us() - t0;
 		sleep_us(100);
 	}
 	modelled = n * 3000.0;
-	check(t_hi && t_lo && t_hi < t_lo && t_hi < 1.9 * modelled,
+	/*
+	 * Progress, not time: when the high queue is done, the low one has
+	 * finished the packet it may have started first, and one more if this
+	 * poll came late (round robin would have finished n - 1).  A loaded
+	 * host stretches both queues, never their order.
+	 */
+	check(t_hi && t_lo && t_hi < t_lo && lo_at_hi <= 2,
 	      "hardware priority: the high queue's packets finish first",
-	      "high %.1f ms (alone it would take %.1f), low %.1f ms", t_hi / 1e3,
-	      modelled / 1e3, t_lo / 1e3);
+	      "high %.1f ms (alone it would take %.1f), low %.1f ms, low packets done when high was %llu of %d",
+	      t_hi / 1e3, modelled / 1e3, t_lo / 1e3, (unsigned long long)lo_at_hi, n);
 	check(q_drain(&lo, 5e6) && q_drain(&hi, 5e6), "prio: exactly once", NULL);
 
 	/* Equal priorities: round robin, both finish at about the same time. */

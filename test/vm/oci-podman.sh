@@ -13,7 +13,7 @@
 # rule, and an administrator's high LC parks an annotated-high container
 # (S4-4); hook resync restores the rules after a reload (S4-6); apply keeps
 # container rules; no rule is left after a loop of
-# containers (GP_OCI_LOOP: 20 in make check, 100 in make soak); a missed poststop is cleaned up by
+# containers (GP_OCI_LOOP: 8 in make check, 100 in make soak); a missed poststop is cleaned up by
 # hook gc; podman kube play with the annotation in the pod YAML.  Runs
 # inside the test guest (test/run-vm oci; scripts/vm -a maxcpus=1).
 . test/lib/tap.sh
@@ -22,7 +22,7 @@
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
 GPLOAD=$PWD/build/gpload
-LOOP=${GP_OCI_LOOP:-20}
+LOOP=${GP_OCI_LOOP:-8}
 W=/tmp/oci
 LOG=$W/hook.log
 CONF=$W/gpreempt.conf

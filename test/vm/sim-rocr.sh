@@ -193,7 +193,9 @@ stage4() {
 	$ROCR be 8 20000000 2 $T/stop >$T/be 2>&1 &
 	be=$!
 	tap_check "BE (ROCr, root cgroup): its queue runs packets" wait_for 30 grep -qx be_ready $T/be
-	ROCR_CLIENT_HOLD=$T/release sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 40 8 2000000 20000" \
+	# 200 requests every 20 ms: BE stays shrunk for about 4 s, longer than
+	# two polls of status take in a loaded memory-debugging guest.
+	ROCR_CLIENT_HOLD=$T/release sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 200 8 2000000 20000" \
 		>$T/lc 2>&1 &
 	lc=$!
 	tap_check "LC (ROCr, in $CG): started" wait_for 30 grep -qx lc_ready $T/lc
@@ -290,12 +292,14 @@ if [ -z "${GP_ROCR_GPREEMPT_ARGS:-}" ]; then
 	bpasid=$($CTL --json status | jq -r --argjson t $be '[.queues[] | select(.tgid == $t)][0].pasid')
 	tap_check "shrink: ROCr set BE's mask: 6 CUs (kfdsim)" wait_for 10 be_cus_is 6
 	rocr_mask=$(bfield se_mask)
-	ROCR_CLIENT_HOLD=$T/release sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 40 8 2000000 20000" \
+	# 200 requests every 20 ms: BE stays shrunk for about 4 s, longer than
+	# two polls of status take in a loaded memory-debugging guest.
+	ROCR_CLIENT_HOLD=$T/release sh -c "echo \$\$ > $CG/cgroup.procs && exec $ROCR lc 200 8 2000000 20000" \
 		>$T/lc 2>&1 &
 	lc=$!
 	tap_check "shrink: BE's queue keeps 3 of ROCr's 6 CUs while LC has work" wait_for 30 be_cus_is 3
 	tap_check "shrink: BE's state is shrunk" wait_for 10 be_shrunk
-	tap_check "shrink: LC's 40 requests done" wait_for 120 grep -qx lc_done $T/lc
+	tap_check "shrink: LC's 200 requests done" wait_for 120 grep -qx lc_done $T/lc
 	tap_check "shrink: LC idle, BE has exactly ROCr's mask back ($rocr_mask)" \
 		wait_for 10 be_mask_is "$rocr_mask"
 	touch $T/release
