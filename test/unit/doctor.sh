@@ -62,7 +62,7 @@ good() {
 	put /usr/sbin/gpreemptctl ""
 	put /fake/modinfo-gpreempt "filename:       $GP\nsigner:         DKMS module signing key\nsig_id:         PKCS#7\n"
 	put /fake/mokutil-sb "SecureBoot enabled\n"
-	put /fake/dmesg "[    1.0] gpreempt: loaded, backend auto\n"
+	put /fake/dmesg "[    0.9] gpreempt: module verification failed: signature and/or required key missing - tainting kernel\n[    1.0] gpreempt: loaded, backend auto\n"
 	fake modinfo 'case "$*" in
 *"-n amdgpu") echo '"$KO"' ;;
 *gpreempt) cat $F/modinfo-gpreempt 2>/dev/null || { echo "modinfo: ERROR: Module gpreempt not found." >&2; exit 1; } ;;
@@ -167,6 +167,10 @@ put /sys/module/module/parameters/sig_enforce "Y\n"
 expect "sig_enforce, unsigned" module-sig fail "is not signed" 7
 good; put /var/lib/dkms/mok.pub "key"; put /fake/mokutil-key "$R/var/lib/dkms/mok.pub is not enrolled\n"
 expect "signed, DKMS's key not enrolled" module-sig fail "mokutil --import /var/lib/dkms/mok.pub" 7
+good; put /var/lib/shim-signed/mok/MOK.der "key"; put /fake/mokutil-key "$R/var/lib/shim-signed/mok/MOK.der is not enrolled\n"
+expect "signed, Ubuntu's shim-signed MOK not enrolled" module-sig fail "mokutil --import /var/lib/shim-signed/mok/MOK.der" 7
+good; put /var/lib/dkms/mok.pub "key"
+expect "signed, DKMS's key enrolled" module-sig ok "signed by DKMS module signing key" 0
 good; rm "$R/fake/modinfo-gpreempt"
 expect "gpreempt.ko not installed" module-sig warn "not installed" 0
 good; rm -rf "$R/sys/firmware/efi"; rm "$BIN/mokutil"

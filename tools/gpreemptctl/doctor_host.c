@@ -16,7 +16,10 @@
 
 #define NEEDS_ROOT "unknown (needs root)"
 #define SB_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
-#define MOK_PUB "/var/lib/dkms/mok.pub"
+/* DKMS's signing certificate: its own default, and Ubuntu's (shim-signed) */
+static const char * const mok_certs[] = {
+	"/var/lib/dkms/mok.pub", "/var/lib/shim-signed/mok/MOK.der",
+};
 #define SIGN_FIX "sign it with DKMS's key and enroll that key: README.md, 'Secure Boot'"
 
 /* Does a line of the file at @path contain the word @w (after a space or
@@ -106,8 +109,9 @@ static void check_signature(struct dr_ctx *c)
 {
 	char *argv[] = { "modinfo", "-k", c->release, "gpreempt", NULL };
 	char *test[] = { "mokutil", "--test-key", NULL, NULL };
-	char file[1024], signer[256], sig_id[256], p[512], *out = NULL, *tout = NULL;
+	char file[1024], signer[256], sig_id[256], p[512], fix[256], *out = NULL, *tout = NULL;
 	bool need;
+	size_t i;
 	int r;
 
 	r = file_has("/sys/module/module/parameters/sig_enforce", "Y");
@@ -130,18 +134,23 @@ static void check_signature(struct dr_ctx *c)
 		       " (not needed: no Secure Boot, lockdown or sig_enforce)");
 		return;
 	}
-	if (c->sb_on && dr_exists(MOK_PUB)) {
-		test[2] = (char *)dr_path(MOK_PUB, p, sizeof(p));
+	for (i = 0; c->sb_on && i < sizeof(mok_certs) / sizeof(mok_certs[0]); i++) {
+		if (!dr_exists(mok_certs[i]))
+			continue;
+		test[2] = (char *)dr_path(mok_certs[i], p, sizeof(p));
 		dr_run(test, &tout, 4096);
 		if (tout && strstr(tout, "not enrolled")) {
-			dr_add("module-sig", DR_FAIL,
-			       "mokutil --import /var/lib/dkms/mok.pub, reboot, enroll the key in MokManager",
+			snprintf(fix, sizeof(fix),
+				 "mokutil --import %s, reboot, enroll the key in MokManager",
+				 mok_certs[i]);
+			dr_add("module-sig", DR_FAIL, fix,
 			       "%s is signed by %s, but DKMS's key %s is not enrolled", file, signer,
-			       MOK_PUB);
+			       mok_certs[i]);
 			free(tout);
 			return;
 		}
 		free(tout);
+		tout = NULL;
 	}
 	dr_add("module-sig", DR_OK, NULL, "%s is signed by %s (%s)", file, signer,
 	       sig_id[0] ? sig_id : "?");
@@ -358,7 +367,10 @@ static void check_dmesg(struct dr_ctx *c)
 		return;
 	}
 	for (l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		if (!strstr(l, "gpreempt"))
+		/* an unsigned module's "module verification failed: ... -
+		 * tainting kernel" is a taint, not an error
+		 */
+		if (!strstr(l, "gpreempt") || strstr(l, "tainting kernel"))
 			continue;
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 			if (strcasestr(l, bad[i]))
