@@ -199,6 +199,10 @@ good; rm -rf "$R/sys/module/gpreempt"
 expect "module not loaded" module warn "not loaded" 0
 good; put /fake/dmesg "[ 5.0] gpreempt: refusing amdgpu: layout mismatch (kfd_process.pqm at 680, BTF says 688)\n[ 6.0] other: fine\n"
 expect "an error in the kernel log" dmesg warn "refusing amdgpu: layout mismatch" 0
+good; printf '[ 5.0] gpreempt: cannot park pid 42 (ev\033[2Jil\a): error\n' >"$R/fake/dmesg"
+doctor
+tap_check "doctor: words: control bytes of a kernel log line (a process name) are printed as '?'" \
+	grep -q 'pid 42 (ev?\[2Jil?): error' <<<"$so"
 
 # What a user cannot read: unknown, never an error.
 if [ -n "$NOBODY" ]; then

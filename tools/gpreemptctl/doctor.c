@@ -264,8 +264,11 @@ static void print_words(const struct dr_ctx *c, const int *count)
 		printf("%-8s %-12s", dr_names[checks[i].st], checks[i].name);
 		for (l = checks[i].value; l; l = *e ? e + 1 : NULL) {
 			e = strchrnul(l, '\n');
-			printf("%s%.*s\n", l == checks[i].value ? " " : "                      ",
-			       (int)(e - l), l);
+			fputs(l == checks[i].value ? " " : "                      ", stdout);
+			/* a kernel log line may carry a process name: no control bytes */
+			for (; l < e; l++)
+				putchar((unsigned char)*l < 0x20 || *l == 0x7f ? '?' : *l);
+			putchar('\n');
 		}
 		if (checks[i].fix[0])
 			printf("%-21s -> %s\n", "", checks[i].fix);
