@@ -62,6 +62,14 @@ BTF_KFD ?= /sys/kernel/btf/amdgpu
 endif
 endif
 
+# The kernel headers, checked first for what builds modules: without them
+# kbuild's own error says little.
+ifneq ($(filter all module modules install matrix,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(wildcard $(KDIR)/Makefile),)
+$(error no kernel headers at $(KDIR): install linux-headers-$(shell uname -r) (Debian, Ubuntu) or kernel-devel-$(shell uname -r) (RHEL family), or set KDIR=<a kernel build tree>; gpreemptctl doctor checks this)
+endif
+endif
+
 CC_USER ?= gcc
 CFLAGS_USER ?= -O2 -g -Wall -Wextra -Werror
 CLANG ?= clang
@@ -159,7 +167,8 @@ $(BUILD)/gp_layout.h: $(TOP)/scripts/kfd-src-layout $(TOP)/scripts/layout.spec $
 else
 $(BUILD)/gp_layout.h:
 	@echo "error: no KFD layout source: no amdgpu BTF at '$(BTF_KFD)' and no KFD source tree."
-	@echo "  Load amdgpu (its BTF is /sys/kernel/btf/amdgpu), or run scripts/setup, or set BTF_KFD=<amdgpu.ko with .BTF>;"
+	@echo "  Load amdgpu (its BTF is /sys/kernel/btf/amdgpu), or set BTF_KFD=<amdgpu.ko with .BTF>"
+	@echo "  (for the tests without a GPU, scripts/setup caches Debian kernels);"
 	@echo "  on a ROCm DKMS machine rebuild amdgpu with BTF (AMDGPU_BTF=1 dkms install --force amdgpu/<version>),"
 	@echo "  or build amdgpu-dkms for this kernel (dkms status -k <kver> amdgpu), or set KFD_SRC=<tree>."
 	@exit 1
