@@ -2,7 +2,11 @@
 #
 # gpreempt top-level Makefile.
 #
-#   make            build gpreempt.ko (and kfdsim.ko, test tools)
+#   make            build gpreempt.ko (and kfdsim.ko, test modules and tools)
+#   make module     only gpreempt.ko, what a user installs (no test modules)
+#   make install    gpreempt.ko, gpreemptctl, its man page, the unit, hooks
+#                   (PREFIX=/usr/local, DESTDIR=); install-tools: all but the
+#                   module (with DKMS); uninstall: what install put there
 #   make KVER=<v>   the modules for one cached kernel, in build/<v>/
 #   make matrix     the modules for every cached kernel (6.1, 6.12, 7.x)
 #   make check      unit tests + VM tests (real amdgpu.ko and kfdsim), TAP
@@ -58,6 +62,14 @@ BTF_KFD ?= /sys/kernel/btf/amdgpu
 endif
 endif
 
+# The kernel headers, checked first for what builds modules: without them
+# kbuild's own error says little.
+ifneq ($(filter all module modules install matrix,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(wildcard $(KDIR)/Makefile),)
+$(error no kernel headers at $(KDIR): install linux-headers-$(shell uname -r) (Debian, Ubuntu) or kernel-devel-$(shell uname -r) (RHEL family), or set KDIR=<a kernel build tree>; gpreemptctl doctor checks this)
+endif
+endif
+
 CC_USER ?= gcc
 CFLAGS_USER ?= -O2 -g -Wall -Wextra -Werror
 CLANG ?= clang
@@ -73,7 +85,8 @@ TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open)
 HSA_H := $(wildcard /usr/include/hsa/hsa.h)
 TOOLS += $(if $(HSA_H),$(BUILD)/rocr-client)
 
-.PHONY: all modules matrix tools setup check check-long unit vmtest demo bench soak lint clean install
+.PHONY: all module modules matrix tools setup check check-long unit vmtest demo bench soak lint clean \
+	install install-tools uninstall
 all: modules tools
 
 setup:
@@ -154,7 +167,8 @@ $(BUILD)/gp_layout.h: $(TOP)/scripts/kfd-src-layout $(TOP)/scripts/layout.spec $
 else
 $(BUILD)/gp_layout.h:
 	@echo "error: no KFD layout source: no amdgpu BTF at '$(BTF_KFD)' and no KFD source tree."
-	@echo "  Load amdgpu (its BTF is /sys/kernel/btf/amdgpu), or run scripts/setup, or set BTF_KFD=<amdgpu.ko with .BTF>;"
+	@echo "  Load amdgpu (its BTF is /sys/kernel/btf/amdgpu), or set BTF_KFD=<amdgpu.ko with .BTF>"
+	@echo "  (for the tests without a GPU, scripts/setup caches Debian kernels);"
 	@echo "  on a ROCm DKMS machine rebuild amdgpu with BTF (AMDGPU_BTF=1 dkms install --force amdgpu/<version>),"
 	@echo "  or build amdgpu-dkms for this kernel (dkms status -k <kver> amdgpu), or set KFD_SRC=<tree>."
 	@exit 1
@@ -235,6 +249,11 @@ endif
 		> $(MDIR)/ibt-check.tap || { cat $(MDIR)/ibt-check.tap; \
 		echo "error: IBT check failed (scripts/ibt-check): an indirect call could hit a sealed ENDBR"; exit 1; }
 
+# Only gpreempt.ko (module/gpreempt.ko): kfdsim, the test builds and their
+# pahole step are left out, as scripts/dkms-build does.
+module:
+	@$(MAKE) --no-print-directory GP_DKMS=1 modules
+
 # Every cached kernel (scripts/setup), each into build/<kver>/.
 matrix:
 	@[ -n "$(GP_MATRIX_KVERS)" ] || { echo "error: no kernels cached: run scripts/setup"; exit 1; }
@@ -274,27 +293,51 @@ $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
 
 DESTDIR ?=
 PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= /etc/systemd/system
 # Container hooks (docs/containers.md): the OCI hooks.d files podman and
 # CRI-O read, and the NRI v0.1 plugin of containerd 1.6 (/opt/nri/bin/<type>,
 # a link to gpreemptctl, named in /etc/nri/conf.json; an existing conf.json
 # is left alone: add the plugin to it from share/gpreempt/nri-conf.json).
 OCI_HOOKS_DIR ?= /usr/share/containers/oci/hooks.d
 NRI_BIN_DIR ?= /opt/nri/bin
-install: all
-	install -D -m 0755 $(BUILD)/gpreemptctl $(DESTDIR)$(PREFIX)/sbin/gpreemptctl
-	install -D -m 0644 $(TOP)/tools/gpreemptctl/gpreemptctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/gpreemptctl.8
+# Files that name gpreemptctl get its installed path (@SBINDIR@).
+SUBST = sed 's|@SBINDIR@|$(SBINDIR)|g'
+# install builds only what it installs (make module, gpreemptctl): run
+# "make module build/gpreemptctl" as yourself first and nothing is left to
+# build as root.
+install: module install-tools
 	install -D -m 0644 $(TOP)/module/gpreempt.ko $(DESTDIR)/lib/modules/$(GP_KVER_INSTALL)/extra/gpreempt.ko
-	install -D -m 0644 $(TOP)/etc/gpreempt.service $(DESTDIR)/etc/systemd/system/gpreempt.service
+	@test -n "$(DESTDIR)" || depmod $(GP_KVER_INSTALL)
+
+# Everything but gpreempt.ko (DKMS installs the module: docs/kernels.md).
+install-tools: $(BUILD)/gpreemptctl
+	install -D -m 0755 $(BUILD)/gpreemptctl $(DESTDIR)$(SBINDIR)/gpreemptctl
+	install -D -m 0644 $(TOP)/tools/gpreemptctl/gpreemptctl.8 $(DESTDIR)$(MANDIR)/man8/gpreemptctl.8
+	$(SUBST) $(TOP)/etc/gpreempt.service > $(BUILD)/gpreempt.service
+	install -D -m 0644 $(BUILD)/gpreempt.service $(DESTDIR)$(UNITDIR)/gpreempt.service
 	test -e $(DESTDIR)/etc/gpreempt.conf || install -D -m 0644 $(TOP)/etc/gpreempt.conf $(DESTDIR)/etc/gpreempt.conf
 	test -e $(DESTDIR)/etc/modprobe.d/gpreempt.conf || install -D -m 0644 $(TOP)/etc/modprobe.d/gpreempt.conf $(DESTDIR)/etc/modprobe.d/gpreempt.conf
 	for h in create poststop; do \
-		sed 's|@SBINDIR@|$(PREFIX)/sbin|' $(TOP)/etc/oci-hooks.d/gpreempt-$$h.json > $(BUILD)/gpreempt-$$h.json && \
+		$(SUBST) $(TOP)/etc/oci-hooks.d/gpreempt-$$h.json > $(BUILD)/gpreempt-$$h.json && \
 		install -D -m 0644 $(BUILD)/gpreempt-$$h.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-$$h.json || exit 1; \
 	done
 	install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json
 	test -e $(DESTDIR)/etc/nri/conf.json || install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)/etc/nri/conf.json
 	install -d $(DESTDIR)$(NRI_BIN_DIR)
-	ln -sfn $(PREFIX)/sbin/gpreemptctl $(DESTDIR)$(NRI_BIN_DIR)/gpreempt
+	ln -sfn $(SBINDIR)/gpreemptctl $(DESTDIR)$(NRI_BIN_DIR)/gpreempt
+
+# What install and install-tools put there; /etc/gpreempt.conf,
+# /etc/modprobe.d/gpreempt.conf and /etc/nri/conf.json are the
+# administrator's and stay.  Stop the unit and unload the module first.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/gpreemptctl $(DESTDIR)$(MANDIR)/man8/gpreemptctl.8 \
+		$(DESTDIR)$(UNITDIR)/gpreempt.service \
+		$(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-create.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-poststop.json \
+		$(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json $(DESTDIR)$(NRI_BIN_DIR)/gpreempt \
+		$(DESTDIR)/lib/modules/$(GP_KVER_INSTALL)/extra/gpreempt.ko
+	-rmdir $(DESTDIR)$(PREFIX)/share/gpreempt 2>/dev/null
 	@test -n "$(DESTDIR)" || depmod $(GP_KVER_INSTALL)
 
 # --- tests -------------------------------------------------------------------

@@ -62,6 +62,11 @@ expect 5 "tick_us=abc out of range" config tick_us=abc
 expect 5 "delay '0' out of range" top -d 0
 expect 5 "comm 'abcdefghijklmnopq' out of range" set comm abcdefghijklmnopq high
 expect 5 "priority '16' out of range" exec --priority 16 -- true
+# One grammar with the annotation: digits only (the module's kstrtouint would
+# refuse " 7", so exec used to set a GPREEMPT_PRIORITY nothing honoured).
+expect 5 "priority ' 7' out of range" exec --priority " 7" -- true
+expect 5 "priority '+7' out of range" set pid 1 +7
+expect 5 "priority '07' out of range" set comm foo 07
 # Exit 6: no such target or file.
 expect 6 "cannot open /nonexistent.conf" apply /nonexistent.conf
 expect 6 "no such cgroup" set cgroup /sys/fs/cgroup/gp-no-such-cgroup high

@@ -288,6 +288,26 @@ else
 fi
 tap_check "-j version: module.build_id, maps match" sh -c \
 	"$CTL -j version | jq -e '.module.build_id == \"$bid\" and .module.maps == \"match\" and .module.layout_source == \"unknown\"'"
+# doctor with gpreempt loaded on kfdsim: no amdgpu here, so that check fails
+# (exit 7); the module is seen loaded with its parameters as sysfs has them,
+# and the kernel log has no gpreempt error.  Any user: no crash, no stderr.
+doctor_sim() {
+	local js rc tick
+	js=$($CTL -j doctor 2>"$tmp_doctor"); rc=$?
+	tick=$(cat /sys/module/gpreempt/parameters/tick_us)
+	[ $rc = 7 ] && [ ! -s "$tmp_doctor" ] && printf '%s' "$js" | jq -e --arg t "$tick" '
+		(.checks[] | select(.name == "amdgpu") | .status == "fail") and
+		(.checks[] | select(.name == "module") | .status == "ok") and
+		(.checks[] | select(.name == "parameters") | .parameters.tick_us == $t) and
+		(.checks[] | select(.name == "dmesg") | .status == "ok") and
+		(.checks[] | select(.name == "kprobes") | .status == "ok")' >/dev/null
+}
+tmp_doctor=$(mktemp)
+tap_check "doctor on kfdsim: exit 7 (no amdgpu), module ok, its parameters, no gpreempt error in dmesg, kprobes ok" doctor_sim
+out=$(nobody $CTL -j doctor 2>"$tmp_doctor"); rc=$?
+tap_check "doctor on kfdsim as nobody: exit 7, JSON, nothing on stderr" \
+	sh -c "[ $rc = 7 ] && [ ! -s '$tmp_doctor' ] && printf '%s' \"\$1\" | jq -e '.root == false' >/dev/null" _ "$out"
+rm -f "$tmp_doctor"
 out=$(nobody $CTL -V 2>&1)
 rc=$?
 if [ $rc -eq 0 ] && grep -q "build id: *$bid\$" <<<"$out" && grep -q 'maps: *not readable (needs root)' <<<"$out"; then

@@ -53,7 +53,7 @@ int check_args(const char *verb, int argc, char **argv)
 	int prio, a, ret;
 
 	if (!strcmp(verb, "status") || !strcmp(verb, "stats") || !strcmp(verb, "list") ||
-	    !strcmp(verb, "version")) {
+	    !strcmp(verb, "version") || !strcmp(verb, "doctor")) {
 		if (argc > 1)
 			return err(EX_USAGE, "%s takes no arguments (gpreemptctl %s --help)", verb,
 				   verb);

@@ -24,4 +24,7 @@ int top_args(int argc, char **argv, double *delay, long *count);
 /* version.c */
 int cmd_version(struct ctl *c, int argc, char **argv);
 
+/* doctor.c: exit EX_OK, or EX_DOCTOR_FAIL (doctor.h) when a check failed */
+int cmd_doctor(struct ctl *c, int argc, char **argv);
+
 #endif /* GPREEMPTCTL_CLI_H */

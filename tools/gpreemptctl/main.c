@@ -25,6 +25,8 @@ static void usage(FILE *f)
 		"  list                             every rule\n"
 		"  config                           gp_config and the module parameters\n"
 		"  version                          this tool's and the loaded module's version\n"
+		"  doctor                           check this machine for gpreempt: kernel,\n"
+		"                                   amdgpu, layout, Secure Boot, hooks, module\n"
 		"rules (PRIO: low, normal, high or 0..15):\n"
 		"  set pid|cgroup|comm|queue TARGET PRIO\n"
 		"  unset pid|cgroup|comm|queue TARGET\n"
@@ -43,7 +45,8 @@ static void usage(FILE *f)
 		"                                   gpreempt.io/priority becomes a container rule\n"
 		"\n"
 		"exit status: 0 ok, 1 error, 2 usage, 3 gpreempt not loaded, 4 not permitted,\n"
-		"             5 value out of range, 6 no such cgroup, pid, queue or file\n");
+		"             5 value out of range, 6 no such cgroup, pid, queue or file,\n"
+		"             7 doctor: a check failed\n");
 }
 
 /* Each verb's own --help (stdout, exit 0). */
@@ -102,6 +105,16 @@ static const struct verb {
 	  "usage: gpreemptctl exec --priority PRIO -- CMD [ARGS...]\n"
 	  "Run CMD with GPREEMPT_PRIORITY=PRIO in its environment (honoured when the\n"
 	  "env knob is on, up to env_max_priority).  Needs no privilege.\n" },
+	{ "doctor",
+	  "usage: gpreemptctl [-j] doctor\n"
+	  "Check this machine for gpreempt, before or after install: the kernel and its\n"
+	  "headers, amdgpu (in-tree or DKMS, its version, its build id against the file\n"
+	  "on disk), the KFD layout source a build would use, CWSR and the scheduler per\n"
+	  "GPU, IBT, lockdown, Secure Boot and gpreempt.ko's signature, kprobes, cgroup v2,\n"
+	  "bpffs, the container hooks and runtimes, the loaded module, its parameters and\n"
+	  "its last error in the kernel log.  Each check: ok, warn, fail or unknown, and\n"
+	  "what to do.  Any user; what needs root is 'unknown'.  Exit 0 when no check\n"
+	  "failed (warnings allowed), 7 when one did.\n" },
 	{ "version",
 	  "usage: gpreemptctl [-j] version   (or -V, --version)\n"
 	  "This tool's version and libbpf's; when gpreempt is loaded, the module's\n"
@@ -272,6 +285,8 @@ int main(int argc, char **argv)
 		return ret;
 	if (!strcmp(cmd, "version"))
 		return cmd_version(&c, argc, argv);
+	if (!strcmp(cmd, "doctor"))
+		return cmd_doctor(&c, argc, argv);
 	if (!strcmp(cmd, "apply"))
 		return run_apply(&c, argc, argv, check);
 	ret = maps_open(&c);

@@ -45,26 +45,17 @@ int err(int code, const char *fmt, ...)
  * @s: text
  * @prio: result
  *
+ * One grammar with the container annotation (hook_prio()): a number is its
+ * digits only, no sign, space or leading zero, so what exec puts in
+ * GPREEMPT_PRIORITY is a value the module's parser takes too.
+ *
  * Return: EX_OK or EX_RANGE (printed).
  */
 int parse_prio(const char *s, int *prio)
 {
-	char *end;
-	long v;
-
-	if (!strcmp(s, "low"))
-		v = GP_PRIO_LOW;
-	else if (!strcmp(s, "normal"))
-		v = GP_PRIO_NORMAL;
-	else if (!strcmp(s, "high"))
-		v = GP_PRIO_HIGH;
-	else {
-		v = strtol(s, &end, 10);
-		if (!*s || *end || v < 0 || v > GP_PRIO_MAX)
-			return err(EX_RANGE, "priority '%s' out of range: expected low, normal, high or 0..%d",
-				   s, GP_PRIO_MAX);
-	}
-	*prio = v;
+	if (hook_prio(s, prio))
+		return err(EX_RANGE, "priority '%s' out of range: expected low, normal, high or 0..%d",
+			   s, GP_PRIO_MAX);
 	return EX_OK;
 }
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make install honours PREFIX everywhere: install-tools (and install, with
+# gpreempt.ko, when module/gpreempt.ko is built) into a DESTDIR with
+# PREFIX=/usr; no installed file or link names /usr/local, the unit, the
+# hooks.d files and the NRI link name /usr/sbin/gpreemptctl, no @SBINDIR@
+# is left; the default PREFIX gives /usr/local/sbin; uninstall removes what
+# install put there and leaves the administrator's /etc files.
+cd "$(dirname "$0")/../.." || exit 1
+. test/lib/tap.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+D=$tmp/dest
+
+if [ -f module/gpreempt.ko ]; then target=install; else target=install-tools; fi
+if ! make -s $target DESTDIR="$D" PREFIX=/usr >"$tmp/log" 2>&1; then
+	tap_not_ok "install: make $target DESTDIR PREFIX=/usr"
+	sed 's/^/# /' "$tmp/log" | tail -n 20
+	exit 1
+fi
+tap_ok "install: make $target DESTDIR PREFIX=/usr"
+local_refs=$( (grep -rIl /usr/local "$D"; find "$D" -type l -lname '/usr/local*') | sed "s|^$D||" | tr '\n' ' ')
+tap_check "install: nothing installed with PREFIX=/usr names /usr/local # ${local_refs:-none}" test -z "$local_refs"
+left=$(grep -rIl '@SBINDIR@' "$D" | sed "s|^$D||" | tr '\n' ' ')
+tap_check "install: no @SBINDIR@ left # ${left:-none}" test -z "$left"
+tap_check "install: gpreemptctl in /usr/sbin, its man page in /usr/share/man/man8" \
+	test -x "$D/usr/sbin/gpreemptctl" -a -f "$D/usr/share/man/man8/gpreemptctl.8"
+unit_ok() {
+	local u=$D/etc/systemd/system/gpreempt.service
+	[ "$(grep -c '^Exec.*=/usr/sbin/gpreemptctl ' "$u")" = 3 ]
+}
+tap_check "install: the unit runs /usr/sbin/gpreemptctl (apply, resync, reload)" unit_ok
+hooks_ok() {
+	local h
+	for h in create poststop; do
+		jq -e '.hook.path == "/usr/sbin/gpreemptctl"' \
+			"$D/usr/share/containers/oci/hooks.d/gpreempt-$h.json" >/dev/null || return 1
+	done
+}
+tap_check "install: the hooks.d files run /usr/sbin/gpreemptctl" hooks_ok
+tap_check "install: /opt/nri/bin/gpreempt -> /usr/sbin/gpreemptctl" \
+	test "$(readlink "$D/opt/nri/bin/gpreempt")" = /usr/sbin/gpreemptctl
+[ $target = install ] &&
+	tap_check "install: gpreempt.ko in /lib/modules/<kver>/extra" \
+		sh -c "ls '$D'/lib/modules/*/extra/gpreempt.ko >/dev/null"
+
+make -s uninstall DESTDIR="$D" PREFIX=/usr >"$tmp/log" 2>&1
+rest=$(cd "$D" && find . \( -type f -o -type l \) | sort | tr '\n' ' ')
+tap_check "install: uninstall leaves only the administrator's /etc files # $rest" \
+	test "$rest" = "./etc/gpreempt.conf ./etc/modprobe.d/gpreempt.conf ./etc/nri/conf.json "
+
+rm -rf "$D"
+make -s install-tools DESTDIR="$D" >"$tmp/log" 2>&1
+tap_check "install: the default PREFIX is /usr/local (unit and gpreemptctl)" \
+	sh -c "[ -x '$D/usr/local/sbin/gpreemptctl' ] && grep -q '^ExecStart=/usr/local/sbin/gpreemptctl apply' '$D/etc/systemd/system/gpreempt.service'"
+tap_done

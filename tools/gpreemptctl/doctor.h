@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * doctor.h - gpreemptctl doctor: the checks (doctor_gpu.c, doctor_host.c)
+ * and what they share (doctor.c: results, files under GP_DOCTOR_ROOT,
+ * commands; doctor_elf.c: build ids).
+ */
+#ifndef GPREEMPTCTL_DOCTOR_H
+#define GPREEMPTCTL_DOCTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Exit status of doctor when a check failed (gpreemptctl.8, doctor). */
+#define EX_DOCTOR_FAIL 7
+
+enum dr_status { DR_OK, DR_WARN, DR_FAIL, DR_UNKNOWN, DR_NR };
+
+/* What every check reads: the kernel release, as /proc says. */
+struct dr_ctx {
+	char release[128];
+	bool root;
+	bool amdgpu;		/* /sys/module/amdgpu exists */
+	bool sb_on;		/* Secure Boot enabled */
+	bool lockdown;		/* lockdown integrity or confidentiality */
+	bool sig_enforce;	/* module.sig_enforce=1 */
+	bool sb_known;
+};
+
+/* doctor.c */
+void dr_add(const char *name, enum dr_status st, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void dr_param(const char *name, const char *value);
+const char *dr_path(const char *path, char *buf, size_t len);
+int dr_read(const char *path, char *buf, size_t len);
+bool dr_exists(const char *path);
+int dr_run(char *const argv[], char **out, size_t max);
+int dr_run_len(char *const argv[], char **out, size_t *olen, size_t max);
+bool dr_have(const char *cmd);
+const char *dr_field(const char *text, const char *key, char *buf, size_t len);
+
+/* doctor_elf.c */
+int dr_note_build_id(const unsigned char *n, size_t len, char *hex, size_t hexlen);
+int dr_file_build_id(const char *path, char *hex, size_t hexlen);
+int dr_sys_build_id(const char *path, char *hex, size_t hexlen);
+
+/* doctor_gpu.c: kernel, headers, amdgpu, layout source, CWSR, scheduling */
+void dr_gpu(struct dr_ctx *c);
+/* doctor_host.c: IBT, lockdown, Secure Boot, signature, kprobes, mounts,
+ * container runtimes, the module, the kernel log
+ */
+void dr_host(struct dr_ctx *c);
+
+#endif /* GPREEMPTCTL_DOCTOR_H */
