@@ -393,6 +393,81 @@ static u64 ks_aql_workgroups(const struct ks_aql_packet *pkt)
 #define KS_UTILITY_WG_NS 2000
 
 /*
+ * ROCr 5.2.3's own blit kernels (amd_gpu_agent.cpp AssembleShader): an
+ * amd_kernel_code_t whose version and machine fields (bytes 0..15) are
+ * never set, kernel_code_entry_byte_offset 256, and compute_pgm_rsrc1's
+ * granulated SGPR/VGPR counts of its CopyAligned, CopyMisaligned and Fill
+ * shaders for gfx9.  Their kernargs (amd_blit_kernel.h KernelArgs) give the
+ * whole range: a copy is one memmove from phase 1's start to the last
+ * phase's end, a fill u32 stores.  hipcc's kernel descriptors have their
+ * kernarg size at 8, never all zero with arguments.
+ */
+#define KS_BLIT_MAX_BYTES SZ_4M
+enum ks_blit { KS_BLIT_NONE, KS_BLIT_COPY_ALIGNED, KS_BLIT_COPY_MISALIGNED, KS_BLIT_FILL };
+
+static enum ks_blit ks_blit_kind_locked(struct kfd_process *p, u64 kernel_object)
+{
+	const u64 *kd = ks_vm_kaddr_locked(p, kernel_object, 64);
+	u32 rsrc1, sgpr, vgpr;
+
+	if (!kd || kd[0] || kd[1] || kd[2] != 256)
+		return KS_BLIT_NONE;
+	rsrc1 = (u32)kd[6];
+	vgpr = rsrc1 & 0x3f;
+	sgpr = (rsrc1 >> 6) & 0xf;
+	if (sgpr == 3 && vgpr == 2)
+		return KS_BLIT_COPY_ALIGNED;
+	if (sgpr == 2 && vgpr == 2)
+		return KS_BLIT_COPY_MISALIGNED;
+	if (sgpr == 2 && vgpr == 1)
+		return KS_BLIT_FILL;
+	return KS_BLIT_NONE;
+}
+
+/* Do what ROCr's blit kernel at @kind would, through the process's GPU VM. */
+static void ks_blit_locked(struct queue *q, enum ks_blit kind, u64 ka)
+{
+	struct kfd_process *p = q->process;
+	const u64 *a = ks_vm_kaddr_locked(p, ka, 80);
+	u64 src, dst, len;
+	void *s, *d;
+
+	if (!a)
+		return;
+	src = a[0];
+	dst = a[1];
+	if (kind == KS_BLIT_FILL) {
+		len = a[2] - a[0];	/* phase1_dst_start .. phase2_dst_end */
+		dst = a[0];
+	} else {
+		/* phase4 (aligned) or phase2 (misaligned) src end */
+		len = (kind == KS_BLIT_COPY_ALIGNED ? a[8] : a[4]) - src;
+	}
+	if (!len || len > KS_BLIT_MAX_BYTES) {
+		pr_warn_ratelimited("queue %u: ROCr blit of %llu bytes not done\n",
+				    q->properties.queue_id, len);
+		return;
+	}
+	d = ks_vm_bytes_locked(p, dst, len);
+	s = kind == KS_BLIT_FILL ? NULL : ks_vm_bytes_locked(p, src, len);
+	if (!d || (kind != KS_BLIT_FILL && !s)) {
+		pr_warn_ratelimited("queue %u: ROCr blit 0x%llx -> 0x%llx (%llu bytes) outside the GPU VM\n",
+				    q->properties.queue_id, src, dst, len);
+		return;
+	}
+	if (kind == KS_BLIT_FILL) {
+		u32 v = (u32)a[3], *w = d;
+		u64 i;
+
+		for (i = 0; i < len / 4; i++)
+			w[i] = v;
+	} else {
+		memmove(d, s, len);
+	}
+	q->ks.blit_bytes += len;
+}
+
+/*
  * Fetch the AQL packet at the head into @r.  A dispatch's workgroup count is
  * the grid divided by the workgroup size; its modelled time per workgroup
  * is the first 8 bytes at kernarg_address, in ns, unless they are an
@@ -436,6 +511,12 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 			pr_warn_ratelimited("queue %u packet %llu: kernarg 0x%llx not mapped to the GPU, 0 ns\n",
 					    q->properties.queue_id, q->ks.fetched, ka);
 		utility = ns && ks_vm_mapped_locked(p, ns);
+		if (utility) {
+			enum ks_blit kind = ks_blit_kind_locked(p, READ_ONCE(pkt->kernel_object));
+
+			if (kind != KS_BLIT_NONE)
+				ks_blit_locked(q, kind, ka);
+		}
 		spin_unlock(&p->ks_vm_lock);
 		q->ks.aql_dispatches++;
 		atomic64_inc(&ks_stats.aql_dispatches);
@@ -903,7 +984,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -914,7 +995,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus,
 			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3],
 			   q->ks.aql_dispatches, q->ks.aql_utility, q->ks.aql_barriers,
-			   q->ks.aql_vendor);
+			   q->ks.aql_vendor, q->ks.blit_bytes);
 	spin_unlock(&g->lock);
 }
 

@@ -367,6 +367,26 @@ bool ks_vm_mapped_locked(struct kfd_process *p, u64 va)
 	return false;
 }
 
+/**
+ * ks_vm_bytes_locked() - the kernel address of a byte range of GPU-mapped
+ * memory
+ * @p: process, p->ks_vm_lock held (valid until it is dropped)
+ * @va: GPU virtual address, any alignment
+ * @len: bytes from @va, all in one buffer
+ *
+ * Return: the address, or NULL when [va, va + len) is not in one buffer.
+ */
+void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len)
+{
+	struct ks_bo *bo;
+
+	lockdep_assert_held(&p->ks_vm_lock);
+	list_for_each_entry(bo, &p->ks_vm, vm_node)
+		if (va >= bo->va && len <= bo->size && va - bo->va <= bo->size - len)
+			return (u8 *)bo->kaddr + (va - bo->va);
+	return NULL;
+}
+
 static void ks_bo_free(struct kfd_process *p, struct ks_bo *bo)
 {
 	ks_vm_unmap(p, bo);

@@ -254,6 +254,7 @@ struct ks_queue {
 	u64 aql_utility;	/* ... of them, pointers at kernarg[0]: not durations */
 	u64 aql_barriers;	/* AQL barrier-AND/OR packets fetched */
 	u64 aql_vendor;		/* AQL vendor-specific packets, completed as no-ops */
+	u64 blit_bytes;		/* copied or filled for ROCr's blit kernels */
 	u64 preemptions;	/* unmapped with workgroups running */
 	u32 se_mask[KS_MAX_SE];	/* the MQD's per-engine CU enables (cumask.c) */
 	u32 cu_mask_cus;	/* CUs the mask enables */
@@ -618,6 +619,7 @@ void ks_kfd_process_init(struct kfd_process *p);
 void ks_kfd_process_free(struct kfd_process *p);
 bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val);
 bool ks_vm_mapped_locked(struct kfd_process *p, u64 va);
+void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len);
 u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
 struct ks_buf *ks_kfd_bo_buf(struct kfd_process *p, u64 handle, u64 min_size);
 
