@@ -183,6 +183,10 @@ pp=$($CTL --json status | jq --argjson t $st '[.queues[] | select(.tgid == $t an
 tap_check "streams: gpreempt saw the consumer's barriers pass ($((r1 - r0)))" test $((r1 - r0)) -gt 0
 tap_check "streams: the consumer never waited for the starvation guard (starvation slices $st0 -> $st1)" \
 	test "$st1" = "$st0"
+slow=$(awk '$1 == "round_us" && $2 > 1000000' $T/st | wc -l)
+worst=$(awk '$1 == "round_us" && $2 > m {m = $2} END {print m + 0}' $T/st)
+tap_check "streams: no round under gpreempt took 10 s or more (worst $worst us; $slow over 1 s)" \
+	test "$worst" -lt 10000000
 tap_diag "streams: the producer stream (KFD 0, below BE's 7) parked $pp times in $(grep -c '^round ' $T/st) rounds; round latencies under gpreempt (us, simulation numbers): $(awk '$1 == "round_us" {printf "%s ", $2}' $T/st)"
 spasid=$(pasid_of $st)
 touch $T/stop
