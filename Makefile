@@ -84,6 +84,11 @@ TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open)
 # Debian's ROCr (libhsa-runtime-dev, scripts/setup installs it) on kfdsim's /dev/kfd
 HSA_H := $(wildcard /usr/include/hsa/hsa.h)
 TOOLS += $(if $(HSA_H),$(BUILD)/rocr-client)
+# Debian's HIP (hipcc, libamdhip64-dev; scripts/setup installs them) for the
+# gfx908 kfdsim's topology shows; without hipcc test/vm/sim-hip.sh skips.
+HIPCC ?= $(shell command -v hipcc)
+HIP_ARCH ?= gfx908
+TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
 .PHONY: all module modules matrix tools setup check check-long unit vmtest demo bench soak lint clean \
 	install install-tools uninstall
@@ -281,6 +286,9 @@ $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUIL
 
 $(BUILD)/rocr-client: $(TOP)/test/rocr-client/rocr-client.c $(HSA_H) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsa-runtime64
+
+$(BUILD)/hip-work: $(TOP)/test/hip/hip-work.hip | $(BUILD)
+	$(HIPCC) --offload-arch=$(HIP_ARCH) -O2 -Wall -Werror -o $@ $<
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h

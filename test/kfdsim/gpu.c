@@ -80,19 +80,35 @@ static bool ks_runnable(struct ks_gpu *g, struct queue *q)
 	return q->ks.mapped && (ks_param.mes || g->runlist_active);
 }
 
-/* hsa_signal_t: the address of an amd_signal_t, whose value is at +8 */
+/*
+ * hsa_signal_t: the address of an amd_signal_t, whose value is at +8 and
+ * whose start_ts and end_ts (the CP's profiling timestamps) at +32 and +40.
+ */
 #define KS_AMD_SIGNAL_VALUE 8
+#define KS_AMD_SIGNAL_START_TS 32
 
-/* AQL completion: the signal's value is decremented atomically, as the CP does. */
-static void ks_aql_signal_dec_locked(struct queue *q, u64 handle)
+/*
+ * AQL completion: the packet's start and end times (the GPU clock of
+ * GET_CLOCK_COUNTERS, ns) are written into the signal, as the CP does for a
+ * profiling queue (ROCclr enables it on every HIP queue; the fields are
+ * only read when it is on), then its value is decremented atomically.
+ */
+static void ks_aql_signal_dec_locked(struct queue *q, u64 handle, u64 start_ns, u64 end_ns)
 {
 	struct kfd_process *p = q->process;
-	u64 *v;
+	u64 *v, *ts;
 
 	spin_lock(&p->ks_vm_lock);
+	ts = ks_vm_kaddr_locked(p, handle + KS_AMD_SIGNAL_START_TS, 16);
+	if (ts) {
+		WRITE_ONCE(ts[0], start_ns);
+		WRITE_ONCE(ts[1], end_ns);
+	}
 	v = ks_vm_kaddr_locked(p, handle + KS_AMD_SIGNAL_VALUE, 8);
-	if (v)
+	if (v) {
+		smp_mb__before_atomic();	/* the timestamps are seen first */
 		atomic64_dec((atomic64_t *)v);
+	}
 	spin_unlock(&p->ks_vm_lock);
 	if (!v)
 		pr_warn_ratelimited("queue %u: completion signal 0x%llx not mapped to the GPU\n",
@@ -131,8 +147,11 @@ static void ks_retire_locked(struct queue *q)
 		/* An add, not a store: a double completion shows as 2. */
 		if (r->signal)
 			atomic64_inc((atomic64_t *)r->signal);
-		if (r->signal_va)
-			ks_aql_signal_dec_locked(q, r->signal_va);
+		if (r->signal_va) {
+			u64 end = r->wg_total ? ks->last_end_ns : ks_now();
+
+			ks_aql_signal_dec_locked(q, r->signal_va, r->start_ns ?: end, end);
+		}
 		ks->retired++;
 		ks_publish_rptr_locked(ks);
 		ks->packets_done++;
@@ -294,6 +313,7 @@ static bool ks_deps_met_locked(struct queue *q, struct kfdsim_barrier_packet *bp
  * hsa_barrier_and/or_packet_t, 64 bytes like struct kfdsim_packet.  Header
  * bits 0-7 are the type, bit 8 the barrier bit.
  */
+#define KS_AQL_TYPE_VENDOR 0
 #define KS_AQL_TYPE_INVALID 1
 #define KS_AQL_TYPE_DISPATCH 2
 #define KS_AQL_TYPE_BARRIER_AND 3
@@ -360,11 +380,103 @@ static u64 ks_aql_workgroups(const struct ks_aql_packet *pkt)
 	return n;
 }
 
+/* AMD vendor-specific packet formats (amd_hsa_queue.h AMD_AQL_FORMAT_*) */
+#define KS_AQL_VENDOR_PM4_IB 1
+
+/*
+ * A dispatch whose first kernarg is no duration: ROCr's blit kernels (the
+ * code-object loader's copies into VRAM, and its copies and fills with
+ * HSA_ENABLE_SDMA=0) and ROCclr's copy and fill kernels (HIP's hipMemcpy
+ * and hipMemset paths) all take a buffer address first.  Each workgroup of
+ * one costs this much modelled time; nothing is copied.
+ */
+#define KS_UTILITY_WG_NS 2000
+
+/*
+ * ROCr 5.2.3's own blit kernels (amd_gpu_agent.cpp AssembleShader): an
+ * amd_kernel_code_t whose version and machine fields (bytes 0..15) are
+ * never set, kernel_code_entry_byte_offset 256, and compute_pgm_rsrc1's
+ * granulated SGPR/VGPR counts of its CopyAligned, CopyMisaligned and Fill
+ * shaders for gfx9.  Their kernargs (amd_blit_kernel.h KernelArgs) give the
+ * whole range: a copy is one memmove from phase 1's start to the last
+ * phase's end, a fill u32 stores.  hipcc's kernel descriptors have their
+ * kernarg size at 8, never all zero with arguments.
+ */
+#define KS_BLIT_MAX_BYTES SZ_4M
+enum ks_blit { KS_BLIT_NONE, KS_BLIT_COPY_ALIGNED, KS_BLIT_COPY_MISALIGNED, KS_BLIT_FILL };
+
+static enum ks_blit ks_blit_kind_locked(struct kfd_process *p, u64 kernel_object)
+{
+	const u64 *kd = ks_vm_kaddr_locked(p, kernel_object, 64);
+	u32 rsrc1, sgpr, vgpr;
+
+	if (!kd || kd[0] || kd[1] || kd[2] != 256)
+		return KS_BLIT_NONE;
+	rsrc1 = (u32)kd[6];
+	vgpr = rsrc1 & 0x3f;
+	sgpr = (rsrc1 >> 6) & 0xf;
+	if (sgpr == 3 && vgpr == 2)
+		return KS_BLIT_COPY_ALIGNED;
+	if (sgpr == 2 && vgpr == 2)
+		return KS_BLIT_COPY_MISALIGNED;
+	if (sgpr == 2 && vgpr == 1)
+		return KS_BLIT_FILL;
+	return KS_BLIT_NONE;
+}
+
+/* Do what ROCr's blit kernel at @kind would, through the process's GPU VM. */
+static void ks_blit_locked(struct queue *q, enum ks_blit kind, u64 ka)
+{
+	struct kfd_process *p = q->process;
+	const u64 *a = ks_vm_kaddr_locked(p, ka, 80);
+	u64 src, dst, len;
+	void *s, *d;
+
+	if (!a)
+		return;
+	src = a[0];
+	dst = a[1];
+	if (kind == KS_BLIT_FILL) {
+		len = a[2] - a[0];	/* phase1_dst_start .. phase2_dst_end */
+		dst = a[0];
+	} else {
+		/* phase4 (aligned) or phase2 (misaligned) src end */
+		len = (kind == KS_BLIT_COPY_ALIGNED ? a[8] : a[4]) - src;
+	}
+	if (!len || len > KS_BLIT_MAX_BYTES) {
+		pr_warn_ratelimited("queue %u: ROCr blit of %llu bytes not done\n",
+				    q->properties.queue_id, len);
+		return;
+	}
+	d = ks_vm_bytes_locked(p, dst, len);
+	s = kind == KS_BLIT_FILL ? NULL : ks_vm_bytes_locked(p, src, len);
+	if (!d || (kind != KS_BLIT_FILL && !s)) {
+		pr_warn_ratelimited("queue %u: ROCr blit 0x%llx -> 0x%llx (%llu bytes) outside the GPU VM\n",
+				    q->properties.queue_id, src, dst, len);
+		return;
+	}
+	if (kind == KS_BLIT_FILL) {
+		u32 v = (u32)a[3], *w = d;
+		u64 i;
+
+		for (i = 0; i < len / 4; i++)
+			w[i] = v;
+	} else {
+		memmove(d, s, len);
+	}
+	q->ks.blit_bytes += len;
+}
+
 /*
  * Fetch the AQL packet at the head into @r.  A dispatch's workgroup count is
  * the grid divided by the workgroup size; its modelled time per workgroup
- * is the first 8 bytes at kernarg_address, in ns.  Return: false to stop
- * (not written yet, or a barrier waiting on its dependencies).
+ * is the first 8 bytes at kernarg_address, in ns, unless they are an
+ * address of GPU-mapped memory of the process: then it is a utility
+ * dispatch (a copy or fill) of KS_UTILITY_WG_NS per workgroup.  A
+ * vendor-specific packet (ROCr's PM4 indirect buffer: a cache invalidate
+ * after each code-object load, that it spins on) completes in order as a
+ * no-op.  Return: false to stop (not written yet, or a barrier waiting on
+ * its dependencies).
  */
 static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 				struct ks_packet_run *r)
@@ -379,14 +491,40 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 		if (!ks_aql_deps_met_locked(q, (const u64 *)((u8 *)pkt + 8),
 					    type == KS_AQL_TYPE_BARRIER_AND))
 			return false;
+		q->ks.aql_barriers++;
+		atomic64_inc(&ks_stats.aql_barriers);
+	} else if (type == KS_AQL_TYPE_VENDOR) {
+		/* amd_aql_pm4_ib_packet_t: ven_hdr (the format) after the header */
+		if (READ_ONCE(pkt->setup) != KS_AQL_VENDOR_PM4_IB)
+			pr_warn_ratelimited("queue %u packet %llu: vendor packet format %u completed as a no-op\n",
+					    q->properties.queue_id, q->ks.fetched,
+					    READ_ONCE(pkt->setup));
+		q->ks.aql_vendor++;
+		atomic64_inc(&ks_stats.aql_vendor);
 	} else if (type == KS_AQL_TYPE_DISPATCH) {
+		bool utility;
+
 		wg = ks_aql_workgroups(pkt);
 		ka = READ_ONCE(pkt->kernarg_address);
 		spin_lock(&p->ks_vm_lock);
 		if (!ks_vm_read64_locked(p, ka, &ns))
 			pr_warn_ratelimited("queue %u packet %llu: kernarg 0x%llx not mapped to the GPU, 0 ns\n",
 					    q->properties.queue_id, q->ks.fetched, ka);
+		utility = ns && ks_vm_mapped_locked(p, ns);
+		if (utility) {
+			enum ks_blit kind = ks_blit_kind_locked(p, READ_ONCE(pkt->kernel_object));
+
+			if (kind != KS_BLIT_NONE)
+				ks_blit_locked(q, kind, ka);
+		}
 		spin_unlock(&p->ks_vm_lock);
+		q->ks.aql_dispatches++;
+		atomic64_inc(&ks_stats.aql_dispatches);
+		if (utility) {
+			ns = KS_UTILITY_WG_NS;
+			q->ks.aql_utility++;
+			atomic64_inc(&ks_stats.aql_utility);
+		}
 		if (wg > KFDSIM_MAX_WORKGROUPS || ns > KFDSIM_MAX_WG_NS) {
 			pr_warn_ratelimited("queue %u packet %llu: %llu workgroups of %llu ns clamped\n",
 					    q->properties.queue_id, q->ks.fetched, wg, ns);
@@ -609,6 +747,8 @@ static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
 		cu->q = q;
 		cu->start_ns = now;
 		cu->end_ns = now + ns;
+		if (!q->ks.inflight[cu->slot].start_ns)
+			q->ks.inflight[cu->slot].start_ns = now;
 		if (!q->ks.first_start_ns)
 			q->ks.first_start_ns = now;
 		q->ks.running++;
@@ -844,7 +984,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -853,7 +993,9 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
 			   q->ks.nbufs, q->ks.sdma ? "sdma" : "compute", q->ks.busy_ns,
 			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus,
-			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3]);
+			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3],
+			   q->ks.aql_dispatches, q->ks.aql_utility, q->ks.aql_barriers,
+			   q->ks.aql_vendor, q->ks.blit_bytes);
 	spin_unlock(&g->lock);
 }
 

@@ -65,6 +65,7 @@
  */
 struct ks_bo {
 	u64 va;
+	u64 uaddr;		/* USERPTR: the user memory behind va */
 	u64 size;
 	u32 flags;
 	u32 dev;		/* kfdsim device index */
@@ -260,7 +261,7 @@ static int ks_kfd_acquire_vm(struct file *filp, struct kfd_process *p, void *dat
  */
 static int ks_vm_map(struct kfd_process *p, struct ks_bo *bo)
 {
-	unsigned long first = bo->va;
+	unsigned long first = bo->uaddr;
 	long got;
 
 	if (bo->buf) {
@@ -348,6 +349,44 @@ bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val)
 	return k;
 }
 
+/**
+ * ks_vm_mapped_locked() - whether an address is in GPU-mapped memory
+ * @p: process, p->ks_vm_lock held
+ * @va: address, any alignment
+ *
+ * Return: true when a buffer mapped to the GPU holds @va.
+ */
+bool ks_vm_mapped_locked(struct kfd_process *p, u64 va)
+{
+	struct ks_bo *bo;
+
+	lockdep_assert_held(&p->ks_vm_lock);
+	list_for_each_entry(bo, &p->ks_vm, vm_node)
+		if (va >= bo->va && va < bo->va + bo->size)
+			return true;
+	return false;
+}
+
+/**
+ * ks_vm_bytes_locked() - the kernel address of a byte range of GPU-mapped
+ * memory
+ * @p: process, p->ks_vm_lock held (valid until it is dropped)
+ * @va: GPU virtual address, any alignment
+ * @len: bytes from @va, all in one buffer
+ *
+ * Return: the address, or NULL when [va, va + len) is not in one buffer.
+ */
+void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len)
+{
+	struct ks_bo *bo;
+
+	lockdep_assert_held(&p->ks_vm_lock);
+	list_for_each_entry(bo, &p->ks_vm, vm_node)
+		if (va >= bo->va && len <= bo->size && va - bo->va <= bo->size - len)
+			return (u8 *)bo->kaddr + (va - bo->va);
+	return NULL;
+}
+
 static void ks_bo_free(struct kfd_process *p, struct ks_bo *bo)
 {
 	ks_vm_unmap(p, bo);
@@ -375,13 +414,17 @@ static int ks_bo_back(struct ks_bo *bo, struct kfd_ioctl_alloc_memory_of_gpu_arg
 		args->mmap_offset = KS_MMAP_TYPE_DOORBELL | KS_MMAP_GPU_ID(args->gpu_id);
 	} else if (f & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
 		/*
-		 * mmap_offset is the user address; amdgpu pins it when mapped.
-		 * kfdsim's GPU VM is the CPU's (SVM): it must be the GPU VA.
+		 * mmap_offset is the user address; amdgpu pins it when mapped,
+		 * at the GPU VA va_addr.  ROCr's own allocations use the same
+		 * address for both; memory registered later (the thunk's
+		 * hsaKmtRegisterMemory: HIP's pinned host buffers) gets a
+		 * GPU VA of the SVM aperture of its own.
 		 */
 		if (!PAGE_ALIGNED(args->mmap_offset) || !PAGE_ALIGNED(args->size) ||
-		    args->mmap_offset != args->va_addr ||
+		    !PAGE_ALIGNED(args->va_addr) ||
 		    !access_ok(u64_to_user_ptr(args->mmap_offset), args->size))
 			return -EINVAL;
+		bo->uaddr = args->mmap_offset;
 	} else if (f & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) {
 		if (args->size > KS_MAX_BO_SIZE)
 			return -ENOMEM;
@@ -421,6 +464,9 @@ static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *d
 	bo->dev = dev;
 	ret = ks_bo_back(bo, args);
 	if (ret) {
+		pr_warn_ratelimited("/dev/kfd: pid %d: ALLOC_MEMORY_OF_GPU flags %#x size %#llx va %#llx offset %#llx refused (%d)\n",
+				    task_tgid_nr(current), args->flags, args->size, args->va_addr,
+				    args->mmap_offset, ret);
 		ks_bo_free(p, bo);
 		return ret;
 	}
@@ -563,6 +609,10 @@ static int ks_queue_type(u32 type)
  * kfd_ioctl_create_queue(): the ring and the read/write pointers (for AQL,
  * amd_queue_t's read_dispatch_id and write_dispatch_id) are what the CP
  * uses; the EOP buffer and the CWSR save area are accepted, not used.
+ * SDMA queues are refused here: kfdsim's copy engine runs its own packets
+ * (struct kfdsim_packet, the private interface), not the SDMA v4 packets
+ * and byte write pointer a real runtime would send, which it would wait on
+ * for ever.  ROCr then copies with its blit kernels instead.
  */
 static int ks_kfd_create_queue(struct file *filp, struct kfd_process *p, void *data)
 {
@@ -576,6 +626,11 @@ static int ks_kfd_create_queue(struct file *filp, struct kfd_process *p, void *d
 		return -EINVAL;
 	if (type < 0)
 		return -EINVAL;
+	if (type == KFDSIM_QUEUE_TYPE_SDMA) {
+		pr_warn_ratelimited("/dev/kfd: pid %d: SDMA queues are not simulated through /dev/kfd (EINVAL); use HSA_ENABLE_SDMA=0\n",
+				    task_tgid_nr(current));
+		return -EINVAL;
+	}
 	mutex_lock(&p->mutex);
 	bound = p->pdds[dev]->ks_drm_file;
 	mutex_unlock(&p->mutex);
@@ -673,6 +728,43 @@ static int ks_kfd_set_trap_handler(struct file *filp, struct kfd_process *p, voi
 	return ret;
 }
 
+/*
+ * kfd_ioctl_get_tile_config(): amdgpu_amdkfd_get_tile_config() of a gfx9
+ * part.  Its tile and macro-tile mode arrays (32 and 16 entries) are never
+ * filled from GFX9 on, nor are banks and ranks; GB_ADDR_CONFIG is the value
+ * gfx_v9_0 programs for 9.4.x.  ROCr's image extension asks for it in
+ * hsa_init (ImageManagerKv::Initialize) and asserts it succeeds.
+ */
+#define KS_GB_ADDR_CONFIG 0x22014042
+#define KS_NUM_TILE_CONFIGS 32
+#define KS_NUM_MACRO_TILE_CONFIGS 16
+
+static int ks_kfd_get_tile_config(struct file *filp, struct kfd_process *p, void *data)
+{
+	static const u32 zero[KS_NUM_TILE_CONFIGS];
+	struct kfd_ioctl_get_tile_config_args *args = data;
+
+	if (ks_dev_index(args->gpu_id) < 0)
+		return -EINVAL;
+	args->gb_addr_config = KS_GB_ADDR_CONFIG;
+	args->num_banks = 0;
+	args->num_ranks = 0;
+	args->num_tile_configs = min_t(u32, args->num_tile_configs, KS_NUM_TILE_CONFIGS);
+	if (copy_to_user(u64_to_user_ptr(args->tile_config_ptr), zero,
+			 args->num_tile_configs * sizeof(u32))) {
+		args->num_tile_configs = 0;
+		return -EFAULT;
+	}
+	args->num_macro_tile_configs = min_t(u32, args->num_macro_tile_configs,
+					     KS_NUM_MACRO_TILE_CONFIGS);
+	if (copy_to_user(u64_to_user_ptr(args->macro_tile_config_ptr), zero,
+			 args->num_macro_tile_configs * sizeof(u32))) {
+		args->num_macro_tile_configs = 0;
+		return -EFAULT;
+	}
+	return 0;
+}
+
 #define KS_IOCTL(ioc, f) \
 	[_IOC_NR(AMDKFD_IOC_##ioc)] = { AMDKFD_IOC_##ioc, f }
 
@@ -692,6 +784,7 @@ static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 	KS_IOCTL(SET_TRAP_HANDLER, ks_kfd_set_trap_handler),
 	KS_IOCTL(SET_MEMORY_POLICY, ks_kfd_set_memory_policy),
 	KS_IOCTL(GET_CLOCK_COUNTERS, ks_kfd_get_clock_counters),
+	KS_IOCTL(GET_TILE_CONFIG, ks_kfd_get_tile_config),
 	KS_IOCTL(GET_PROCESS_APERTURES, ks_kfd_get_process_apertures),
 	KS_IOCTL(GET_PROCESS_APERTURES_NEW, ks_kfd_get_process_apertures_new),
 	KS_IOCTL(ACQUIRE_VM, ks_kfd_acquire_vm),

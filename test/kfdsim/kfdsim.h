@@ -205,6 +205,7 @@ struct ks_packet_run {
 	u32 wg_done;
 	u64 ns_per_wg;
 	bool barrier;		/* KFDSIM_PKT_F_BARRIER */
+	u64 start_ns;		/* model time its first workgroup started, 0: none */
 	u64 *signal;		/* kernel mapping, or NULL */
 	u64 signal_va;		/* AQL: the completion amd_signal_t, or 0 */
 };
@@ -249,6 +250,11 @@ struct ks_queue {
 	u64 first_start_ns;	/* model time the first workgroup or copy started, 0: none */
 	u64 last_end_ns;	/* model time the last finished one ended */
 	u64 packets_done;
+	u64 aql_dispatches;	/* AQL: kernel dispatches fetched, utility ones included */
+	u64 aql_utility;	/* ... of them, pointers at kernarg[0]: not durations */
+	u64 aql_barriers;	/* AQL barrier-AND/OR packets fetched */
+	u64 aql_vendor;		/* AQL vendor-specific packets, completed as no-ops */
+	u64 blit_bytes;		/* copied or filled for ROCr's blit kernels */
 	u64 preemptions;	/* unmapped with workgroups running */
 	u32 se_mask[KS_MAX_SE];	/* the MQD's per-engine CU enables (cumask.c) */
 	u32 cu_mask_cus;	/* CUs the mask enables */
@@ -485,6 +491,10 @@ struct ks_stats {
 	atomic64_t evict_calls;		/* evict_process_queues, per qpd */
 	atomic64_t restore_calls;
 	atomic64_t cu_mask_updates;	/* update_queue calls with a CU mask */
+	atomic64_t aql_dispatches;	/* as ks_queue's, over every queue */
+	atomic64_t aql_utility;
+	atomic64_t aql_barriers;
+	atomic64_t aql_vendor;
 	atomic64_t event_interrupts;	/* events signalled by the CP (events.c) */
 	atomic64_t notifier_releases;	/* kfd_process_notifier_release() runs */
 	atomic64_t notifier_releases_foreign;	/* ... in a task not of the process */
@@ -608,6 +618,8 @@ void ks_kfd_exit(void);
 void ks_kfd_process_init(struct kfd_process *p);
 void ks_kfd_process_free(struct kfd_process *p);
 bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val);
+bool ks_vm_mapped_locked(struct kfd_process *p, u64 va);
+void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len);
 u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
 struct ks_buf *ks_kfd_bo_buf(struct kfd_process *p, u64 handle, u64 min_size);
 

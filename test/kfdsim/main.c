@@ -88,6 +88,9 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.evict_calls), atomic64_read(&ks_stats.restore_calls),
 		   atomic_read(&ks_stats.evicted_refs));
 	seq_printf(m, "event_interrupts %lld\n", atomic64_read(&ks_stats.event_interrupts));
+	seq_printf(m, "aql_dispatches %lld\naql_utility %lld\naql_barriers %lld\naql_vendor %lld\n",
+		   atomic64_read(&ks_stats.aql_dispatches), atomic64_read(&ks_stats.aql_utility),
+		   atomic64_read(&ks_stats.aql_barriers), atomic64_read(&ks_stats.aql_vendor));
 	seq_printf(m, "notifier_releases %lld\nnotifier_releases_foreign %lld\n",
 		   atomic64_read(&ks_stats.notifier_releases),
 		   atomic64_read(&ks_stats.notifier_releases_foreign));
