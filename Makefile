@@ -7,7 +7,8 @@
 #   make matrix     the modules for every cached kernel (6.1, 6.12, 7.x)
 #   make check      unit tests + VM tests (real amdgpu.ko and kfdsim), TAP
 #   make demo       LC/BE demo on the simulated GPU, with and without gpreempt
-#   make bench      benchmarks (bench/out/)
+#   make bench      the headline benchmark, about 15 min (bench/out/)
+#   make bench-full every benchmark scenario and sweep, over an hour
 #   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
 #
@@ -73,7 +74,7 @@ TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open)
 HSA_H := $(wildcard /usr/include/hsa/hsa.h)
 TOOLS += $(if $(HSA_H),$(BUILD)/rocr-client)
 
-.PHONY: all modules matrix tools setup check unit vmtest demo bench soak lint clean install
+.PHONY: all modules matrix tools setup check unit vmtest demo bench bench-full soak lint clean install
 all: modules tools
 
 setup:
@@ -326,6 +327,10 @@ demo: setup
 bench: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/scripts/bench
+
+bench-full: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/bench full
 
 # Not part of check: test/vm/sim-soak.sh's long form (check runs its short form).
 soak: setup
