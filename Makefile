@@ -11,7 +11,8 @@
 #   make matrix     the modules for every cached kernel (6.1, 6.12, 7.x)
 #   make check      unit tests + VM tests (real amdgpu.ko and kfdsim), TAP
 #   make demo       LC/BE demo on the simulated GPU, with and without gpreempt
-#   make bench      benchmarks (bench/out/)
+#   make bench      the headline benchmark, about 15 min (bench/out/)
+#   make bench-full every benchmark scenario and sweep, over an hour
 #   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
 #
@@ -90,7 +91,7 @@ HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
-.PHONY: all module modules matrix tools setup check check-long unit vmtest demo bench soak lint clean \
+.PHONY: all module modules matrix tools setup check check-long unit vmtest demo bench bench-full soak lint clean \
 	install install-tools uninstall
 all: modules tools
 
@@ -387,6 +388,10 @@ demo: setup
 bench: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/scripts/bench
+
+bench-full: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/bench full
 
 # Not part of check: test/vm/long-soak.sh's long form (check runs its short form).
 soak: setup

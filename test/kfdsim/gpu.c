@@ -28,6 +28,14 @@
  * runlist_us.  MES adds/removes single queues (ks_gpu_mes_set()); only that
  * queue's workgroups are saved.
  *
+ * Oracle (sched=oracle): the limit a software scheduler can reach in this
+ * model.  Queues are mapped as under MES, and the CP arbitrates by each
+ * queue's oracle level (oracle.c: the cgroup rule's level, else the MQD's
+ * priority).  When a queue has workgroups to run and no free CU, the CP
+ * CWSR-saves the lowest-level workgroups below it, one per workgroup it has,
+ * at the poll that fetched its packet: lower waves pay only the save and the
+ * restore, with no detection delay and no runlist change.
+ *
  * SDMA queues copy one packet at a time on their own engine (no CU, no
  * arbitration); unmapping one preempts its copy, which resumes when mapped.
  *
@@ -61,6 +69,7 @@ struct ks_gpu {
 	struct ks_cu *cu;
 	u64 stall_until;	/* HWS runlist update in progress */
 	bool runlist_active;	/* HWS: a runlist is mapped */
+	unsigned long *claimed;	/* sched=oracle: CUs given to a level this step */
 	struct queue *rr_last;
 	struct task_struct *cp;
 };
@@ -78,6 +87,12 @@ static u64 ks_now(void)
 static bool ks_runnable(struct ks_gpu *g, struct queue *q)
 {
 	return q->ks.mapped && (ks_param.mes || g->runlist_active);
+}
+
+/* The level the CP arbitrates by: sched=oracle's rule level, else the MQD's. */
+static u32 ks_prio(const struct queue *q)
+{
+	return q->ks.oracle_level >= 0 ? q->ks.oracle_level : q->ks.hw_prio;
 }
 
 /*
@@ -209,6 +224,25 @@ static void ks_finish_locked(struct ks_gpu *g, u64 now)
 	ks_finish_sdma_locked(g, now);
 }
 
+/* CWSR-save the workgroup running on CU @i: the CU is busy saving it for cwsr_save_us. */
+static void ks_save_cu_locked(struct ks_gpu *g, u32 i, u64 now)
+{
+	struct ks_cu *cu = &g->cu[i];
+	struct ks_queue *ks = &cu->q->ks;
+
+	if (WARN_ON_ONCE(ks->nsaved >= ks_param.num_cu))
+		return;
+	ks->saved[ks->nsaved].slot = cu->slot;
+	ks->saved[ks->nsaved].remaining_ns = cu->end_ns - now;
+	ks->nsaved++;
+	ks->busy_ns += now - cu->start_ns;
+	ks->running--;
+	ks->saves++;
+	cu->q = NULL;
+	cu->free_at = now + (u64)ks_param.cwsr_save_us * NSEC_PER_USEC;
+	atomic64_inc(&ks_stats.cwsr_saves);
+}
+
 /*
  * CWSR: save every running workgroup of @only (NULL: of every queue); an
  * SDMA queue's engine is preempted with the copy's remaining time.
@@ -217,7 +251,6 @@ static void ks_finish_locked(struct ks_gpu *g, u64 now)
  */
 static void ks_save_locked(struct ks_gpu *g, struct queue *only, u64 now)
 {
-	u64 save_ns = (u64)ks_param.cwsr_save_us * NSEC_PER_USEC;
 	struct queue *q;
 	u32 i;
 
@@ -238,25 +271,9 @@ static void ks_save_locked(struct ks_gpu *g, struct queue *only, u64 now)
 			ks->saves++;
 		}
 	}
-	for (i = 0; i < ks_param.num_cu; i++) {
-		struct ks_cu *cu = &g->cu[i];
-		struct ks_queue *ks;
-
-		if (!cu->q || (only && cu->q != only))
-			continue;
-		ks = &cu->q->ks;
-		if (WARN_ON_ONCE(ks->nsaved >= ks_param.num_cu))
-			continue;
-		ks->saved[ks->nsaved].slot = cu->slot;
-		ks->saved[ks->nsaved].remaining_ns = cu->end_ns - now;
-		ks->nsaved++;
-		ks->busy_ns += now - cu->start_ns;
-		ks->running--;
-		ks->saves++;
-		cu->q = NULL;
-		cu->free_at = now + save_ns;
-		atomic64_inc(&ks_stats.cwsr_saves);
-	}
+	for (i = 0; i < ks_param.num_cu; i++)
+		if (g->cu[i].q && (!only || g->cu[i].q == only))
+			ks_save_cu_locked(g, i, now);
 }
 
 static_assert(sizeof(struct kfdsim_barrier_packet) == sizeof(struct kfdsim_packet));
@@ -685,13 +702,13 @@ static struct queue *ks_pick_locked(struct ks_gpu *g, u32 cu)
 	int best = -1;
 
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		if (!q->ks.sdma && ks_runnable(g, q) && (int)q->ks.hw_prio > best &&
+		if (!q->ks.sdma && ks_runnable(g, q) && (int)ks_prio(q) > best &&
 		    ks_cu_allowed(q, cu) && ks_has_work_locked(q))
-			best = q->ks.hw_prio;
+			best = ks_prio(q);
 	if (best < 0)
 		return NULL;
 	list_for_each_entry(q, &g->queues, ks.gpu_node) {
-		if (!q->ks.sdma && ks_runnable(g, q) && q->ks.hw_prio == best &&
+		if (!q->ks.sdma && ks_runnable(g, q) && ks_prio(q) == best &&
 		    ks_cu_allowed(q, cu) && ks_has_work_locked(q)) {
 			if (!first)
 				first = q;
@@ -728,6 +745,76 @@ static void ks_dispatch_sdma_locked(struct ks_gpu *g, u64 now)
 	}
 }
 
+/* Workgroups @q has to run: saved ones and unlaunched ones up to a barrier. */
+static u64 ks_pending_wgs_locked(struct queue *q)
+{
+	struct ks_queue *ks = &q->ks;
+	u64 id, n = ks->nsaved;
+
+	for (id = ks->retired; id < ks->fetched; id++) {
+		struct ks_packet_run *r = &ks->inflight[id % KS_MAX_INFLIGHT];
+
+		if (r->barrier && id != ks->retired)
+			break;
+		n += r->wg_total - r->wg_launched;
+	}
+	return n;
+}
+
+/*
+ * sched=oracle, after the free CUs are given out: from the highest level
+ * down, each queue's remaining workgroups claim the CUs already being saved
+ * that its mask allows, then CWSR-save the workgroups of the lowest levels
+ * below it, one CU per workgroup.  The next step gives the saved CUs to the
+ * highest level waiting, so a queue's work starts cwsr_save_us after the CP
+ * fetched it, with no detection and no runlist change.
+ */
+static void ks_oracle_preempt_locked(struct ks_gpu *g, u64 now)
+{
+	struct queue *q;
+	int level;
+	u32 i;
+
+	bitmap_zero(g->claimed, ks_param.num_cu);
+	for (level = KS_MAX_LEVEL; level > 0; level--) {
+		list_for_each_entry(q, &g->queues, ks.gpu_node) {
+			u64 need;
+
+			if (q->ks.sdma || !ks_runnable(g, q) || ks_prio(q) != level)
+				continue;
+			need = ks_pending_wgs_locked(q);
+			for (i = 0; need && i < ks_param.num_cu; i++) {
+				struct ks_cu *cu = &g->cu[i];
+
+				if (!cu->q && cu->free_at > now && !test_bit(i, g->claimed) &&
+				    ks_cu_allowed(q, i)) {
+					__set_bit(i, g->claimed);
+					need--;
+				}
+			}
+			while (need) {
+				int victim = -1, vprio = level;
+
+				for (i = 0; i < ks_param.num_cu; i++) {
+					struct ks_cu *cu = &g->cu[i];
+
+					if (cu->q && !test_bit(i, g->claimed) &&
+					    (int)ks_prio(cu->q) < vprio && ks_cu_allowed(q, i)) {
+						vprio = ks_prio(cu->q);
+						victim = i;
+					}
+				}
+				if (victim < 0)
+					break;
+				ks_save_cu_locked(g, victim, now);
+				__set_bit(victim, g->claimed);
+				atomic64_inc(&ks_stats.oracle_preemptions);
+				need--;
+			}
+		}
+	}
+}
+
 static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
 {
 	u32 i;
@@ -754,6 +841,8 @@ static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
 		q->ks.running++;
 		g->rr_last = q;
 	}
+	if (ks_param.oracle)
+		ks_oracle_preempt_locked(g, now);
 }
 
 /*
@@ -843,13 +932,36 @@ static void ks_kick(struct ks_gpu *g)
 void ks_gpu_add_queue(struct queue *q)
 {
 	struct ks_gpu *g = ks_gpu_of(q);
+	int level = ks_param.oracle ? ks_oracle_level(q->process->lead_thread) : -1;
 
+	q->ks.oracle_level = level;
 	q->ks.fetched = READ_ONCE(*q->ks.rptr);
 	q->ks.retired = q->ks.fetched;
 	q->ks.sdma = q->properties.type == KFD_QUEUE_TYPE_SDMA;
 	spin_lock(&g->lock);
 	list_add_tail(&q->ks.gpu_node, &g->queues);
 	spin_unlock(&g->lock);
+}
+
+/**
+ * ks_gpu_oracle_refresh() - sched=oracle: every queue takes its rule level again
+ */
+void ks_gpu_oracle_refresh(void)
+{
+	unsigned int d;
+	struct queue *q;
+
+	if (!ks_param.oracle)
+		return;
+	for (d = 0; d < ks_param.ndev; d++) {
+		struct ks_gpu *g = ks_devs[d].gpu;
+
+		spin_lock(&g->lock);
+		list_for_each_entry(q, &g->queues, ks.gpu_node)
+			q->ks.oracle_level = ks_oracle_level(q->process->lead_thread);
+		spin_unlock(&g->lock);
+		ks_kick(g);
+	}
 }
 
 /**
@@ -984,7 +1096,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu oracle=%d\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -995,7 +1107,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus,
 			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3],
 			   q->ks.aql_dispatches, q->ks.aql_utility, q->ks.aql_barriers,
-			   q->ks.aql_vendor, q->ks.blit_bytes);
+			   q->ks.aql_vendor, q->ks.blit_bytes, q->ks.oracle_level);
 	spin_unlock(&g->lock);
 }
 
@@ -1016,9 +1128,10 @@ int ks_gpu_start(struct ks_device *d)
 	spin_lock_init(&g->lock);
 	INIT_LIST_HEAD(&g->queues);
 	g->cu = kcalloc(ks_param.num_cu, sizeof(*g->cu), GFP_KERNEL);
-	if (!g->cu) {
+	g->claimed = bitmap_zalloc(ks_param.num_cu, GFP_KERNEL);
+	if (!g->cu || !g->claimed) {
 		ret = -ENOMEM;
-		goto err_free;
+		goto err_free_cu;
 	}
 	/* Device 0's CP keeps its old name (tests and tools look for it). */
 	if (d->id)
@@ -1033,8 +1146,8 @@ int ks_gpu_start(struct ks_device *d)
 	return 0;
 
 err_free_cu:
+	bitmap_free(g->claimed);
 	kfree(g->cu);
-err_free:
 	kfree(g);
 	return ret;
 }
@@ -1048,6 +1161,7 @@ void ks_gpu_stop(struct ks_device *d)
 	struct ks_gpu *g = d->gpu;
 
 	kthread_stop(g->cp);
+	bitmap_free(g->claimed);
 	kfree(g->cu);
 	kfree(g);
 	d->gpu = NULL;

@@ -234,6 +234,7 @@ struct ks_queue {
 	u32 ring_slots, sig_size;
 	bool mapped;		/* on the simulated hardware */
 	u32 hw_prio;		/* priority of the MQD when last mapped */
+	int oracle_level;	/* sched=oracle: its cgroup rule's level, -1: none */
 	bool sdma;		/* SDMA: one packet at a time, no CU */
 	bool aql;		/* real AQL packets and amd_signal_t (/dev/kfd queues) */
 	bool sdma_busy;		/* a packet is on the copy engine */
@@ -433,6 +434,7 @@ struct ks_params {
 	unsigned int num_se;	/* shader engines: CU c is in engine c % num_se */
 	bool mes;		/* sched=mes (or nohws): per-queue remove/add */
 	bool nohws;		/* sched=nohws: KFD_SCHED_POLICY_NO_HWS */
+	bool oracle;		/* sched=oracle: the CP preempts by level (MES mapping) */
 	bool cwsr;		/* kfd_dev.cwsr_enabled */
 	unsigned int runlist_us;
 	unsigned int mes_us;
@@ -482,6 +484,7 @@ struct ks_stats {
 	atomic64_t preemptions;
 	atomic64_t cwsr_saves;
 	atomic64_t cwsr_restores;
+	atomic64_t oracle_preemptions;	/* workgroups saved by sched=oracle's CP */
 	atomic64_t cwsr_dropped;	/* saved workgroups of destroyed queues */
 	atomic64_t workgroups_dropped;	/* running on a CU when destroyed */
 	atomic64_t runlist_updates;
@@ -570,6 +573,12 @@ void ks_gpu_mes_set(struct queue *q, bool mapped);
 void ks_gpu_hws_mark(struct queue *q, bool mapped);
 bool ks_gpu_hws_execute(struct ks_device *d);
 bool ks_gpu_hws_unmap_all(struct ks_device *d);
+void ks_gpu_oracle_refresh(void);
+
+/* ---- oracle.c: sched=oracle's levels ---- */
+#define KS_MAX_LEVEL 15	/* the highest queue priority and rule level */
+int ks_oracle_level(struct task_struct *task);
+void ks_oracle_debugfs(struct dentry *parent);
 void ks_gpu_show(struct ks_device *d, struct seq_file *m);
 
 /* ---- cumask.c: per-queue CU masks ---- */

@@ -44,7 +44,7 @@ MODULE_PARM_DESC(num_se,
 		 "Shader engines: CU c is in engine c % num_se, and CU masks map over them as KFD's do [1..8, dividing num_cu, at most 16 CUs each] (default: the most engines up to 4, or 8 above 64 CUs, that divide num_cu into at most 16 CUs each)");
 module_param(sched, charp, 0444);
 MODULE_PARM_DESC(sched,
-		 "Scheduler model: hws (every change remaps all queues), mes (per queue) or nohws (sched_policy=2: the driver loads each MQD, only in the owner's mm)");
+		 "Scheduler model: hws (every change remaps all queues), mes (per queue), nohws (sched_policy=2: the driver loads each MQD, only in the owner's mm) or oracle (mes's mapping, and the CP itself CWSR-preempts lower levels the moment a higher level has work; levels from debugfs kfdsim/oracle_rules)");
 module_param_named(cwsr, ks_param.cwsr, bool, 0444);
 MODULE_PARM_DESC(cwsr, "CWSR enabled (default 1); 0: an unmap drains the running waves (kfd_dev.cwsr_enabled = 0)");
 module_param_named(runlist_us, ks_param.runlist_us, uint, 0444);
@@ -75,6 +75,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "packets_completed %lld\nworkgroups_completed %lld\n",
 		   atomic64_read(&ks_stats.packets_completed),
 		   atomic64_read(&ks_stats.workgroups_completed));
+	seq_printf(m, "oracle_preemptions %lld\n", atomic64_read(&ks_stats.oracle_preemptions));
 	seq_printf(m, "preemptions %lld\ncwsr_saves %lld\ncwsr_restores %lld\ncwsr_dropped %lld\nworkgroups_dropped %lld\n",
 		   atomic64_read(&ks_stats.preemptions), atomic64_read(&ks_stats.cwsr_saves),
 		   atomic64_read(&ks_stats.cwsr_restores), atomic64_read(&ks_stats.cwsr_dropped),
@@ -113,7 +114,8 @@ static int ks_params_show(struct seq_file *m, void *unused)
 	seq_printf(m, "ndev %u\ntime_scale %u\n", ks_param.ndev, ks_param.time_scale);
 	seq_printf(m, "num_se %u\n", ks_param.num_se);
 	seq_printf(m, "num_cu %u\nsched %s\nrunlist_us %u\nmes_us %u\ncwsr_save_us %u\ncwsr_restore_us %u\npoll_us %u\n",
-		   ks_param.num_cu, ks_param.nohws ? "nohws" : ks_param.mes ? "mes" : "hws",
+		   ks_param.num_cu, ks_param.oracle ? "oracle" : ks_param.nohws ? "nohws" :
+		   ks_param.mes ? "mes" : "hws",
 		   ks_param.runlist_us, ks_param.mes_us, ks_param.cwsr_save_us,
 		   ks_param.cwsr_restore_us, ks_param.poll_us);
 	return 0;
@@ -171,8 +173,12 @@ static int ks_check_params(void)
 		/* Per-queue load/unload, like MES, but by the driver. */
 		ks_param.mes = true;
 		ks_param.nohws = true;
+	} else if (!strcmp(sched, "oracle")) {
+		/* Per-queue mapping; the CP preempts by level (gpu.c). */
+		ks_param.mes = true;
+		ks_param.oracle = true;
 	} else if (strcmp(sched, "hws")) {
-		pr_err("sched=%s: expected hws, mes or nohws\n", sched);
+		pr_err("sched=%s: expected hws, mes, nohws or oracle\n", sched);
 		return -EINVAL;
 	}
 	return 0;
@@ -230,11 +236,13 @@ static int __init ks_init(void)
 	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
 	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
 	debugfs_create_file("release_tasks", 0444, ks_debugfs, NULL, &ks_rel_tasks_fops);
+	ks_oracle_debugfs(ks_debugfs);
 	for (i = 0; i < ks_param.ndev; i++)
 		ks_dev_debugfs(&ks_devs[i]);
 	ks_fault_debugfs(ks_debugfs);
 	pr_info("simulated GPU: %u device(s) of %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
-		ks_param.ndev, ks_param.num_cu, ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
+		ks_param.ndev, ks_param.num_cu,
+		ks_param.oracle ? "oracle" : ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
 		ks_param.cwsr_save_us, ks_param.cwsr_restore_us);
 	return 0;
 
