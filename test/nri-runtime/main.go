@@ -4,13 +4,16 @@
 // pkg/adaptation (what containerd 1.7 and 2.x link), driven by commands on
 // stdin, one result line per command on stdout:
 //
-//	run ID CGROUPSPATH PID [PRIO]  CreateContainer, then StartContainer
-//	                               (PRIO: the gpreempt.io/priority value)
+//	run ID CGROUPSPATH PID [PRIO [pod]]
+//	                               CreateContainer, then StartContainer, in
+//	                               a pod of its own (PRIO: the
+//	                               gpreempt.io/priority value, on the
+//	                               container, or with "pod" on the pod)
 //	stop ID                        StopContainer, then RemoveContainer
 //
 // Results: "N ok" or "N error: TEXT" (N counts the commands from 1).  Every
 // plugin (re)connection is synchronized with the running containers and
-// prints "sync CONTAINERS".  Plugins connect to --socket.
+// prints "sync CONTAINERS".  Each container is in a pod of its own.  Plugins connect to --socket.
 package main
 
 import (
@@ -30,7 +33,7 @@ import (
 var (
 	mu   sync.Mutex
 	out  = bufio.NewWriter(os.Stdout)
-	pod  = &nri.PodSandbox{Id: "pod0", Name: "pod0", Namespace: "default", Uid: "u0"}
+	pods = map[string]*nri.PodSandbox{}
 	ctrs = map[string]*nri.Container{}
 )
 
@@ -44,11 +47,13 @@ func say(format string, a ...interface{}) {
 func syncFn(ctx context.Context, cb nri.SyncCB) error {
 	mu.Lock()
 	list := []*nri.Container{}
-	for _, c := range ctrs {
+	plist := []*nri.PodSandbox{}
+	for id, c := range ctrs {
 		list = append(list, c)
+		plist = append(plist, pods[id])
 	}
 	mu.Unlock()
-	_, err := cb(ctx, []*nri.PodSandbox{pod}, list)
+	_, err := cb(ctx, plist, list)
 	say("sync %d", len(list))
 	return err
 }
@@ -76,13 +81,17 @@ func main() {
 		f := strings.Fields(in.Text())
 		err = nil
 		switch {
-		case len(f) >= 4 && len(f) <= 5 && f[0] == "run":
+		case len(f) >= 4 && len(f) <= 6 && f[0] == "run":
 			pid, _ := strconv.Atoi(f[3])
+			pod := &nri.PodSandbox{Id: "pod-" + f[1], Name: "pod-" + f[1], Namespace: "default",
+				Uid: "u-" + f[1], Annotations: map[string]string{}}
 			c := &nri.Container{Id: f[1], PodSandboxId: pod.Id, Name: "c-" + f[1],
 				State: nri.ContainerState_CONTAINER_CREATED, Pid: uint32(pid),
 				Annotations: map[string]string{},
 				Linux:       &nri.LinuxContainer{CgroupsPath: f[2]}}
-			if len(f) == 5 {
+			if len(f) == 6 && f[5] == "pod" {
+				pod.Annotations["gpreempt.io/priority"] = f[4]
+			} else if len(f) >= 5 {
 				c.Annotations["gpreempt.io/priority"] = f[4]
 			}
 			_, err = r.CreateContainer(ctx, &nri.CreateContainerRequest{Pod: pod, Container: c})
@@ -93,12 +102,14 @@ func main() {
 				c.State = nri.ContainerState_CONTAINER_RUNNING
 				mu.Lock()
 				ctrs[c.Id] = c
+				pods[c.Id] = pod
 				mu.Unlock()
 			}
 		case len(f) == 2 && f[0] == "stop":
 			mu.Lock()
-			c := ctrs[f[1]]
+			c, pod := ctrs[f[1]], pods[f[1]]
 			delete(ctrs, f[1])
+			delete(pods, f[1])
 			mu.Unlock()
 			if c == nil {
 				err = fmt.Errorf("no container %s", f[1])

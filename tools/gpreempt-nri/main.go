@@ -11,6 +11,9 @@
 // (/etc/gpreempt.conf), the records in /run/gpreempt/containers and the
 // BPF map writes are the same as with podman, CRI-O's hooks and NRI v0.1.
 //
+// The value is the container's gpreempt.io/priority annotation, else its
+// pod's (a Kubernetes pod's metadata.annotations).
+//
 //	CreateContainer    state "check": an invalid value, or a bad
 //	                   "container" line, fails the creation; the runtime
 //	                   shows the hook's one line to the user
@@ -73,9 +76,12 @@ type v01Result struct {
 // hook runs "gpreemptctl hook nri" for one container; a non-empty error in
 // its result is returned as the error (the runtime's message to the user).
 func (p *plugin) hook(state string, pod *api.PodSandbox, ctr *api.Container) error {
+	ann := map[string]string{}
+	if v, ok := value(pod, ctr); ok {
+		ann[annotation] = v
+	}
 	req := v01Request{Version: "0.1", State: state, ID: ctr.GetId(),
-		SandboxID: pod.GetId(), Pid: ctr.GetPid(),
-		Spec: v01Spec{Annotations: ctr.GetAnnotations()}}
+		SandboxID: pod.GetId(), Pid: ctr.GetPid(), Spec: v01Spec{Annotations: ann}}
 	if l := ctr.GetLinux(); l != nil {
 		req.Spec.CgroupsPath = l.GetCgroupsPath()
 	}
@@ -112,8 +118,20 @@ func (p *plugin) hook(state string, pod *api.PodSandbox, ctr *api.Container) err
 	return nil
 }
 
-func annotated(ctr *api.Container) bool {
-	_, ok := ctr.GetAnnotations()[annotation]
+// value is the container's annotation, else its pod's: Kubernetes puts a
+// pod YAML's metadata.annotations on the pod sandbox, and containerd copies
+// them into the container's OCI annotations only when the runtime's
+// pod_annotations lists them.
+func value(pod *api.PodSandbox, ctr *api.Container) (string, bool) {
+	if v, ok := ctr.GetAnnotations()[annotation]; ok {
+		return v, true
+	}
+	v, ok := pod.GetAnnotations()[annotation]
+	return v, ok
+}
+
+func annotated(pod *api.PodSandbox, ctr *api.Container) bool {
+	_, ok := value(pod, ctr)
 	return ok
 }
 
@@ -129,7 +147,7 @@ func (p *plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 	}
 	n := 0
 	for _, ctr := range ctrs {
-		if !annotated(ctr) || ctr.GetState() != api.ContainerState_CONTAINER_RUNNING {
+		if !annotated(byID[ctr.GetPodSandboxId()], ctr) || ctr.GetState() != api.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
 		if err := p.hook("create", byID[ctr.GetPodSandboxId()], ctr); err != nil {
@@ -145,21 +163,21 @@ func (p *plugin) Synchronize(_ context.Context, pods []*api.PodSandbox, ctrs []*
 }
 
 func (p *plugin) CreateContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
-	if !annotated(ctr) {
+	if !annotated(pod, ctr) {
 		return nil, nil, nil
 	}
 	return nil, nil, p.hook("check", pod, ctr)
 }
 
 func (p *plugin) StartContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	if !annotated(ctr) {
+	if !annotated(pod, ctr) {
 		return nil
 	}
 	return p.hook("create", pod, ctr)
 }
 
 func (p *plugin) StopContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) ([]*api.ContainerUpdate, error) {
-	if !annotated(ctr) {
+	if !annotated(pod, ctr) {
 		return nil, nil
 	}
 	if err := p.hook("delete", pod, ctr); err != nil {
@@ -169,7 +187,7 @@ func (p *plugin) StopContainer(_ context.Context, pod *api.PodSandbox, ctr *api.
 }
 
 func (p *plugin) RemoveContainer(_ context.Context, pod *api.PodSandbox, ctr *api.Container) error {
-	if !annotated(ctr) {
+	if !annotated(pod, ctr) {
 		return nil
 	}
 	if err := p.hook("delete", pod, ctr); err != nil {
