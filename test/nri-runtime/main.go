@@ -11,7 +11,8 @@
 //	                               container, or with "pod" on the pod)
 //	stop ID                        StopContainer, then RemoveContainer
 //
-// Results: "N ok" or "N error: TEXT" (N counts the commands from 1).  Every
+// Results: "N ok" or "N error: [CreateContainer: |StartContainer: ]TEXT" (N
+// counts the commands from 1).  Every
 // plugin (re)connection is synchronized with the running containers and
 // prints "sync CONTAINERS".  Each container is in a pod of its own.  Plugins connect to --socket.
 package main
@@ -95,8 +96,10 @@ func main() {
 				c.Annotations["gpreempt.io/priority"] = f[4]
 			}
 			_, err = r.CreateContainer(ctx, &nri.CreateContainerRequest{Pod: pod, Container: c})
-			if err == nil {
-				err = r.StartContainer(ctx, &nri.StateChangeEvent{Pod: pod, Container: c})
+			if err != nil {
+				err = fmt.Errorf("CreateContainer: %w", err)
+			} else if err = r.StartContainer(ctx, &nri.StateChangeEvent{Pod: pod, Container: c}); err != nil {
+				err = fmt.Errorf("StartContainer: %w", err)
 			}
 			if err == nil {
 				c.State = nri.ContainerState_CONTAINER_RUNNING

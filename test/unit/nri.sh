@@ -51,9 +51,9 @@ tap_check "nri: the plugin registers and is synchronized" waitfor 30 grep -q '^s
 out=$(nri run bad /nri-test/bad 0 HIGH)
 tap_diag "$out"
 tap_check "nri: CreateContainer with HIGH fails with the hook's line" \
-	grep -q '^error: .*gpreempt: container c-bad: annotation gpreempt.io/priority="HIGH" refused: expected low, normal, high or 0..15' <<<"$out"
+	grep -q '^error: CreateContainer: .*gpreempt: container c-bad: annotation gpreempt.io/priority="HIGH" refused: expected low, normal, high or 0..15' <<<"$out"
 out=$(nri run badpod /nri-test/badpod 0 1x pod)
-tap_check "nri: ... and with the bad value on the pod" grep -q 'priority="1x" refused' <<<"$out"
+tap_check "nri: ... and with the bad value on the pod" grep -q '^error: CreateContainer: .*priority="1x" refused' <<<"$out"
 tap_check "nri: a good value: the container starts" test "$(nri run good nri.slice:cri-containerd:good 0 high pod)" = ok
 tap_check "nri: the hook ran at StartContainer: its cgroup from cgroupsPath, nothing set without gpreempt" \
 	grep -q 'container good: no rule set: no cgroup /[^ ]*/nri.slice/cri-containerd-good.scope$' $W/hook.log

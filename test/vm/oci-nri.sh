@@ -71,7 +71,7 @@ mkdir -p $CG/bad && echo $sl >$CG/bad/cgroup.procs
 out=$(nri run bad /nri.slice/bad $sl HIGH)
 tap_diag "$out"
 tap_check "HIGH: CreateContainer fails with the hook's refusal" \
-	grep -q 'error: .*annotation gpreempt.io/priority="HIGH" refused: expected low, normal, high or 0..15' <<<"$out"
+	grep -q 'error: CreateContainer: .*annotation gpreempt.io/priority="HIGH" refused: expected low, normal, high or 0..15' <<<"$out"
 tap_check "HIGH: no rule and no record" sh -c "[ \$($CTL --json list | jq '[.[] | select(.kind == \"container\")] | length') = 0 ] && [ -z \"\$(ls $RUNDIR 2>/dev/null)\" ]"
 
 # 2. LC (high) parks BE (no annotation); the LC's cgroup found from its
