@@ -29,6 +29,7 @@ if [ ! -x build/gpreempt-nri ] || [ ! -x build/nri-runtime ]; then
 	tap_ok "NRI v2 plugin # SKIP make nri built nothing (no Go and NRI stub: scripts/setup)"
 	exit 0
 fi
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 rm -rf $W && mkdir -p $W/plugins $CG && : >$CONF
 mkfifo $W/cmd
 build/nri-runtime --socket $W/nri.sock --plugin-dir $W/plugins <$W/cmd >$W/out 2>$W/runtime.log &
