@@ -527,12 +527,13 @@ static int hook_check(const struct hook_req *r, int *prio)
 		return EX_ERR;
 	}
 	*prio = r->prio;
-	if (*prio > conf.max_priority) {
+	if (*prio > conf.max_priority && strcmp(r->state, "check")) {	/* said once, at create */
 		hlog(LOG_WARNING, "container %.12s: %s=%s lowered to %d, the highest %s grants (container max_priority%s)",
 		     r->id, HOOK_ANNOTATION, r->prio_text, conf.max_priority, hk->conf_file,
 		     f ? "" : ", default: the file does not exist");
-		*prio = conf.max_priority;
 	}
+	if (*prio > conf.max_priority)
+		*prio = conf.max_priority;
 	return EX_OK;
 }
 
