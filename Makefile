@@ -91,9 +91,9 @@ HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
-.PHONY: all module modules matrix tools setup check check-long unit vmtest demo bench bench-full soak lint clean \
+.PHONY: all module modules matrix tools nri setup check check-long unit vmtest demo bench bench-full soak lint clean \
 	install install-tools uninstall
-all: modules tools
+all: modules tools nri
 
 setup:
 	@$(TOP)/scripts/setup
@@ -290,6 +290,29 @@ $(BUILD)/rocr-client: $(TOP)/test/rocr-client/rocr-client.c $(HSA_H) | $(BUILD)
 
 $(BUILD)/hip-work: $(TOP)/test/hip/hip-work.hip | $(BUILD)
 	$(HIPCC) --offload-arch=$(HIP_ARCH) -O2 -Wall -Werror -o $@ $<
+
+# --- the NRI v2 plugin (tools/gpreempt-nri) and its test runtime -----------
+# Go, built from Debian's packages only (no module proxy): golang-go and
+# golang-github-containerd-nri-dev (the NRI project's stub and runtime side,
+# trixie) in the trixie build root scripts/setup makes, run with bwrap; or
+# NRI_ROOT=/ on a machine that has both installed.  Static binaries
+# (CGO_ENABLED=0): they run on the host and in the test guest.  Without Go
+# or the NRI package, "make nri" says so and builds nothing.
+NRI_ROOT ?= $(CACHE)/root-trixie
+NRI_DEPS := $(wildcard $(NRI_ROOT)/usr/bin/go $(NRI_ROOT)/usr/share/gocode/src/github.com/containerd/nri/pkg/stub/stub.go)
+NRI_RUN := $(if $(filter /,$(NRI_ROOT)),,bwrap --bind $(NRI_ROOT) / --bind $(TOP) $(TOP) --proc /proc --dev /dev) \
+	env GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS= GOTOOLCHAIN=local \
+	GOCACHE=$(TOP)/build/.gocache CGO_ENABLED=0
+ifeq ($(words $(NRI_DEPS)),2)
+nri: $(TOP)/build/gpreempt-nri $(TOP)/build/nri-runtime
+$(TOP)/build/gpreempt-nri: $(wildcard $(TOP)/tools/gpreempt-nri/*.go) | $(BUILD)
+	cd $(TOP)/tools/gpreempt-nri && $(NRI_RUN) go build -trimpath -o $@ .
+$(TOP)/build/nri-runtime: $(wildcard $(TOP)/test/nri-runtime/*.go) | $(BUILD)
+	cd $(TOP)/test/nri-runtime && $(NRI_RUN) go build -trimpath -o $@ .
+else
+nri:
+	@echo "  SKIP    gpreempt-nri: no Go and NRI stub in $(NRI_ROOT) (golang-go, golang-github-containerd-nri-dev: run scripts/setup, or NRI_ROOT=/)"
+endif
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h

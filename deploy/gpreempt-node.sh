@@ -8,8 +8,9 @@
 #   gpreempt-node.sh install     build and install the module with DKMS, load
 #                                it, install gpreemptctl, /etc/gpreempt.conf
 #                                (from the ConfigMap) and apply it, the
-#                                hooks.d files (CRI-O, podman) and the NRI v0.1
-#                                plugin (containerd 1.6).  Idempotent.
+#                                hooks.d files (CRI-O, podman), the NRI v0.1
+#                                plugin (containerd 1.6) and the NRI v2 plugin
+#                                (containerd 1.7+; run starts it).  Idempotent.
 #   gpreempt-node.sh uninstall   undo it all (GPREEMPT_ON_STOP says how much)
 #   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
 #                                changes; on SIGTERM (pod deleted) uninstall
@@ -57,6 +58,9 @@ HOOKS_DIR=/usr/share/containers/oci/hooks.d	# podman and CRI-O read it
 NRI_CONF=/etc/nri/conf.json			# containerd 1.6, NRI v0.1
 NRI_BIN=/opt/nri/bin				# NRI v0.1 plugins: NRI_BIN/<type>
 HOST_CTL=$PREFIX/sbin/gpreemptctl		# host path
+NRI2_IMAGE=${GPREEMPT_NRI:-/usr/local/sbin/gpreempt-nri}	# the NRI v2 plugin, if the image has it
+HOST_NRI2=$PREFIX/sbin/gpreempt-nri		# host path
+NRI2_SOCK=/var/run/nri/nri.sock			# containerd 1.7+, CRI-O 1.26+ (host path)
 MARK="# Written by the gpreempt DaemonSet (deploy/gpreempt-node.sh); edit its ConfigMap instead."
 BACKUP_SUFFIX=.before-gpreempt-daemonset
 CONFIG_APPLIED=0
@@ -519,6 +523,40 @@ nri_remove() {
 	rmdir "$ROOT$NRI_BIN" "$ROOT${NRI_CONF%/*}" 2>/dev/null || true	# if empty
 }
 
+# --- the NRI v2 plugin (containerd 1.7+, CRI-O with NRI) -------------------
+# Copied to the host and run there (nsenter into the host's mount and cgroup
+# namespaces: the hook finds cgroups as the runtime sees them) while "run"
+# runs; started again when it exits (the runtime restarted and closed the
+# connection: its Synchronize then rewrites every annotated container's rule).
+NRI2_PID=
+nri2_install() {
+	[ -x "$NRI2_IMAGE" ] || { say "no NRI v2 plugin in this image ($NRI2_IMAGE)"; return 0; }
+	put "$NRI2_IMAGE" "$ROOT$HOST_NRI2" 0755
+}
+
+nri2_start() {
+	[ -x "$ROOT$HOST_NRI2" ] || return 0
+	[ -n "$NRI2_PID" ] && kill -0 "$NRI2_PID" 2>/dev/null && return 0
+	if ! on_host test -S "$NRI2_SOCK"; then
+		[ -n "${NRI2_SAID:-}" ] || say "no $NRI2_SOCK on the host: NRI is off (containerd 1.7: [plugins.\"io.containerd.nri.v1.nri\"] disable = false); the NRI v2 plugin waits for it"
+		NRI2_SAID=1
+		return 0
+	fi
+	nsenter --target 1 --mount --cgroup -- "$HOST_NRI2" --gpreemptctl "$HOST_CTL" --socket "$NRI2_SOCK" &
+	NRI2_PID=$!
+	say "started the NRI v2 plugin $HOST_NRI2 (pid $NRI2_PID) on $NRI2_SOCK"
+}
+
+nri2_remove() {
+	if [ -n "$NRI2_PID" ]; then
+		kill "$NRI2_PID" 2>/dev/null || true
+		wait "$NRI2_PID" 2>/dev/null || true
+		NRI2_PID=
+	fi
+	[ -e "$ROOT$HOST_NRI2" ] && rm -f "$ROOT$HOST_NRI2" && say "removed $HOST_NRI2"
+	return 0
+}
+
 # --- what the runtimes need beyond these files (warnings only) ---------------
 runtime_check() {
 	local toml=$ROOT/etc/containerd/config.toml v
@@ -529,7 +567,8 @@ runtime_check() {
 		v=$(printf '%s\n' "$v" | grep -oE ' v?[0-9]+\.[0-9]+' | head -n 1 | tr -d ' v')
 		case $v in
 		1.[0-6]|'') ;;
-		*) warn "containerd $v does not run NRI v0.1 plugins for containers: annotations have no effect on this node (docs/containers.md, \"containerd 1.7+\"); cgroup rules in the ConfigMap still work" ;;
+		*) [ -x "$ROOT$HOST_NRI2" ] ||
+			warn "containerd $v does not run NRI v0.1 plugins for containers and this image has no NRI v2 plugin: annotations have no effect on this node (docs/containers.md, \"containerd 1.7+\"); cgroup rules in the ConfigMap still work" ;;
 		esac
 	fi
 	if grep -rqsE '^[[:space:]]*hooks_dir' "$ROOT/etc/crio/crio.conf" "$ROOT/etc/crio/crio.conf.d" &&
@@ -553,6 +592,7 @@ install() {
 	if config_apply; then CONFIG_APPLIED=1; else CONFIG_APPLIED=0; fi
 	hooks_install
 	nri_install
+	nri2_install
 	runtime_check
 	if loaded gpreempt; then
 		# After a (re)load the maps are empty: the running containers' rules
@@ -572,6 +612,7 @@ uninstall() {
 	# runtime refuse every annotated container.
 	hooks_remove
 	nri_remove
+	nri2_remove
 	module_remove
 	ctl_remove
 	[ "$ON_STOP" = uninstall ] && config_remove
@@ -590,6 +631,7 @@ run() {
 	}
 	trap stop TERM INT
 	install
+	nri2_start
 	sum=$(conf_sum)
 	: >"${TMPDIR:-/tmp}/gpreempt-ready"
 	while :; do
@@ -597,6 +639,7 @@ run() {
 		sleeper=$!
 		wait "$sleeper" || true
 		sleeper=
+		nri2_start
 		if [ "$(conf_sum)" != "$sum" ] || [ "$CONFIG_APPLIED" = 0 ]; then
 			sum=$(conf_sum)
 			say "re-applying the ConfigMap"

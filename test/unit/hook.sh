@@ -71,6 +71,12 @@ nri '{"version":"0.1","state":"update","id":"c1","spec":{}}'
 tap_check "nri: state update: exit 0, empty error" sh -c "[ $rc = 0 ] && echo '$out' | jq -e '.error == \"\"'"
 nri '{"version":"0.1","state":"create","id":"c1","sandboxID":"c1","spec":{"annotations":{"gpreempt.io/priority":"x"}}}'
 tap_check "nri: the pod sandbox itself is skipped" sh -c "[ $rc = 0 ] && echo '$out' | jq -e '.error == \"\"'"
+nri '{"version":"0.1","state":"check","id":"c1","spec":{"annotations":{"gpreempt.io/priority":"HIGH"}}}'
+tap_check "nri: state check (gpreempt-nri's CreateContainer): bad value: exit 5, the refusal in \"error\"" \
+	sh -c "[ $rc = 5 ] && echo '$out' | jq -e '.error | test(\"refused: expected low, normal, high or 0..15\")'"
+nri '{"version":"0.1","state":"check","id":"c1","spec":{"annotations":{"gpreempt.io/priority":"normal"}}}'
+tap_check "nri: state check: a good value: exit 0, empty error, nothing set" \
+	sh -c "[ $rc = 0 ] && echo '$out' | jq -e '.error == \"\" and .metadata == {}'"
 nri '{"version":"0.1","state":"delete","id":"c1","spec":{}}'
 tap_check "nri: delete without a record: exit 0" sh -c "[ $rc = 0 ] && echo '$out' | jq -e '.error == \"\"'"
 nri 'not json'

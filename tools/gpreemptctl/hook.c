@@ -494,14 +494,14 @@ static int container_cgroup(const struct hook_req *r, char *abs, size_t len, cha
 
 /* --- create / poststop ------------------------------------------------------- */
 
-static int hook_create(const struct hook_req *r)
+/*
+ * The annotation and the "container" line: 0 with @prio the priority to set
+ * (lowered to max_priority), or the exit status of a refusal.
+ */
+static int hook_check(const struct hook_req *r, int *prio)
 {
-	char why[PATH_MAX + 128], path[PATH_MAX], msg[256], root[PATH_MAX];
-	struct record rec = { 0 }, old;
-	struct gp_prio_override v;
+	char why[PATH_MAX + 128], msg[256];
 	struct hook_conf conf;
-	struct ctl c = { 0 };
-	__u64 key;
 	FILE *f;
 	int ret;
 
@@ -526,13 +526,29 @@ static int hook_create(const struct hook_req *r)
 		hlog(LOG_ERR, "container %.12s: %s", r->id, why);
 		return EX_ERR;
 	}
-	rec.prio = r->prio;
-	if (rec.prio > conf.max_priority) {
+	*prio = r->prio;
+	if (*prio > conf.max_priority && strcmp(r->state, "check")) {	/* said once, at create */
 		hlog(LOG_WARNING, "container %.12s: %s=%s lowered to %d, the highest %s grants (container max_priority%s)",
 		     r->id, HOOK_ANNOTATION, r->prio_text, conf.max_priority, hk->conf_file,
 		     f ? "" : ", default: the file does not exist");
-		rec.prio = conf.max_priority;
 	}
+	if (*prio > conf.max_priority)
+		*prio = conf.max_priority;
+	return EX_OK;
+}
+
+static int hook_create(const struct hook_req *r)
+{
+	char why[PATH_MAX + 128], path[PATH_MAX], root[PATH_MAX];
+	struct record rec = { 0 }, old;
+	struct gp_prio_override v;
+	struct ctl c = { 0 };
+	__u64 key;
+	int ret;
+
+	ret = hook_check(r, &rec.prio);
+	if (ret)
+		return ret;
 	if (container_cgroup(r, path, sizeof(path), why, sizeof(why))) {
 		hlog(LOG_WARNING, "container %.12s: no rule set: %s", r->id, why);
 		return EX_OK;
@@ -689,7 +705,8 @@ static void hook_usage(FILE *f)
 		"  create    OCI createRuntime hook: the state on stdin; %s becomes\n"
 		"            a cgroup rule on the container's cgroup\n"
 		"  poststop  OCI poststop hook: the rule create set is removed\n"
-		"  nri       NRI v0.1 request on stdin (state create or delete), result on stdout\n"
+		"  nri       NRI v0.1 request on stdin (state create or delete), result on stdout;\n"
+		"            state check: only the annotation and the container line (gpreempt-nri)\n"
 		"  gc        remove the rules of containers whose cgroup is gone\n"
 		"  resync    write every running container's rule again (after gpreempt\n"
 		"            was loaded: its maps start empty), lowered to max_priority\n"
@@ -713,7 +730,7 @@ int cmd_hook(int argc, char **argv)
 	const char *mode;
 	char why[256], *in;
 	size_t len;
-	int a = 1, ret;
+	int a = 1, ret, prio;
 
 	hk = &h;
 	clock_gettime(CLOCK_MONOTONIC, &h.t0);
@@ -773,6 +790,8 @@ int cmd_hook(int argc, char **argv)
 		ret = EX_OK;
 		if (!strcmp(r.state, "create") && r.has_prio && strcmp(r.id, r.sandbox_id))
 			ret = hook_create(&r);
+		else if (!strcmp(r.state, "check") && r.has_prio)
+			ret = hook_check(&r, &prio);
 		else if (!strcmp(r.state, "delete"))
 			ret = hook_poststop(&r);
 		nri_result(&r, ret);
