@@ -181,10 +181,11 @@ st1=$(gstat starvation_slices) r1=$(gstat dep_releases)
 tap_diag "gpreempt's queues of the streams process: $($CTL --json status | jq -c --argjson t $st '[.queues[] | select(.tgid == $t) | {qid, priority, source, kfd_priority, state, preempts}]')"
 pp=$($CTL --json status | jq --argjson t $st '[.queues[] | select(.tgid == $t and .kfd_priority == 0) | .preempts] | add // 0')
 tap_check "streams: gpreempt saw the consumer's barriers pass ($((r1 - r0)))" test $((r1 - r0)) -gt 0
-# Not asserted (yet): gpreempt parks the producer (KFD 0) below BE (7) before
-# the consumer's barrier is seen, and a parked provider completes nothing,
-# so it loses the inherited level and waits for the starvation guard while
-# the consumer waits (0 -> 18 slices, rounds up to 2 s, in one run).
+# Not asserted (yet: no guest run since the policy fix): with tiers, a BE at
+# KFD 7 was left to the hardware while the consumer waited, and the hardware
+# runs it before the producer (KFD 0), which gpreempt had running at the
+# consumer's inherited 15: it stood pending for seconds (0 -> 33 slices,
+# rounds up to 7.6 s, in one run).
 tap_diag "streams: starvation slices (a parked queue let run by the guard) $st0 -> $st1: the consumer waited for a held producer $((st1 - st0)) times"
 slow=$(awk '$1 == "round_us" && $2 > 1000000' $T/st | wc -l)
 worst=$(awk '$1 == "round_us" && $2 > m {m = $2} END {print m + 0}' $T/st)
