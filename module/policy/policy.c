@@ -2,6 +2,10 @@
 /*
  * policy.c - which queues run and which are parked.
  *
+ * over 400 lines: one rule whose parts (levels, dependencies, tiers, the
+ * guard, the budget) decide together in one pass; split, they would share
+ * the per-tick result across files.
+ *
  * The rule, in plain words (each device on its own: its hardware scheduler
  * arbitrates only its own queues, so a queue competes only with queues of
  * the same device):
@@ -17,7 +21,9 @@
  *     tiers, short requests) are left to the hardware's own priority
  *     arbitration: under HWS a park remaps the whole device and CWSR-saves
  *     the top tier's waves too, which costs the top more than a lower
- *     tier's short waves delay it.
+ *     tier's short waves delay it.  Except a queue above a busy provider
+ *     (below): the hardware knows only the provider's own priority, so
+ *     left to it, that queue would run first and hold the provider back.
  *   - A held queue (parked by hand) is parked whatever the levels say, and
  *     stays parked until the hold is released; only "disabled" and "not
  *     parkable" take it back.
@@ -204,6 +210,28 @@ static int eff_prio(const struct gp_pq *q)
 	return q->inherited && q->inherit_prio > q->prio ? q->inherit_prio : q->prio;
 }
 
+/*
+ * Tiers: would @x, left to the hardware's arbitration, hold back a busy
+ * provider on its device?  The hardware knows only a provider's own (KFD)
+ * priority: a queue above it gets the CUs first, though the provider runs at
+ * the level of the queue that waits on it (a KFD-0 producer stream beside a
+ * BE at 7 would wait behind the BE for as long as it has work).
+ */
+static bool gp_policy_holds_provider(const struct gp_policy_params *pp, const struct gp_pq *q,
+				     u32 n, const struct gp_pq *x, u64 now)
+{
+	u32 j;
+
+	for (j = 0; j < n; j++) {
+		const struct gp_pq *y = &q[j];
+
+		if (y != x && gp_pq_dev(y) == gp_pq_dev(x) && y->prio < x->prio &&
+		    eff_prio(y) > eff_prio(x) && level_busy(y, pp, now))
+			return true;
+	}
+	return false;
+}
+
 /* Budget order: 0 = owed unparks, 1 = parks, 2 = unparks after idle. */
 static int rank(const struct gp_pq *q)
 {
@@ -282,8 +310,12 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			r.inversion_devs |= (1ULL << xd);
 			r.inversion = true;
 		}
-		/* Tiers: only the lowest busy level is held below the top. */
-		if (below && pp->tiers && x->prio > r.low_prio[xd])
+		/*
+		 * Tiers: only the lowest busy level is held below the top, and
+		 * a queue the hardware would run before a busy provider.
+		 */
+		if (below && pp->tiers && x->prio > r.low_prio[xd] &&
+		    !gp_policy_holds_provider(pp, q, n, x, now))
 			below = false;
 
 		if (x->state == GP_PS_SHRUNK) {

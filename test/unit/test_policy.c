@@ -1409,6 +1409,74 @@ static void t_signal_only(void)
 	EXPECT(!r.inversion && q[3].state == GP_PS_RUNNING);
 }
 
+
+/*
+ * HIP streams (sim-hip): a producer stream (KFD 0) and a consumer stream
+ * (15) of one process that waits on it at a barrier, its null stream (7),
+ * beside a BE of another process (7) with a backlog, tiers on (the
+ * default).  Each round the producer's work arrives first (parked below
+ * BE), then the consumer's barrier: the producer must run while the
+ * consumer waits, and as the hardware runs KFD 7 before KFD 0, so must BE be
+ * parked (within the hold; in the slice after it BE may run).
+ */
+static void t_hip_streams(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_pq q[4];
+	u64 t = T0;
+	int round, k, bad = 0, be_ran = 0;
+
+	pp.tiers = true;		/* the module's default */
+
+	qinit(&q[0], 15, false);	/* consumer */
+	qinit(&q[1], 0, false);		/* producer */
+	qinit(&q[2], 7, false);		/* null stream */
+	qinit(&q[3], 7, true);		/* BE, another process */
+	q[0].id = 1;
+	q[1].id = 2;
+	q[2].id = 3;
+	q[3].id = 4;
+	q[0].group = 1;
+	q[1].group = 1;
+	q[2].group = 1;
+	q[3].group = 2;
+	for (round = 0; round < 20; round++) {
+		q[1].pending = true;		/* producer's 8 x 5 ms */
+		q[3].progressed = q[3].state == GP_PS_RUNNING;
+		tick(&pp, q, 4, t += 100 * US);
+		q[0].blocked = true;		/* the consumer's barrier */
+		for (k = 0; k < 400; k++) {	/* the producer needs 40 ms of run time */
+			q[1].progressed = false;
+			q[3].progressed = q[3].state == GP_PS_RUNNING;
+			tick(&pp, q, 4, t += 100 * US);
+			/*
+			 * The producer runs at KFD 0 on the hardware: only
+			 * with BE (KFD 7) parked does it get CUs.
+			 */
+			if (q[1].state == GP_PS_PARKED)
+				bad++;
+			if (k > 0 && k < 20 && q[3].state == GP_PS_RUNNING)
+				be_ran++;
+		}
+		q[1].pending = false;		/* produced */
+		q[1].progressed = true;
+		tick(&pp, q, 4, t += 100 * US);
+		q[1].progressed = false;
+		q[0].blocked = false;		/* passed: its kernel */
+		q[0].pending = true;
+		tick(&pp, q, 4, t += 5 * MS);
+		q[0].pending = false;
+		q[2].pending = true;		/* the null stream's */
+		tick(&pp, q, 4, t += 100 * US);
+		q[2].pending = false;
+		tick(&pp, q, 4, t += 1250 * US);
+	}
+	if (bad || be_ran)
+		printf("# ticks of the consumer's waits with the producer parked: %d, with BE running (in the first 2 ms): %d\n",
+		       bad, be_ran);
+	EXPECT(bad == 0 && be_ran == 0);
+}
+
 static const struct test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
@@ -1426,6 +1494,7 @@ static const struct test tests[] = {
 	{ "S4-3: a BE of another process that runs during LC's barrier waits is parked within one tick after each pass", t_other_process_not_provider },
 	{ "S4-3: a barrier past hysteresis + slice: other processes parked, the waiter's own producer not", t_blocked_long },
 	{ "F10: a provider that completed nothing at the next barrier is dropped", t_provider_dropped },
+	{ "tiers, HIP streams: a BE above the waiter's producer in hardware (7 > its KFD 0) is parked while the consumer waits", t_hip_streams },
 	{ "F10: providers only below the dependent, on its device, in its process", t_provider_scope },
 	{ "S4-12: a queue with unreadable dispatch ids is parked below a busy level, never makes its level busy", t_unknown_parked },
 	{ "S4-12: a lower queue whose read index moves is parked, without pending work", t_progress_is_work },
