@@ -19,6 +19,22 @@ tap_check() {
 	fi
 }
 
+# tap_check_todo REASON NAME CMD...: tap_check for a known, open defect.  A
+# failure prints TAP's TODO directive ("not ok - NAME # TODO REASON"), which
+# scripts/tap-summary reports and counts apart, not as a failure; a pass is a
+# plain ok (the defect may be gone: drop the TODO).
+tap_check_todo() {
+	local why=$1 name=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		tap_ok "$name"
+	else
+		echo "not ok - $name # TODO $why"
+		printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
+		return 1
+	fi
+}
+
 # tap_check_fails NAME CMD...: ok when CMD fails.
 tap_check_fails() {
 	local name=$1

