@@ -66,8 +66,11 @@ endif
 # The kernel headers, checked first for what builds modules: without them
 # kbuild's own error says little.
 ifneq ($(filter all module modules install matrix,$(or $(MAKECMDGOALS),all)),)
-ifeq ($(wildcard $(KDIR)/Makefile),)
-$(error no kernel headers at $(KDIR): install linux-headers-$(shell uname -r) (Debian, Ubuntu) or kernel-devel-$(shell uname -r) (RHEL family), or set KDIR=<a kernel build tree>; gpreemptctl doctor checks this)
+# A kernel of the matrix builds inside its build root (GP_BUILDROOT): its
+# headers are there, not on the host.
+GP_HDR_KVER := $(or $(GP_KVER),$(shell uname -r))
+ifeq ($(wildcard $(GP_BUILDROOT)$(KDIR)/Makefile),)
+$(error no kernel headers at $(GP_BUILDROOT)$(KDIR): install linux-headers-$(GP_HDR_KVER) (Debian, Ubuntu) or kernel-devel-$(GP_HDR_KVER) (RHEL family), or set KDIR=<a kernel build tree>; gpreemptctl doctor checks this)
 endif
 endif
 
