@@ -386,7 +386,7 @@ vmtest: all
 # without printing a failing line still fails the run.  check is the default
 # kernel's suites (about 25 minutes on the 2-core host); check-long adds what
 # only grows with the matrix and with time: every other cached kernel (build
-# and reduced suite) and the short soak (about 10 minutes).  .ci/run runs both.
+# and reduced suite) and the short soak (about 6 minutes).  .ci/run runs both.
 check: setup
 	@$(MAKE) --no-print-directory all
 	@start=$$(date +%s); { \
