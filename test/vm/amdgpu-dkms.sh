@@ -22,6 +22,7 @@
 # (install, depmod); all undone at the end.
 . test/lib/tap.sh
 . test/lib/modcheck.sh
+. test/lib/amdgpu.sh
 # shellcheck source=/dev/null
 [ -f "${GP_VM_SCRATCH:-}/kernel.env" ] && . "$GP_VM_SCRATCH/kernel.env"
 kver=$(uname -r)
@@ -49,16 +50,8 @@ fi
 dmesg -C
 
 # /lib/modules/<kver> on a tmpfs: amdgpu and what it needs, linked from the
-# cached kernel (depmod of all its 4000 modules takes minutes in a TCG guest).
-mods=$GP_KROOT/lib/modules/$kver
-mnt /lib/modules -t tmpfs tmpfs && mkdir -p "/lib/modules/$kver"
-modprobe -d "$GP_KROOT" -S "$kver" --show-depends amdgpu | awk '$1 == "insmod" { print $2 }' |
-	while read -r m; do
-		mkdir -p "$(dirname "/lib/modules/$kver/${m#"$mods"/}")"
-		ln -s "$m" "/lib/modules/$kver/${m#"$mods"/}"
-	done
-cp "$mods"/modules.builtin* "$mods"/modules.order "/lib/modules/$kver/"
-depmod -a "$kver"
+# cached kernel.
+mnt /lib/modules -t tmpfs tmpfs && amdgpu_modules "$kver"
 pre=$PWD/build/dkms/$kver
 dkt=$pre/dkms/gpreempt/0.1
 if [ ! -d "$dkt/$kver/$(uname -m)/module" ]; then

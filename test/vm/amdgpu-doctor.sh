@@ -11,6 +11,7 @@
 # linked from the cached kernel and build -> the headers (as
 # amdgpu-dkms.sh), so modinfo finds amdgpu as on an installed system.
 . test/lib/tap.sh
+. test/lib/amdgpu.sh
 # shellcheck source=/dev/null
 [ -f "${GP_VM_SCRATCH:-}/kernel.env" ] && . "$GP_VM_SCRATCH/kernel.env"
 OBJ=${GP_OBJ:-.}
@@ -42,16 +43,8 @@ expect() {
 	fi
 }
 
-mods=$GP_KROOT/lib/modules/$kver
-mount -t tmpfs tmpfs /lib/modules && mkdir -p "/lib/modules/$kver"
-modprobe -d "$GP_KROOT" -S "$kver" --show-depends amdgpu | awk '$1 == "insmod" { print $2 }' |
-	while read -r m; do
-		mkdir -p "$(dirname "/lib/modules/$kver/${m#"$mods"/}")"
-		ln -s "$m" "/lib/modules/$kver/${m#"$mods"/}"
-	done
-cp "$mods"/modules.builtin* "$mods"/modules.order "/lib/modules/$kver/"
+mount -t tmpfs tmpfs /lib/modules && amdgpu_modules "$kver"
 [ -n "${GP_KDIR:-}" ] && ln -s "$GP_KDIR" "/lib/modules/$kver/build"
-depmod -a "$kver"
 rmmod gpreempt 2>/dev/null
 tap_check "doctor on amdgpu: modprobe amdgpu" modprobe amdgpu
 dmesg -C
