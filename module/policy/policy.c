@@ -215,7 +215,9 @@ static int eff_prio(const struct gp_pq *q)
  * provider on its device?  The hardware knows only a provider's own (KFD)
  * priority: a queue above it gets the CUs first, though the provider runs at
  * the level of the queue that waits on it (a KFD-0 producer stream beside a
- * BE at 7 would wait behind the BE for as long as it has work).
+ * BE at 7 would wait behind the BE for as long as it has work).  Only an
+ * inheriting queue can be such a provider (its level is above its own
+ * priority): the caller skips the scan when no queue inherits.
  */
 static bool gp_policy_holds_provider(const struct gp_policy_params *pp, const struct gp_pq *q,
 				     u32 n, const struct gp_pq *x, u64 now)
@@ -315,7 +317,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		 * a queue the hardware would run before a busy provider.
 		 */
 		if (below && pp->tiers && x->prio > r.low_prio[xd] &&
-		    !gp_policy_holds_provider(pp, q, n, x, now))
+		    !(r.inheriting && gp_policy_holds_provider(pp, q, n, x, now)))
 			below = false;
 
 		if (x->state == GP_PS_SHRUNK) {
