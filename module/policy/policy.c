@@ -32,7 +32,8 @@
  *     costs no park and unpark below it); then its level is released for
  *     one slice (min_slice), time for a provider in another process (an
  *     IPC event's owner) to run; a barrier that still holds makes the level
- *     busy again (the starvation guard covers longer waits).  Providers
+ *     busy again for the longer of the hold and a slice, then releases it
+ *     for another slice, and so on until it passes.  Providers
  *     come only from the waiting queue's own process (its group): while it
  *     waits, its lower queues on the device inherit its priority (the
  *     producer stream of a hipStreamWaitEvent), and when its barrier passes
@@ -68,15 +69,21 @@
 
 /*
  * S4-3: a queue at a barrier is busy for @hold from the start of its wait,
- * then not for one slice (a provider in another process may run), then busy
- * again until the barrier passes.
+ * then, until the barrier passes, in turn not busy for one slice (a provider
+ * in another process may run) and busy for the longer of @hold and a slice.
+ * One slice alone is not enough: a provider that needs more than one (a
+ * long production, a park and an unpark that cost more on a loaded device)
+ * would otherwise wait for the starvation guard, and the queue with it.
  */
 static bool blocked_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 hold,
 			 u64 now)
 {
 	u64 t = now - q->blocked_since_ns;
+	u64 s = pp->min_slice_ns;
 
-	return t < hold || t - hold >= pp->min_slice_ns;
+	if (t < hold || !s)
+		return true;
+	return (t - hold) % (s + (hold > s ? hold : s)) >= s;
 }
 
 static bool busy_within(const struct gp_pq *q, const struct gp_policy_params *pp, u64 hold,

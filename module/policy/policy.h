@@ -90,8 +90,9 @@ struct gp_policy_params {
  * @blocked: it has work but waits at a barrier packet (not @pending), and
  *	     its read index did not move since the previous scan: its level
  *	     stays busy for the hold, is then released for one slice
- *	     (@min_slice_ns: a provider in another process may run), and is
- *	     busy again if the barrier still holds (S4-3)
+ *	     (@min_slice_ns: a provider in another process may run), then
+ *	     busy again for the longer of the hold and a slice, released
+ *	     again, and so on while the barrier holds (S4-3)
  * @progressed: its read index moved since the previous scan (it completed
  *		work): with @blocked, how the policy finds whom a queue waits
  *		on; for a lower queue, work it may still be doing (S4-12)

@@ -539,11 +539,54 @@ static void t_blocked_long(void)
 	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_RUNNING);
 	tick(&P, q, 3, b + P.hysteresis_ns + P.min_slice_ns);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_PARKED);
-	tick(&P, q, 3, b + 500 * MS);
+	tick(&P, q, 3, b + P.hysteresis_ns + 2 * P.min_slice_ns - 1);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[1].inherited && q[2].state == GP_PS_PARKED);
-	/* The starvation guard still gives the other process its slice. */
-	tick(&P, q, 3, b + 500 * MS + P.max_suspend_ns);
-	EXPECT(q[2].state == GP_PS_RUNNING && q[2].reason == GP_WHY_STARVING);
+	/* Released again for a slice, and so on: never the starvation guard. */
+	tick(&P, q, 3, b + P.hysteresis_ns + 2 * P.min_slice_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_RUNNING);
+	EXPECT(q[2].reason == GP_WHY_HIGHER_IDLE);
+	tick(&P, q, 3, b + P.hysteresis_ns + 3 * P.min_slice_ns);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_PARKED);
+}
+
+/*
+ * S4-3: an LC queue waits at a barrier on a producer in another process for
+ * far longer than one slice (a long production, or parks and unparks slowed
+ * by a loaded host).  The producer is parked for the LC's level only in
+ * turns: in every cycle of the hold and two slices it runs for one slice,
+ * so the LC never waits for the starvation guard.
+ */
+static void t_blocked_releases_again(void)
+{
+	struct gp_pq q[2];
+	u64 b = T0 + 100 * US, t, end = b + 3 * P.max_suspend_ns;
+	u64 cycle = P.min_slice_ns + (P.hysteresis_ns > P.min_slice_ns ? P.hysteresis_ns :
+				      P.min_slice_ns);
+	u64 run = 0, ran_from = 0, longest_park = 0, parked_from = b;
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);
+	q[0].group = 1;
+	q[1].group = 2;
+	q[0].blocked = true;
+	for (t = b; t < end; t += 100 * US) {
+		tick(&P, q, 2, t);
+		EXPECT(q[1].reason != GP_WHY_STARVING);
+		if (q[1].state == GP_PS_RUNNING && !ran_from) {
+			if (t - parked_from > longest_park)
+				longest_park = t - parked_from;
+			ran_from = t;
+		} else if (q[1].state == GP_PS_PARKED && ran_from) {
+			run += t - ran_from;
+			ran_from = 0;
+			parked_from = t;
+		}
+	}
+	EXPECT(longest_park <= cycle);
+	EXPECT(run >= (end - b) / cycle * P.min_slice_ns - P.min_slice_ns);
+	if (longest_park > cycle)
+		printf("# longest park %llu ns, cycle %llu ns\n",
+		       (unsigned long long)longest_park, (unsigned long long)cycle);
 }
 
 /*
@@ -1493,6 +1536,7 @@ static const struct test tests[] = {
 	{ "F10: the producer a barrier waited on (same process) is not parked for it; another process's BE is", t_provider_not_parked },
 	{ "S4-3: a BE of another process that runs during LC's barrier waits is parked within one tick after each pass", t_other_process_not_provider },
 	{ "S4-3: a barrier past hysteresis + slice: other processes parked, the waiter's own producer not", t_blocked_long },
+	{ "S4-3: a barrier that holds for seconds releases its level for a slice in every cycle, never only through the starvation guard", t_blocked_releases_again },
 	{ "F10: a provider that completed nothing at the next barrier is dropped", t_provider_dropped },
 	{ "tiers, HIP streams: a BE above the waiter's producer in hardware (7 > its KFD 0) is parked while the consumer waits", t_hip_streams },
 	{ "F10: providers only below the dependent, on its device, in its process", t_provider_scope },
