@@ -213,6 +213,11 @@ struct gp_stats {
 	__u64 lockless_evicts;
 	/* Processes insmod left alone: their p->mutex stayed busy (not checked, not adopted). */
 	__u64 load_skipped_busy;
+	/*
+	 * Busy ticks followed by a sleep to the end of a hold instead of
+	 * tick_us: every queue below the top parked, the top without work.
+	 */
+	__u64 hold_sleeps;
 };
 
 struct gp_comm {

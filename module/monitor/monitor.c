@@ -126,13 +126,15 @@ static unsigned int gp_tick(void)
 	}
 	gp_apply(n, &pp);
 
-	kind = gp_scan_tick_kind(n, t0);
+	kind = gp_next_tick_kind(n, t0);
 	/* Nor calm while an eviction is held or owed a restore, or gp_config just changed. */
 	if (kind == GP_TICK_CALM &&
 	    (cfg_changed || READ_ONCE(gp_reg.nowed) || gp_stats.evicts_outstanding ||
 	     gp_defer_pending()))
 		kind = GP_TICK_IDLE;
 	period = gp_period(kind, tick_us);
+	if (kind == GP_TICK_FAST)
+		period = gp_hold_period(n, &pp, t0, period);
 
 	t1 = ktime_get_ns();
 	gp_stats.ticks++;

@@ -38,7 +38,7 @@ void gp_hist_add(u64 *hist, u64 ns);
 /* config.c */
 bool gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now);
 
-/* scan.c: the period after a tick */
+/* period.c: the period after a tick */
 enum gp_tick_kind {
 	GP_TICK_FAST,	/* tick_us: something may need preempting */
 	GP_TICK_IDLE,	/* idle_us */
@@ -46,8 +46,14 @@ enum gp_tick_kind {
 };
 
 extern u32 gp_dev_cus[GP_POLICY_MAX_DEVS];
+extern int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
 void gp_scan(int n, u64 t0, bool deep);
-enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0);
+
+/* period.c */
+enum gp_tick_kind gp_next_tick_kind(int n, u64 t0);
+u64 gp_hold_until(int n, const struct gp_policy_params *pp, u64 t0);
+unsigned int gp_hold_period(int n, const struct gp_policy_params *pp, u64 t0,
+			    unsigned int period);
 
 /* qstate.c */
 void gp_set_state(struct gp_queue *e, enum gp_qstate st);

@@ -16,9 +16,9 @@
 
 /*
  * Per-tick level of each device slot: the highest effective priority among
- * its queues.  Monitor-only state, static to keep it off the kthread's stack.
+ * its queues (period.c reads it too).  Monitor-only state, off the kthread's stack.
  */
-static int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
+int gp_dev_maxprio[GP_POLICY_MAX_DEVS];
 /*
  * Per device slot, the CUs of the widest mask an owner set there: ROCr sets
  * one on every queue it creates (every CU, or HSA_CU_MASK), so this is the
@@ -311,35 +311,4 @@ void gp_scan(int n, u64 t0, bool deep)
 	gp_ptr_read_end();
 	for (i = 0; i < n; i++)
 		gp_snap[i]->pq.shrinkable = !gp_snap[i]->gone && gp_shrinkable(gp_snap[i]);
-}
-
-/**
- * gp_scan_tick_kind() - how soon could something need preempting?
- * @n: queues in gp_snap, after this tick's actions
- * @t0: the tick's time
- *
- * Return: GP_TICK_FAST (tick at tick_us) if a queue is parked, a queue
- * below its device's level has work, or work drained in this tick;
- * GP_TICK_CALM (deep idle: the period may back off past idle_us) if no
- * queue has work, waits at a barrier, is held or is anything but running;
- * else GP_TICK_IDLE (idle_us).
- */
-enum gp_tick_kind gp_scan_tick_kind(int n, u64 t0)
-{
-	enum gp_tick_kind kind = GP_TICK_CALM;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct gp_queue *e = gp_snap[i];
-
-		if (e->gone)
-			continue;
-		if (e->pq.state != GP_PS_RUNNING ||
-		    ((e->pq.pending || e->pq.unknown) && e->pq.prio < gp_dev_maxprio[e->pq.dev]) ||
-		    e->pq.last_pending_ns == t0)
-			return GP_TICK_FAST;
-		if (e->pq.pending || e->pq.blocked || e->pq.hold || e->pq.state != GP_PS_RUNNING)
-			kind = GP_TICK_IDLE;
-	}
-	return kind;
 }

@@ -131,6 +131,40 @@ tap_check "idle: BE running after LC" test "$st" = running
 wait_for 20 backoff_is "$max"
 tap_check "idle: deep idle once both are gone" backoff_is "$max"
 
+# 5b. The hold: after each LC burst BE stays parked for hysteresis_us.  With
+# BE parked and LC without work, nothing can change before the hold ends, so
+# the monitor sleeps to its end rather than ticking every tick_us
+# (gp_stats.hold_sleeps).  LC alone (nothing parked): no such sleep.  LC of
+# 4 x 200 us every 20 ms: each burst ends long before the next.
+h0=$(gstat hold_sleeps)
+$GPLOAD lc --prio 12 --wg 4 --wg-us 200 --period-us 20000 --duration 2 --quiet
+lc_rc=$?
+h1=$(gstat hold_sleeps)
+tap_check "idle: LC alone: no sleep to a hold's end ($((h1 - h0)))" test "$lc_rc/$((h1 - h0))" = 0/0
+$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet & be=$!
+sleep 1
+pre0=$(gstat preempts) res0=$(gstat resumes) h0=$(gstat hold_sleeps)
+read -r n0 _ b0 _ <<<"$(gs)"
+$GPLOAD lc --prio 12 --wg 4 --wg-us 200 --period-us 20000 --duration 4 --json /tmp/idle-hold.json --quiet
+lc_rc=$?
+read -r n1 _ b1 _ <<<"$(gs)"
+h1=$(gstat hold_sleeps)
+wait_for 10 is "$be" state running
+st=$(qf "$be" state)
+parks=$(($(gstat preempts) - pre0)) unparks=$(($(gstat resumes) - res0))
+kill -TERM $be
+wait $be
+be_rc=$?
+reqs=$(jq -r .count /tmp/idle-hold.json)
+tap_diag "idle: LC bursts every 20 ms over BE: $reqs requests, $parks parks, $unparks unparks, $((h1 - h0)) sleeps to a hold's end, $((n1 - n0)) ticks ($((b1 - b0)) busy); LC p50 $(jq -r .p50_us /tmp/idle-hold.json) us, p99 $(jq -r .p99_us /tmp/idle-hold.json) us"
+tap_check "idle: LC bursts over BE: packets completed exactly once" test "$lc_rc/$be_rc" = 0/0
+tap_check "idle: BE parked and unparked between bursts ($parks parks, $unparks unparks, $reqs requests)" \
+	test "$parks" -ge $((reqs / 2)) -a "$unparks" -ge $((parks - 1))
+tap_check "idle: the monitor slept to the hold's end after at least half the parks ($((h1 - h0)) of $parks)" \
+	test $((h1 - h0)) -ge $((parks / 2))
+tap_check "idle: BE running after the bursts" test "$st" = running
+wait_for 20 backoff_is "$max"
+
 # 6. Work that starts during a deep-idle sleep, with no kick: BE's and LC's
 # queues are created 12 s before their first request, so nothing but the
 # scan can see the work.  At T, BE (priority 3) starts a 5 s wave on every

@@ -96,7 +96,7 @@ static const struct {
 	GP_STAT(queues_unseen), GP_STAT(busy_deferred), GP_STAT(busy_deferred_expired),
 	GP_STAT(dep_releases), GP_STAT(dep_provider_ticks), GP_STAT(hold_us),
 	GP_STAT(rate_peak_sec), GP_STAT(mutex_held), GP_STAT(lockless_evicts),
-	GP_STAT(load_skipped_busy),
+	GP_STAT(load_skipped_busy), GP_STAT(hold_sleeps),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -285,8 +285,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 		printf("}}\n");
 		return EX_OK;
 	}
-	printf("ticks            %llu (busy %llu, deep idle %llu)", st.ticks, st.busy_ticks,
-	       st.deep_idle_ticks);
+	printf("ticks            %llu (busy %llu, of them sleeping to a hold's end %llu, deep idle %llu)",
+	       st.ticks, st.busy_ticks, st.hold_sleeps, st.deep_idle_ticks);
 	if (st.idle_backoff_us)
 		printf(", idle period now %llu us", st.idle_backoff_us);
 	putchar('\n');
