@@ -44,6 +44,20 @@
 #define GP_MAX_QUEUES 4096
 #define GP_MAX_PRIO_OVERRIDES 1024
 #define GP_HIST_BUCKETS 20	/* log2 buckets of microseconds: [0]=<1us ... */
+/*
+ * Latency histograms with percentiles (struct gp_lat_hist): log-linear
+ * buckets of nanoseconds, HDR-style.  Values below GP_LAT_SUB ns have a
+ * bucket each; above, every power of two [2^k, 2^(k+1)) is cut into
+ * GP_LAT_SUB equal buckets, so a bucket is at most 1/GP_LAT_SUB (6.25 %)
+ * of its lower bound wide: sub-microsecond resolution at 1 us, ~6 % of the
+ * value up to 2^GP_LAT_MAX_LOG2 ns (68.7 s); larger values go into the last
+ * bucket.  bpf/gp_lat.h has the index and bounds of a bucket and percentile
+ * extraction, shared by the module and the tools.
+ */
+#define GP_LAT_SUB_BITS 4
+#define GP_LAT_SUB (1 << GP_LAT_SUB_BITS)
+#define GP_LAT_MAX_LOG2 36
+#define GP_LAT_BUCKETS ((GP_LAT_MAX_LOG2 - GP_LAT_SUB_BITS + 1) * GP_LAT_SUB)
 #define GP_PRIO_MAX 15		/* KFD_MAX_QUEUE_PRIORITY */
 #define GP_PRIO_LOW 3		/* gpreemptctl's and GPREEMPT_PRIORITY's "low" */
 #define GP_PRIO_NORMAL 7	/* "normal": ROCr creates every queue at 7 */
@@ -121,6 +135,15 @@ struct gp_queue_info {
 	__u32 mutex_held;
 };
 
+/* A latency distribution: see GP_LAT_SUB_BITS. */
+struct gp_lat_hist {
+	__u64 count;	/* samples: the sum of buckets[] */
+	__u64 sum_ns;
+	__u64 min_ns;	/* 0 while count is 0 */
+	__u64 max_ns;	/* exact: percentiles are capped at it */
+	__u64 buckets[GP_LAT_BUCKETS];
+};
+
 struct gp_stats {
 	__u64 ticks;
 	__u64 scan_ns_total;
@@ -141,6 +164,7 @@ struct gp_stats {
 	__u64 bad_control;	/* rejected gp_prio / gp_config values */
 	__u64 probe_missed;
 	__u64 evicts_outstanding;	/* evict calls not yet balanced by restore */
+	/* Coarse views of detect_lat and park_lat (log2 buckets of us), for older tools. */
 	__u64 detect_hist[GP_HIST_BUCKETS];	/* pending seen -> park decided, us */
 	__u64 preempt_hist[GP_HIST_BUCKETS];	/* backend park call duration, us */
 	__u64 state_transitions[GP_Q_NR_STATES];	/* entries into each state */
@@ -218,6 +242,17 @@ struct gp_stats {
 	 * tick_us: every queue below the top parked, the top without work.
 	 */
 	__u64 hold_sleeps;
+	/*
+	 * Latency distributions (gpreemptctl stats prints their percentiles):
+	 * detection, the time from the scan before the one that found new
+	 * work at the top of a device with an inversion to that scan (the
+	 * work appeared in between; the park is decided in that scan), as
+	 * detect_hist; the backend's park call, as preempt_hist; and its
+	 * unpark call.  Successful calls only.
+	 */
+	struct gp_lat_hist detect_lat;
+	struct gp_lat_hist park_lat;
+	struct gp_lat_hist unpark_lat;
 };
 
 struct gp_comm {

@@ -102,11 +102,13 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 		e->info.last_preempt_ns = t1 - t0;
 		gp_stats.preempts++;
 		gp_hist_add(gp_stats.preempt_hist, t1 - t0);
+		gp_lat_sample(&gp_stats.park_lat, t1 - t0);
 		gp_set_state(e, e->pq.state == GP_PS_SHRUNK ? GP_Q_SHRUNK : GP_Q_SUSPENDED);
 	} else {
 		e->info.resumes++;
 		e->info.suspended_ns += t1 - e->info_parked_at;
 		gp_stats.resumes++;
+		gp_lat_sample(&gp_stats.unpark_lat, t1 - t0);
 		if (e->pq.reason == GP_WHY_STARVING)
 			gp_stats.starvation_slices++;
 		gp_set_state(e, GP_Q_RUNNING);

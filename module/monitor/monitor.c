@@ -120,8 +120,10 @@ static unsigned int gp_tick(void)
 			if (e->gone || !(res->inversion_devs & (1ULL << d)))
 				continue;
 			if (e->pq.prio == res->top_prio[d] && e->pq.pending &&
-			    e->pending_since_ns == t0)
+			    e->pending_since_ns == t0) {
 				gp_hist_add(gp_stats.detect_hist, since_last);
+				gp_lat_sample(&gp_stats.detect_lat, since_last);
+			}
 		}
 	}
 	gp_apply(n, &pp);

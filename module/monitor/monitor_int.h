@@ -34,6 +34,7 @@ extern struct gp_policy_result gp_res;
 
 /* stats.c */
 void gp_hist_add(u64 *hist, u64 ns);
+void gp_lat_sample(struct gp_lat_hist *h, u64 ns);
 
 /* config.c */
 bool gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64 now);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * stats.c - gp_stats, the monitor's copy of the gp_stats map value, and
- * its histogram helper.  Written by the monitor thread and, for a few
+ * its histogram helpers.  Written by the monitor thread and, for a few
  * counters, by the backends it calls (same thread); published by
  * publish.c.
  */
@@ -10,6 +10,7 @@
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include "monitor/monitor_int.h"
+#include "gp_lat.h"
 
 struct gp_stats gp_stats;
 
@@ -20,4 +21,16 @@ void gp_hist_add(u64 *hist, u64 ns)
 	int b = us ? ilog2(us) + 1 : 0;
 
 	hist[min(b, GP_HIST_BUCKETS - 1)]++;
+}
+
+/**
+ * gp_lat_sample() - count one latency sample in a gp_stats distribution
+ * @h: &gp_stats.detect_lat, park_lat or unpark_lat
+ * @ns: the sample
+ *
+ * Monitor thread only (gp_stats has one writer), so no lock.
+ */
+void gp_lat_sample(struct gp_lat_hist *h, u64 ns)
+{
+	gp_lat_add(h, ns);
 }

@@ -429,7 +429,7 @@ diag_unparked() {
 	tap_diag "  all kfdsim queues:"
 	sed 's/^/#     /' $DBG/queues
 	tap_diag "  gp_stats: $(bpftool -j map dump name gp_stats 2>/dev/null | jq -c '.[0].formatted.value |
-		del(.detect_hist, .preempt_hist, .scan_ns_total, .scan_ns_last, .scan_ns_max)')"
+		del(.detect_hist, .preempt_hist, .detect_lat, .park_lat, .unpark_lat, .scan_ns_total, .scan_ns_last, .scan_ns_max)')"
 	tap_diag "  gp_config: $(bpftool -j map dump name gp_config 2>/dev/null | jq -c '.[0].formatted.value')"
 	tap_diag "  faults: $(tr '\n' ' ' <$FLT/counts 2>/dev/null)"
 	dmesg | tail -15 | sed 's/^/#   dmesg: /'

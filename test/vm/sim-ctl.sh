@@ -228,7 +228,9 @@ tap_check "stats --json: every counter, gp_stats.rate_peak_sec among them" \
 tap_check "stats --help prints the usage" sh -c "$CTL stats --help | grep -q '^usage:'"
 tap_check "top -n 2 --json: two frames, each parses" sh -c "[ \$($CTL --json top -n 2 -d 0.1 | jq -c .stats.ticks | wc -l) -eq 2 ]"
 tap_check "--help" sh -c "$CTL --help | grep -q 'exec --priority'"
-tap_check "stats draws the histograms" sh -c "$CTL stats | grep -q 'park call duration'"
+tap_check "stats prints the latency percentiles" sh -c "$CTL stats | grep -q '^latency (us) .* p50 .* p90 .* p99 .* max'"
+tap_check "stats --json: latency of detect, park and unpark, with p50/p90/p99/max" \
+	sh -c "$CTL stats --json | jq -e '.latency | [.detect, .park, .unpark] | all(has(\"count\") and has(\"p50_us\") and has(\"p90_us\") and has(\"p99_us\") and has(\"max_us\"))' >/dev/null"
 
 # 9. Bad input is refused with its message and exit code; nothing changes.
 before=$(snapshot)

@@ -10,11 +10,27 @@
 # is still parked while LC has work and released between LC's requests;
 # every packet runs exactly once.  No clock
 # threshold: hold_us is compared with the module's own call times.
+# Also the latency percentiles of gp_stats (detection, park and unpark
+# calls): present in gpreemptctl stats (text and --json), ordered
+# (p50 <= p90 <= p99 <= max), their counts those of gp_stats (preempts,
+# resumes, the buckets, the power-of-two histograms).
 . test/lib/tap.sh
 . test/lib/sim.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 HYST=20000
+# lat_read: gpreemptctl's stats --json (ctl) and bpftool's gp_stats (raw), once
+# two reads agree on the counts (no park or unpark in between).
+lat_read() {
+	local i
+	for i in $(seq 50); do
+		ctl=$($CTL --json stats) && raw=$(bpftool -j map dump name gp_stats | jq -c '.[0].formatted.value') &&
+			[ "$(jq -c '[.preempts, .resumes, .latency.detect.count]' <<<"$ctl")" = \
+			  "$(jq -c '[.preempts, .resumes, .detect_lat.count]' <<<"$raw")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 run() {	# <hold_adaptive>: LC every 30 ms over BE, 4 s
 	insmod "$OBJ/test/kfdsim/kfdsim.ko"
 	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us=$HYST hold_adaptive=$1
@@ -24,7 +40,8 @@ run() {	# <hold_adaptive>: LC every 30 ms over BE, 4 s
 	$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 2000 --period-us 30000 --duration 4 --quiet
 	lc_rc=$?
 	hold=$(gstat hold_us) parks=$(gstat preempts) resumes=$(gstat resumes)
-	calls_ns=$(bpftool -j map dump name gp_stats | jq '.[0].formatted.value.preempt_hist')
+	lat_read
+	ctl_text=$($CTL stats)
 	stop_be $be
 	sim_unload
 }
@@ -40,7 +57,22 @@ tap_check "adaptive hold: hold_us below hysteresis_us ($hold < $HYST)" test "${h
 tap_check "adaptive hold: BE parked and released ($parks/$resumes; fixed: $fixed_parks)" \
 	test "${parks:-0}" -gt 0 -a "${resumes:-0}" -gt 0
 tap_check "adaptive hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
-tap_diag "adaptive hold ${hold} us; park call histogram (us buckets) $(echo $calls_ns | tr -d ' \n')"
+tap_diag "adaptive hold ${hold} us; latency (us): $(jq -c .latency <<<"$ctl")"
+tap_check "latency: detect, park and unpark have samples and p50 <= p90 <= p99 <= max" \
+	jq -e '[.latency.detect, .latency.park, .latency.unpark] | all(.count > 0 and
+		.min_us <= .p50_us and .p50_us <= .p90_us and .p90_us <= .p99_us and .p99_us <= .max_us)' <<<"$ctl"
+tap_check "latency: park count = preempts, unpark count = resumes" \
+	jq -e '.latency.park.count == .preempts and .latency.unpark.count == .resumes' <<<"$ctl"
+tap_check "latency: each count is the sum of its buckets; detect and park those of the power-of-two histograms" \
+	jq -e '[.detect_lat, .park_lat, .unpark_lat] | all((.buckets | add) == .count and .min_ns <= .max_ns)' <<<"$raw"
+tap_check "latency: detect and park counts are those of the power-of-two histograms" \
+	jq -e '(.detect_hist | add) == .detect_lat.count and (.preempt_hist | add) == .park_lat.count' <<<"$raw"
+tap_check "latency: max is gp_stats' own, the p99 within its buckets' range" \
+	jq -n -e --argjson r "$raw" --argjson c "$ctl" '[["detect", $r.detect_lat], ["park", $r.park_lat],
+		["unpark", $r.unpark_lat]] | all(.[1] as $h | $c.latency[.[0]] as $l |
+		$l.max_us == $h.max_ns / 1000 and $l.min_us == $h.min_ns / 1000 and $l.p99_us * 1000 >= $h.min_ns)'
+tap_check "latency: gpreemptctl stats prints the park call percentiles in us" \
+	grep -qE '^park call +[1-9][0-9]* +[0-9]+\.[0-9] +[0-9]+\.[0-9]' <<<"$ctl_text"
 
 insmod "$OBJ/test/kfdsim/kfdsim.ko"
 insmod "$OBJ/module/gpreempt.ko" hysteresis_us=$HYST

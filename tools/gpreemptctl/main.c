@@ -21,7 +21,7 @@ static void usage(FILE *f)
 		"views (-j or --json for JSON):\n"
 		"  status                           counters and every queue, one screen\n"
 		"  top [-d SECONDS] [-n COUNT]      status, refreshed\n"
-		"  stats                            every counter and the latency histograms\n"
+		"  stats                            every counter and the latency percentiles\n"
 		"  list                             every rule\n"
 		"  config                           gp_config and the module parameters\n"
 		"  version                          this tool's and the loaded module's version\n"
@@ -64,8 +64,10 @@ static const struct verb {
 	  "interrupted).  With -j one JSON object per line.  Needs root.\n" },
 	{ "stats",
 	  "usage: gpreemptctl [-j] stats\n"
-	  "Every counter of gp_stats and the detection and park-duration histograms\n"
-	  "(log2 buckets of microseconds).  Needs root.\n" },
+	  "Every counter of gp_stats and the latency of detection and of the park and\n"
+	  "unpark calls: samples, mean, p50, p90, p99 and max in microseconds (from\n"
+	  "log-linear buckets: a percentile is at most 6.25 % above the exact one).\n"
+	  "Needs root.\n" },
 	{ "list",
 	  "usage: gpreemptctl [-j] list\n"
 	  "Every rule: kind, target, priority (and the hold of queue entries).  Needs root.\n" },

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "gpreemptctl.h"
+#include "gp_lat.h"
 
 static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm", "not_aql" };
 static const char * const backend_names[] = { "-", "evict", "suspend", "shrink" };
@@ -26,6 +27,89 @@ static const char *backend_name(unsigned int b)
 	return b < 4 ? backend_names[b] : "?";
 }
 
+/* The latency distributions of gp_stats, as gpreemptctl names them. */
+static const struct {
+	const char *name;	/* JSON */
+	const char *title;	/* text */
+	size_t off;
+} gp_lats[] = {
+	{ "detect", "detection", offsetof(struct gp_stats, detect_lat) },
+	{ "park", "park call", offsetof(struct gp_stats, park_lat) },
+	{ "unpark", "unpark call", offsetof(struct gp_stats, unpark_lat) },
+};
+
+#define GP_NLATS (sizeof(gp_lats) / sizeof(gp_lats[0]))
+
+static const struct gp_lat_hist *lat_of(const struct gp_stats *st, size_t i)
+{
+	return (const struct gp_lat_hist *)((const char *)st + gp_lats[i].off);
+}
+
+static void lat_text(const struct gp_stats *st)
+{
+	size_t i;
+
+	printf("%-14s %10s %10s %10s %10s %10s %10s\n", "latency (us)", "samples", "mean", "p50",
+	       "p90", "p99", "max");
+	for (i = 0; i < GP_NLATS; i++) {
+		const struct gp_lat_hist *h = lat_of(st, i);
+
+		if (!h->count) {
+			printf("%-14s %10llu %10s %10s %10s %10s %10s\n", gp_lats[i].title, 0ULL,
+			       "-", "-", "-", "-", "-");
+			continue;
+		}
+		printf("%-14s %10llu %10.1f %10.1f %10.1f %10.1f %10.1f\n", gp_lats[i].title,
+		       h->count, h->sum_ns / 1e3 / h->count, gp_lat_pct(h, 500) / 1e3,
+		       gp_lat_pct(h, 900) / 1e3, gp_lat_pct(h, 990) / 1e3, h->max_ns / 1e3);
+	}
+	printf("(percentiles: the upper bound of a log-linear bucket, at most %.2f %% above the exact value; detection: scan before -> the scan that decided the park)\n",
+	       100.0 / GP_LAT_SUB);
+}
+
+/* ,"latency":{"detect":{...},...}: null percentiles without samples. */
+static void lat_json(const struct gp_stats *st)
+{
+	size_t i;
+
+	printf(",\"latency\":{");
+	for (i = 0; i < GP_NLATS; i++) {
+		const struct gp_lat_hist *h = lat_of(st, i);
+
+		printf("%s\"%s\":{\"count\":%llu", i ? "," : "", gp_lats[i].name, h->count);
+		if (h->count)
+			printf(",\"mean_us\":%.3f,\"min_us\":%.3f,\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f}",
+			       h->sum_ns / 1e3 / h->count, h->min_ns / 1e3,
+			       gp_lat_pct(h, 500) / 1e3, gp_lat_pct(h, 900) / 1e3,
+			       gp_lat_pct(h, 990) / 1e3, h->max_ns / 1e3);
+		else
+			printf(",\"mean_us\":null,\"min_us\":null,\"p50_us\":null,\"p90_us\":null,\"p99_us\":null,\"max_us\":null}");
+	}
+	putchar('}');
+}
+
+/* One line of status: the percentiles of each distribution that has samples. */
+static void lat_status(const struct gp_stats *st)
+{
+	const char *sep = "";
+	size_t i;
+
+	printf("latency p50/p90/p99/max us:");
+	for (i = 0; i < GP_NLATS; i++) {
+		const struct gp_lat_hist *h = lat_of(st, i);
+
+		if (!h->count) {
+			printf("%s %s -", sep, gp_lats[i].title);
+		} else {
+			printf("%s %s %.1f/%.1f/%.1f/%.1f (%llu)", sep, gp_lats[i].title,
+			       gp_lat_pct(h, 500) / 1e3, gp_lat_pct(h, 900) / 1e3,
+			       gp_lat_pct(h, 990) / 1e3, h->max_ns / 1e3, h->count);
+		}
+		sep = ",";
+	}
+	putchar('\n');
+}
+
 static void status_text(const struct gp_stats *st, const struct gp_queue_info *q, int n)
 {
 	int i;
@@ -38,6 +122,7 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	printf("pressure: max_rate %llu/s per device, busiest device last second %llu (peak %llu), throttled %llu  back-offs %llu  untracked %llu\n",
 	       st->rate_limit, st->rate_last_sec, st->rate_peak_sec, st->throttled, st->backoffs,
 	       st->queues_untracked);
+	lat_status(st);
 	if (st->queues_unseen)
 		printf("warning: KFD changed or destroyed %llu queues gpreempt never saw created: its creation probe does not fire (an LTO kernel?); new queues are not managed\n",
 		       st->queues_unseen);
@@ -127,6 +212,7 @@ static int frame(struct ctl *c)
 	if (c->json) {
 		printf("{\"stats\":{");
 		stats_json_fields(&st);
+		lat_json(&st);
 		printf("},\"queues\":[");
 		for (i = 0; i < n; i++) {
 			if (i)
@@ -223,35 +309,6 @@ int cmd_top(struct ctl *c, int argc, char **argv)
 	return EX_OK;
 }
 
-static void hist_text(const char *title, const __u64 *h)
-{
-	__u64 max = 0, total = 0;
-	int i, last = -1;
-
-	for (i = 0; i < GP_HIST_BUCKETS; i++) {
-		if (h[i] > max)
-			max = h[i];
-		total += h[i];
-		if (h[i])
-			last = i;
-	}
-	printf("%s: %llu samples\n", title, total);
-	for (i = 0; i <= last; i++) {
-		char range[64];
-		int bar = max ? (int)((h[i] * 40 + max - 1) / max) : 0;
-
-		if (i == 0)
-			snprintf(range, sizeof(range), "< 1 us");
-		else if (i == GP_HIST_BUCKETS - 1)
-			snprintf(range, sizeof(range), ">= %llu us", 1ULL << (i - 1));
-		else
-			snprintf(range, sizeof(range), "%llu..%llu us", 1ULL << (i - 1),
-				 (1ULL << i) - 1);
-		printf("  %18s %10llu |%.*s\n", range, h[i], bar,
-		       "########################################");
-	}
-}
-
 static void hist_json(const char *name, const __u64 *h)
 {
 	int i;
@@ -262,7 +319,7 @@ static void hist_json(const char *name, const __u64 *h)
 	putchar(']');
 }
 
-/** cmd_stats() - every counter and the two latency histograms */
+/** cmd_stats() - every counter and the latency percentiles */
 int cmd_stats(struct ctl *c, int argc, char **argv)
 {
 	struct gp_stats st;
@@ -278,6 +335,7 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 		stats_json_fields(&st);
 		hist_json("detect_hist_us_log2", st.detect_hist);
 		hist_json("preempt_hist_us_log2", st.preempt_hist);
+		lat_json(&st);
 		printf(",\"state_transitions\":{");
 		for (i = 0; i < GP_Q_NR_STATES; i++)
 			printf("%s\"%s\":%llu", i ? "," : "", state_name(i),
@@ -327,8 +385,7 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	for (i = 0; i < GP_Q_NR_STATES; i++)
 		printf(" %s %llu", state_name(i), st.state_transitions[i]);
 	printf("\n\n");
-	hist_text("detection (pending seen -> park decided)", st.detect_hist);
-	hist_text("park call duration", st.preempt_hist);
+	lat_text(&st);
 	return EX_OK;
 }
 
