@@ -139,8 +139,9 @@ func (c *client) run(args []string) {
 	}
 	ms := float64(time.Since(t0).Microseconds()) / 1000
 	if err != nil {
+		fmt.Fprintf(os.Stderr, "cri-client: %s: %v\n", name, err)
 		c.rm(pod)
-		die("%s: %v", name, err)
+		os.Exit(1)
 	}
 	fmt.Printf("%s %s %.1f\n", pod, cr.ContainerId, ms)
 }
