@@ -81,23 +81,27 @@ CONFIG
 }
 
 # ctd_root CMD...: CMD in the trixie root (containerd, ctr).
+CTD_SH='R=$1 W=$2; shift 2
+	mount --bind "$R" "$R" && mount --bind "$W/etc" "$R/etc" &&
+	mount --rbind /proc "$R/proc" && mount --rbind /sys "$R/sys" &&
+	mount --rbind /dev "$R/dev" && mount --bind /run "$R/run" &&
+	mount --bind /tmp "$R/tmp" && cd "$R" && pivot_root . mnt &&
+	exec chroot . "$@"'
 ctd_root() {
-	unshare -m --propagation private sh -c 'R=$1 W=$2; shift 2
-		mount --bind "$R" "$R" && mount --bind "$W/etc" "$R/etc" &&
-		mount --rbind /proc "$R/proc" && mount --rbind /sys "$R/sys" &&
-		mount --rbind /dev "$R/dev" && mount --bind /run "$R/run" &&
-		mount --bind /tmp "$R/tmp" && cd "$R" && pivot_root . mnt &&
-		exec chroot . "$@"' sh "$CTD_ROOT" "$CTD_DIR" "$@"
+	unshare -m --propagation private sh -c "$CTD_SH" sh "$CTD_ROOT" "$CTD_DIR" "$@"
 }
 
-# containerd_start: containerd in the background (its pid in CTD_PID, its
-# log in DIR/containerd.log), up to 120 s for its CRI socket, then the image
-# imported.  Prints why and returns 1 when it does not come up.
+# containerd_start: containerd in the background (CTD_PID is containerd's
+# own pid: unshare, sh and chroot exec it; its log in DIR/containerd.log),
+# up to 120 s for it to boot and answer on CRI, then the image imported.
+# Prints why and returns 1 when it does not come up.
 containerd_start() {
-	ctd_root containerd --config /etc/containerd/config.toml >"$CTD_DIR/containerd.log" 2>&1 &
+	unshare -m --propagation private sh -c "$CTD_SH" sh "$CTD_ROOT" "$CTD_DIR" \
+		containerd --config /etc/containerd/config.toml >"$CTD_DIR/containerd.log" 2>&1 &
 	CTD_PID=$!
-	if ! wait_for 120 "${CRI[@]}" version >/dev/null 2>&1; then
-		echo "containerd did not answer on its CRI socket in 120 s:"
+	if ! wait_for 120 grep -q 'containerd successfully booted' "$CTD_DIR/containerd.log" ||
+		! wait_for 60 "${CRI[@]}" version >/dev/null 2>&1; then
+		echo "containerd did not boot and answer on its CRI socket in 180 s:"
 		tail -n 20 "$CTD_DIR/containerd.log"
 		return 1
 	fi
@@ -105,8 +109,10 @@ containerd_start() {
 		{ echo "ctr images import $CTD_DIR/bb.tar failed"; return 1; }
 }
 
-# containerd_stop: stops containerd (its shims end with their pods).
+# containerd_stop: stops containerd (its shims end with their pods) and
+# removes the pods' empty cgroups.
 containerd_stop() {
 	kill "$CTD_PID" 2>/dev/null
 	wait "$CTD_PID" 2>/dev/null
+	find /sys/fs/cgroup/kubepods -depth -type d -exec rmdir {} + 2>/dev/null
 }
