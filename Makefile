@@ -307,11 +307,13 @@ NRI_RUN := $(if $(filter /,$(NRI_ROOT)),,bwrap --bind $(NRI_ROOT) / --bind $(TOP
 	env GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS= GOTOOLCHAIN=local \
 	GOCACHE=$(TOP)/build/.gocache CGO_ENABLED=0
 ifeq ($(words $(NRI_DEPS)),2)
-nri: $(TOP)/build/gpreempt-nri $(TOP)/build/nri-runtime
+nri: $(TOP)/build/gpreempt-nri $(TOP)/build/nri-runtime $(TOP)/build/cri-client
 $(TOP)/build/gpreempt-nri: $(wildcard $(TOP)/tools/gpreempt-nri/*.go) | $(BUILD)
 	cd $(TOP)/tools/gpreempt-nri && $(NRI_RUN) go build -trimpath -o $@ .
 $(TOP)/build/nri-runtime: $(wildcard $(TOP)/test/nri-runtime/*.go) | $(BUILD)
 	cd $(TOP)/test/nri-runtime && $(NRI_RUN) go build -trimpath -o $@ .
+$(TOP)/build/cri-client: $(wildcard $(TOP)/test/cri-client/*.go) | $(BUILD)
+	cd $(TOP)/test/cri-client && $(NRI_RUN) go build -trimpath -o $@ .
 else
 nri:
 	@echo "  SKIP    gpreempt-nri: no Go and NRI stub in $(NRI_ROOT) (golang-go, golang-github-containerd-nri-dev: run scripts/setup, or NRI_ROOT=/)"

@@ -11,8 +11,8 @@
 # creation with the hook's line; an annotated-high LC parks an unannotated
 # BE; no rule or record is left; after rmmod/insmod of gpreempt a restart
 # of the plugin (NRI's Synchronize) brings the rules back.  The plugin's
-# cost per container start is measured (TCG guest).  Not containerd itself:
-# see docs/containers.md.  Runs inside the test guest (test/run-vm oci).
+# cost per container start is measured (TCG guest).  containerd itself:
+# test/vm/oci-containerd.sh.  Runs inside the test guest (test/run-vm oci).
 . test/lib/tap.sh
 . test/lib/sim.sh
 GP_OBJ=${GP_OBJ:-.}
