@@ -35,6 +35,8 @@ static unsigned long gp_last_gen = ~0UL;
 static u64 gp_last_scan_ns;
 /* Deep idle: the period after the last calm tick; 0 when not backing off. */
 static unsigned int gp_backoff_us;
+/* The last period was stretched to a hold's end (gp_hold_period()). */
+static bool gp_slept;
 
 /**
  * gp_monitor_kick() - wake the monitor now (safe from kprobe context)
@@ -83,6 +85,7 @@ static unsigned int gp_tick(void)
 	gp_registry_adopt_skipped();
 	gp_restore_owed();
 	cfg_changed = gp_effective_params(&pp, &tick_us, t0);
+	pp.slept = gp_slept;
 	gp_rules_tick(t0);
 	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
 	/* What the helper did (S3 F20) is the state the policy starts from. */
@@ -135,8 +138,13 @@ static unsigned int gp_tick(void)
 	     gp_defer_pending()))
 		kind = GP_TICK_IDLE;
 	period = gp_period(kind, tick_us);
-	if (kind == GP_TICK_FAST)
-		period = gp_hold_period(n, &pp, t0, period);
+	gp_slept = false;
+	if (kind == GP_TICK_FAST) {
+		unsigned int fast = period;
+
+		period = gp_hold_period(n, &pp, t0, fast);
+		gp_slept = period > fast;
+	}
 
 	t1 = ktime_get_ns();
 	gp_stats.ticks++;

@@ -44,8 +44,9 @@ static bool gp_hold_quiet(const struct gp_queue *e, bool parked)
  * below it cannot run.  So the monitor sleeps until the earliest end of
  * such a hold, or of a parked queue's max_suspend, instead of scanning
  * every tick_us; a kick (a queue created, a priority or rule changed) still
- * wakes it.  Work the top starts and finishes in that sleep is not seen and
- * does not extend the hold: it ran alone, which is what the hold is for.
+ * wakes it.  Work the top starts and finishes in that sleep still extends
+ * the hold: the scan after it counts a read index that moved as work seen
+ * then (gp_policy_params.slept).
  *
  * Return: that time; 0 when some device has a running queue below its top
  * with work, a top queue with work, at a barrier, unreadable or held while a

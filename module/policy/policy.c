@@ -284,9 +284,10 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		 * Early-rptr firmware (dispatch window set): the read index
 		 * moves when the CP fetches a dispatch, so work shows as
 		 * pending only until then; a queue whose read index moved
-		 * since the last scan had work in between (S3 F11).
+		 * since the last scan had work in between (S3 F11).  So did
+		 * one whose work fell in a sleep through a hold (@slept).
 		 */
-		if (q[i].pending || (pp->dispatch_window_ns && q[i].progressed))
+		if (q[i].pending || ((pp->dispatch_window_ns || pp->slept) && q[i].progressed))
 			q[i].last_pending_ns = now;
 		if (q[i].progressed)
 			q[i].last_progress_ns = now;

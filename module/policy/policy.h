@@ -69,6 +69,10 @@ enum gp_reason {
  *			work as pending only until the CP fetches it)
  * @dev_budget: NULL, or per device slot the actions still allowed (from its
  *		gp_bucket); decremented as actions are granted
+ * @slept: the monitor slept through a hold before this scan (nothing below
+ *	   the top ran): a read index that moved since the last scan counts
+ *	   as work seen at this scan, as with @dispatch_window_ns, so work the
+ *	   top started and finished in that sleep still extends its hold
  */
 struct gp_policy_params {
 	u64 hysteresis_ns;
@@ -80,6 +84,7 @@ struct gp_policy_params {
 	const u64 *dev_hold_ns;
 	u64 dispatch_window_ns;
 	u32 *dev_budget;
+	bool slept;
 };
 
 /**
