@@ -94,6 +94,8 @@ bool gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64
 	pp->max_actions = READ_ONCE(gp_param.max_actions);
 	pp->enabled = enable;
 	pp->tiers = READ_ONCE(gp_param.tiers);
+	/* A starving queue's slice may park best-effort levels, never above normal. */
+	pp->yield_max_prio = GP_PRIO_NORMAL;
 	pp->dispatch_window_ns = (u64)READ_ONCE(gp_param.dispatch_window_ms) * NSEC_PER_MSEC;
 	return changed;
 }

@@ -244,6 +244,8 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	/* S4-3: a barrier's providers come from its own process only. */
 	e->pq.group = (u64)(uintptr_t)e->proc;
 	e->pq.prio = prio;
+	/* What the hardware ranks it by: rules and inheritance do not reach it. */
+	e->pq.hw_prio = READ_ONCE(e->kfd_priority);
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;
 	/*

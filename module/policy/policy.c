@@ -50,6 +50,18 @@
  *     hysteresis: the write index is the client's to forge.
  *   - Starvation guard: a queue parked for max_suspend gets a min_slice of run
  *     time before it may be parked again, so best-effort work always moves.
+ *     The hardware hands free CUs to the queue with the highest hardware
+ *     (KFD) priority first, whatever gpreempt's levels are, so for its slice
+ *     to be run time, the queues the hardware would run before it (as in
+ *     tiers, below) that have work are parked with it on its device
+ *     (GP_WHY_YIELD): those at or below yield_max_prio (best-effort, even
+ *     the top level when it is that low) or at or below the starving queue's
+ *     own level.  Never an LC level above both, nor a provider.  When the
+ *     slice ends they are unparked as usual;
+ *     a queue parked so in its own slice is then unparked for the rest of
+ *     it (two slices that began together run one after the other).
+ *     At most a park and an unpark each per guard cycle (max_suspend +
+ *     min_slice).
  *   - Shrink (a queue marked shrinkable): where the rule parks a queue, it is
  *     shrunk instead: it keeps running on the CUs the levels above leave it,
  *     so it needs no starvation guard and is no inversion while shrunk.  It
@@ -218,6 +230,16 @@ static int eff_prio(const struct gp_pq *q)
 }
 
 /*
+ * Would the hardware hand free CUs to @x before @y (on one device)?  It ranks
+ * queues by their hardware (KFD) priority only: neither gpreempt's rules nor
+ * an inherited level reach it.
+ */
+static bool hw_first(const struct gp_pq *x, const struct gp_pq *y)
+{
+	return x->hw_prio > y->hw_prio;
+}
+
+/*
  * Tiers: would @x, left to the hardware's arbitration, hold back a busy
  * provider on its device?  The hardware knows only a provider's own (KFD)
  * priority: a queue above it gets the CUs first, though the provider runs at
@@ -234,8 +256,52 @@ static bool gp_policy_holds_provider(const struct gp_policy_params *pp, const st
 	for (j = 0; j < n; j++) {
 		const struct gp_pq *y = &q[j];
 
-		if (y != x && gp_pq_dev(y) == gp_pq_dev(x) && y->prio < x->prio &&
+		if (y != x && gp_pq_dev(y) == gp_pq_dev(x) && hw_first(x, y) &&
 		    eff_prio(y) > eff_prio(x) && level_busy(y, pp, now))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is @s in its starvation slice (running, below its device's top), with work
+ * when @work?
+ */
+static bool in_slice(const struct gp_policy_params *pp, const struct gp_pq *s,
+		     const struct gp_policy_result *r, bool work, u64 now)
+{
+	u32 d = gp_pq_dev(s);
+
+	return s->state == GP_PS_RUNNING && now < s->slice_until_ns && s->parkable &&
+	       !s->signal_only && !s->hold && !s->blocked && (r->top_valid & (1ULL << d)) &&
+	       eff_prio(s) < r->top_prio[d] && (!work || may_run(s, pp, now));
+}
+
+/*
+ * Starvation guard: is @y a queue the hardware would run before a queue in
+ * its starvation slice on its device (hw_first(), as for a provider in
+ * tiers), which the slice parks?  Left running, @y would take every CU it
+ * has waves for first, and the slice would get none.  Only a queue at or
+ * below yield_max_prio or the starving queue's own level that provides for
+ * nobody: an LC level above both is never parked for a slice.  Both must
+ * have work for the park; once parked, @y stays parked until the slice ends
+ * (work that comes and goes costs no remaps beyond one park and one unpark).
+ * The caller skips the scan when no queue has a slice.
+ */
+static bool gp_policy_yields(const struct gp_policy_params *pp, const struct gp_pq *q, u32 n,
+			     const struct gp_pq *y, const struct gp_policy_result *r, u64 now)
+{
+	bool work = y->state == GP_PS_RUNNING;
+	u32 j;
+
+	if (y->signal_only || y->inherited || y->hold || (work && !may_run(y, pp, now)))
+		return false;
+	for (j = 0; j < n; j++) {
+		const struct gp_pq *s = &q[j];
+
+		if (s != y && gp_pq_dev(s) == gp_pq_dev(y) && hw_first(y, s) &&
+		    (eff_prio(y) <= pp->yield_max_prio || eff_prio(y) <= eff_prio(s)) &&
+		    in_slice(pp, s, r, work, now))
 			return true;
 	}
 	return false;
@@ -299,6 +365,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			r.pend_valid |= bit;
 			r.pend_top[d] = q[i].prio;
 		}
+		if (q[i].state == GP_PS_RUNNING && now < q[i].slice_until_ns)
+			r.slices++;
 		if (!level_busy(&q[i], pp, now))
 			continue;
 		if (!(r.top_valid & bit) || q[i].prio > r.top_prio[d])
@@ -315,6 +383,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		u32 xd = gp_pq_dev(x);
 		/* A provider is not below the queue that waits on it (F10). */
 		bool below = (r.top_valid & (1ULL << xd)) && eff_prio(x) < r.top_prio[xd];
+		bool yield;
 
 		if (below && x->pending && x->state == GP_PS_RUNNING && !x->signal_only) {
 			r.inversion_devs |= (1ULL << xd);
@@ -327,13 +396,15 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		if (below && pp->tiers && x->prio > r.low_prio[xd] &&
 		    !(r.inheriting && gp_policy_holds_provider(pp, q, n, x, now)))
 			below = false;
+		/* Starvation guard: what the hardware would run before a slice. */
+		yield = r.slices && gp_policy_yields(pp, q, n, x, &r, now);
 
 		if (x->state == GP_PS_SHRUNK) {
 			if (!pp->enabled)
 				want(x, GP_ACT_UNPARK, GP_WHY_DISABLED);
 			else if (!x->parkable || !x->shrinkable || x->hold)
 				want(x, GP_ACT_UNPARK, GP_WHY_UNMANAGED);
-			else if (!below)
+			else if (!below && !yield)
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 		} else if (x->state == GP_PS_PARKED) {
 			if (!pp->enabled)
@@ -344,7 +415,9 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 				continue;	/* parked until released */
 			else if (now - x->state_since_ns >= pp->max_suspend_ns)
 				want(x, GP_ACT_UNPARK, GP_WHY_STARVING);
-			else if (!below)
+			else if (x->slice_left_ns && !yield)
+				want(x, GP_ACT_UNPARK, GP_WHY_STARVING);	/* the rest */
+			else if (!below && !yield)
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 		} else if (pp->enabled && x->parkable && x->hold) {
 			want(x, GP_ACT_PARK, GP_WHY_HELD);
@@ -358,6 +431,9 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			 * still runs as empty), or unknown (S4-12).
 			 */
 			want(x, x->shrinkable ? GP_ACT_SHRINK : GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
+		} else if (pp->enabled && x->parkable && yield) {
+			/* Also within its own slice: it gets the rest at its unpark. */
+			want(x, x->shrinkable ? GP_ACT_SHRINK : GP_ACT_PARK, GP_WHY_YIELD);
 		}
 	}
 
@@ -414,21 +490,27 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
  * @now: monotonic time in ns
  *
  * On success the state flips; an unpark for starvation opens a slice during
- * which the queue is not parked again.  On failure nothing changes and the
- * next tick decides again.
+ * which the queue is not parked again (but for another queue's slice:
+ * GP_WHY_YIELD, which keeps the rest of the slice for its next unpark).  On
+ * failure nothing changes and the next tick decides again.
  */
 void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool ok, u64 now)
 {
 	if (!ok || q->action == GP_ACT_NONE)
 		return;
-	if (q->action == GP_ACT_PARK) {
-		q->state = GP_PS_PARKED;
-	} else if (q->action == GP_ACT_SHRINK) {
-		q->state = GP_PS_SHRUNK;
+	if (q->action == GP_ACT_PARK || q->action == GP_ACT_SHRINK) {
+		q->state = q->action == GP_ACT_PARK ? GP_PS_PARKED : GP_PS_SHRUNK;
+		if (q->reason == GP_WHY_YIELD && now < q->slice_until_ns) {
+			q->slice_left_ns = q->slice_until_ns - now;
+			q->slice_until_ns = 0;
+		}
 	} else {
 		q->state = GP_PS_RUNNING;
-		if (q->reason == GP_WHY_STARVING)
+		if (q->slice_left_ns)
+			q->slice_until_ns = now + q->slice_left_ns;
+		else if (q->reason == GP_WHY_STARVING)
 			q->slice_until_ns = now + pp->min_slice_ns;
+		q->slice_left_ns = 0;
 	}
 	q->state_since_ns = now;
 }

@@ -44,6 +44,7 @@ enum gp_reason {
 	GP_WHY_UNMANAGED,	/* unpark: queue no longer parkable */
 	GP_WHY_DISABLED,	/* unpark: gpreempt disabled */
 	GP_WHY_HELD,		/* park: held by hand (gpreemptctl park) */
+	GP_WHY_YIELD,		/* park: the hardware runs it before a starvation slice */
 };
 
 /**
@@ -73,6 +74,10 @@ enum gp_reason {
  *	   the top ran): a read index that moved since the last scan counts
  *	   as work seen at this scan, as with @dispatch_window_ns, so work the
  *	   top started and finished in that sleep still extends its hold
+ * @yield_max_prio: the highest level (best-effort: the module's normal) a
+ *		    starving queue's slice may park beside it; queues above it
+ *		    are parked for a slice only when not above the starving
+ *		    queue itself (gp_policy_decide(), "Starvation guard")
  */
 struct gp_policy_params {
 	u64 hysteresis_ns;
@@ -85,12 +90,16 @@ struct gp_policy_params {
 	u64 dispatch_window_ns;
 	u32 *dev_budget;
 	bool slept;
+	int yield_max_prio;
 };
 
 /**
  * struct gp_pq - one queue as the policy sees it
  * @dev: device index (0..GP_POLICY_MAX_DEVS-1); only queues of one device compete
  * @prio: effective priority (higher runs first); any int range
+ * @hw_prio: the priority the hardware ranks the queue by (its KFD priority:
+ *	     neither rules nor inheritance reach it); free CUs go to the
+ *	     highest one with work first
  * @pending: the queue has work (wptr != rptr) at this scan
  * @blocked: it has work but waits at a barrier packet (not @pending), and
  *	     its read index did not move since the previous scan: its level
@@ -120,6 +129,10 @@ struct gp_policy_params {
  * @state_since_ns: when @state was entered
  * @last_pending_ns: policy-owned: last time @pending was seen
  * @slice_until_ns: policy-owned: starvation slice, no park before this
+ *		    (but GP_WHY_YIELD, for another queue's slice)
+ * @slice_left_ns: policy-owned: what a GP_WHY_YIELD park left of the
+ *		   queue's own slice: it is unparked for it (GP_WHY_STARVING)
+ *		   once nothing needs it parked for another slice
  * @was_blocked: policy-owned: @blocked at the previous decision
  * @last_blocked_ns: policy-owned: last time @blocked was seen
  * @blocked_since_ns: policy-owned: when its current wait at a barrier began
@@ -143,6 +156,7 @@ struct gp_policy_params {
 struct gp_pq {
 	u32 dev;
 	int prio;
+	int hw_prio;
 	bool pending;
 	bool blocked;
 	bool progressed;
@@ -157,6 +171,7 @@ struct gp_pq {
 	u64 state_since_ns;
 	u64 last_pending_ns;
 	u64 slice_until_ns;
+	u64 slice_left_ns;
 	bool was_blocked;
 	u64 last_blocked_ns;
 	u64 blocked_since_ns;
@@ -182,6 +197,7 @@ struct gp_pq {
  * @dep_top: per device, the highest such dependent queue (where @dep_valid)
  * @releases: barriers seen passing (a blocked queue no longer blocked)
  * @inheriting: queues that are providers (not parked for a dependent) now
+ * @slices: queues in their starvation slice now
  * @inversion_devs: bit d set: on device d a queue below its top runs with work
  * @inversion: some device has an inversion
  * @parks: park actions emitted
@@ -200,6 +216,7 @@ struct gp_policy_result {
 	int dep_top[GP_POLICY_MAX_DEVS];
 	u32 releases;
 	u32 inheriting;
+	u32 slices;
 	u64 inversion_devs;
 	bool inversion;
 	u32 parks;

@@ -31,7 +31,9 @@
  *	the null stream; hipDeviceSynchronize.  lat_*: round latencies.
  *
  * HIP_WORK_PRIO (high|low|normal) gives lc/be's stream priority (default
- * normal).  With HIP_WORK_HOLD=FILE the program prints "hold" at the end
+ * normal); HIP_WORK_CU_MASK (e.g. 0xf0) creates their stream with
+ * hipExtStreamCreateWithCUMask instead, on those CUs only (at the default
+ * priority).  With HIP_WORK_HOLD=FILE the program prints "hold" at the end
  * and keeps its queues, idle, until FILE exists (at most 60 s).  Exit 0
  * when every HIP call and check succeeded, else 1.
  */
@@ -78,9 +80,17 @@ static unsigned long long now_ns(void)
 
 static hipStream_t make_stream(const char *prio)
 {
+	const char *mask = getenv("HIP_WORK_CU_MASK");
 	int least = 0, greatest = 0, p = 0;
 	hipStream_t s = nullptr;
 
+	if (mask && *mask) {
+		/* A static CU split: HIP's own call (no priority: the default). */
+		uint32_t m = strtoul(mask, nullptr, 0);
+
+		CHECK(hipExtStreamCreateWithCUMask(&s, 1, &m));
+		return s;
+	}
 	CHECK(hipDeviceGetStreamPriorityRange(&least, &greatest));
 	if (prio && !strcmp(prio, "high"))
 		p = greatest;

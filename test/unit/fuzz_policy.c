@@ -9,7 +9,9 @@
  * scenario too), random backend failures (gp_policy_commit(ok=false)) and
  * random tick lengths, queues whose dispatch ids are unreadable (S4-12:
  * never pending, parked below a busy level) and queues whose read index
- * moves without pending work (S4-12: work for a park, not for a level).
+ * moves without pending work (S4-12: work for a park, not for a level),
+ * hardware priorities that differ from the levels now and then (a queue the
+ * hardware runs before a starving one is parked for its slice).
  * Every tick is checked against a model written from
  * the rule in policy.c's file-top comment, kept independently of the
  * policy-owned fields, plus the invariants below.  Each invariant family is
@@ -74,6 +76,7 @@ enum fam {
 	F_STARVE,	/* parked at most max_suspend + one tick (successful backend) */
 	F_QUIET,	/* all idle past hysteresis (+ budget ticks): nothing parked */
 	F_DISABLED,	/* disabled: no park; parked queues back within budget ticks */
+	F_YIELD,	/* a slice has no lower, hardware-first queue with work running beside it */
 	F_NR
 };
 
@@ -90,6 +93,7 @@ static const char *const fam_name[F_NR] = {
 	[F_STARVE] = "starvation bound: parked at most max_suspend + one tick",
 	[F_QUIET] = "idle past hysteresis + budget ticks: nothing stays parked",
 	[F_DISABLED] = "disabled: nothing parked, parked queues come back",
+	[F_YIELD] = "a queue in its starvation slice has no queue at or below its level that the hardware runs first running with work beside it",
 };
 
 struct stats {
@@ -110,6 +114,7 @@ struct mq {
 	bool seen;		/* pending was seen at some scan */
 	u64 last_pending;
 	u64 slice_until;	/* after a starvation unpark */
+	u64 slice_left;		/* of its slice, when parked for another's */
 	int pattern;		/* pending pattern */
 	unsigned int period, phase, p_on, p_off;
 	enum want want;
@@ -160,6 +165,7 @@ static void rand_params(struct gp_policy_params *pp)
 	pp->max_actions = acts[rnd(6)];
 	pp->enabled = rnd(8) != 0;
 	pp->tiers = rnd(2);
+	pp->yield_max_prio = rnd(4) ? (int)rnd(6) * 3 - 4 : rand_prio();
 }
 
 static void new_scenario(struct sim *s)
@@ -180,6 +186,8 @@ static void new_scenario(struct sim *s)
 		if (rnd(50) == 0)
 			x->dev = GP_POLICY_MAX_DEVS + rnd(3);
 		x->prio = rand_prio();
+		/* Mostly its own level (no rule), else a KFD priority of its own. */
+		x->hw_prio = rnd(2) ? x->prio : (int)rnd(16);
 		x->parkable = rnd(6) != 0;
 		/* Shrink mode, with a known CU mask: shrunk where it would be parked. */
 		x->shrinkable = rnd(4) == 0;
@@ -262,6 +270,16 @@ static bool may_run(const struct sim *s, u32 i)
 {
 	return busy(s, i) || s->q[i].unknown ||
 	       (s->m[i].pseen && s->now - s->m[i].last_progress < s->pp.hysteresis_ns);
+}
+
+/* Is queue @i in its starvation slice, running below its top (with work if @work)? */
+static bool in_slice(const struct sim *s, u32 i, const bool *top_valid, const int *top, u32 d,
+		     bool work)
+{
+	const struct gp_pq *x = &s->q[i];
+
+	return x->state == GP_PS_RUNNING && s->now < s->m[i].slice_until && x->parkable &&
+	       !x->signal_only && top_valid[d] && x->prio < top[d] && (!work || may_run(s, i));
 }
 
 /* The model's device slot: its own clamp, not gp_pq_dev(). */
@@ -406,7 +424,18 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 			struct mq *m = &s->m[i];
 			u32 d = mdev(x);
 			bool below = top_valid[d] && x->prio < top[d];
+			bool yield = false;
+			u32 j;
 
+			/* Starvation guard: parked for a slice the hardware would
+			 * starve (both with work); parked, kept so until it ends. */
+			bool work = x->state == GP_PS_RUNNING;
+
+			for (j = 0; j < s->n && !x->signal_only && (!work || may_run(s, i)); j++)
+				if (j != i && mdev(&s->q[j]) == d && x->hw_prio > s->q[j].hw_prio &&
+				    (x->prio <= s->pp.yield_max_prio || x->prio <= s->q[j].prio) &&
+				    in_slice(s, j, top_valid, top, d, work))
+					yield = true;
 			m->want = W_NONE;
 			m->why = GP_WHY_NONE;
 			if (below && x->pending && x->state == GP_PS_RUNNING && !x->signal_only) {
@@ -424,7 +453,7 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				} else if (!x->parkable || !x->shrinkable) {
 					m->want = W_OWED;
 					m->why = GP_WHY_UNMANAGED;
-				} else if (!below) {
+				} else if (!below && !yield) {
 					m->want = W_IDLE;
 					m->why = GP_WHY_HIGHER_IDLE;
 				}
@@ -440,7 +469,11 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 					 * level either reason will do. */
 					m->want = W_OWED;
 					m->why = below ? GP_WHY_STARVING : GP_WHY_NONE;
-				} else if (!below) {
+				} else if (m->slice_left && !yield) {
+					/* The rest of a slice cut by another's. */
+					m->want = W_OWED;
+					m->why = GP_WHY_STARVING;
+				} else if (!below && !yield) {
 					m->want = W_IDLE;
 					m->why = GP_WHY_HIGHER_IDLE;
 				}
@@ -448,6 +481,9 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				   s->now >= m->slice_until) {
 				m->want = W_PARK;
 				m->why = GP_WHY_HIGHER_PENDING;
+			} else if (s->pp.enabled && x->parkable && yield) {
+				m->want = W_PARK;
+				m->why = GP_WHY_YIELD;
 			}
 			wanted += m->want != W_NONE;
 		}
@@ -471,11 +507,31 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 		CHECK(F_TOP, r.top_valid == valid_mask, "busy devices");
 		CHECK(F_TOP, r.inversion == inversion && r.inversion_devs == inv_devs,
 		      "inversion flags");
+		/* No queue the hardware runs before a slice, at or below its level, runs on. */
+		for (i_ = 0; i_ < s->n; i_++) {
+			const struct gp_pq *x = &s->q[i_];
+			u32 j, d = mdev(x);
+
+			if (!s->pp.enabled || !in_slice(s, i_, top_valid, top, d, true))
+				continue;
+			for (j = 0; j < s->n; j++) {
+				const struct gp_pq *y = &s->q[j];
+
+				if (j == i_ || mdev(y) != d || y->hw_prio <= x->hw_prio ||
+				    y->prio > x->prio || y->state != GP_PS_RUNNING || !y->parkable ||
+				    y->signal_only || !may_run(s, j))
+					continue;
+				CHECK(F_YIELD, y->wanted == GP_ACT_PARK || y->wanted == GP_ACT_SHRINK,
+				      "a lower queue the hardware runs first left running beside a slice");
+			}
+		}
 		for (i_ = 0; i_ < s->n; i_++) {
 			const struct gp_pq *x = &s->q[i_];
 			const struct mq *m = &s->m[i_];
 
-			if (!top_valid[mdev(x)] || x->prio >= top[mdev(x)])
+			/* But for a slice, at or below yield_max_prio. */
+			if ((!top_valid[mdev(x)] || x->prio >= top[mdev(x)]) &&
+			    !(x->reason == GP_WHY_YIELD && x->prio <= s->pp.yield_max_prio))
 				CHECK(F_PARK_TOP, x->action != GP_ACT_PARK && x->action != GP_ACT_SHRINK,
 				      "park at or above the top busy level of its device");
 			if (!s->pp.enabled)
@@ -494,8 +550,9 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				       s->now - x->last_progress_ns < s->pp.hysteresis_ns)) &&
 				      x->parkable && x->state == GP_PS_RUNNING,
 				      "park of an idle, unparkable or parked queue");
-				CHECK(F_PARK_WHO, x->reason == GP_WHY_HIGHER_PENDING, "park reason");
-				CHECK(F_SLICE, s->now >= m->slice_until, "park within min_slice");
+				CHECK(F_PARK_WHO, x->reason == m->why, "park reason");
+				CHECK(F_SLICE, s->now >= m->slice_until || x->reason == GP_WHY_YIELD,
+				      "park within min_slice");
 				CHECK(F_WANTED, m->want == W_PARK, "park the rule does not want");
 				granted++;
 				if (x->action == GP_ACT_PARK)
@@ -591,8 +648,17 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 							     b->action == GP_ACT_SHRINK ? GP_PS_SHRUNK :
 							     GP_PS_RUNNING) && x->state_since_ns == s->now,
 				      "commit did not flip the state");
-				if (b->action == GP_ACT_UNPARK && b->reason == GP_WHY_STARVING)
-					m->slice_until = s->now + s->pp.min_slice_ns;
+				if (b->action == GP_ACT_UNPARK) {
+					if (m->slice_left)
+						m->slice_until = s->now + m->slice_left;
+					else if (b->reason == GP_WHY_STARVING)
+						m->slice_until = s->now + s->pp.min_slice_ns;
+					m->slice_left = 0;
+				} else if (b->reason == GP_WHY_YIELD && s->now < m->slice_until) {
+					/* The rest of its own slice, at its unpark. */
+					m->slice_left = m->slice_until - s->now;
+					m->slice_until = 0;
+				}
 			}
 			/* Starvation bound: a queue owed an unpark at this tick
 			 * (parked max_suspend, unparkable, or disabled) is back

@@ -31,13 +31,14 @@ static int cur_failed;
 /* Defaults of module/params.c, in ns. */
 static const struct gp_policy_params P = {
 	.hysteresis_ns = 2 * MS, .max_suspend_ns = 1000 * MS, .min_slice_ns = 20 * MS,
-	.max_actions = 8, .enabled = true,
+	.max_actions = 8, .enabled = true, .yield_max_prio = 7,
 };
 
 static void qinit(struct gp_pq *q, int prio, bool pending)
 {
 	memset(q, 0, sizeof(*q));
 	q->prio = prio;
+	q->hw_prio = prio;	/* no rule: the hardware ranks it at its own */
 	q->pending = pending;
 	q->parkable = true;
 	q->action = (enum gp_action)0x5a;	/* decide() must overwrite stale output */
@@ -1520,6 +1521,143 @@ static void t_hip_streams(void)
 	EXPECT(bad == 0 && be_ran == 0);
 }
 
+/*
+ * The starvation guard under hardware priority: a HIP process's low stream
+ * (KFD 0) parked for a BE at the top (KFD 7).  Its slice is run time only with
+ * BE parked: kfdsim's CP, like HWS, hands every CU BE has waves for to BE
+ * first.  BE is parked for the slice (GP_WHY_YIELD), unparked when it ends.
+ */
+static void t_slice_yield(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_pq q[4];
+	struct gp_policy_result r;
+	u64 t, t_unpark = 0;
+	int low_ran = 0, be_yields = 0, be_unparks = 0;
+
+	pp.tiers = true;
+	pp.max_suspend_ns = 100 * MS;
+	qinit(&q[0], 7, true);		/* BE, another process: always a backlog */
+	qinit(&q[1], 0, true);		/* the low stream's kernel */
+	qinit(&q[2], 15, false);	/* the high stream: idle */
+	qinit(&q[3], 7, false);		/* the null stream: idle */
+	q[0].group = 2;
+	q[1].group = q[2].group = q[3].group = 1;
+	for (t = T0; t < T0 + 3 * pp.max_suspend_ns; t += MS) {
+		/* The hardware: the low stream runs only with BE off the CUs. */
+		bool ran = q[1].state == GP_PS_RUNNING && q[0].state != GP_PS_RUNNING;
+
+		r = tick(&pp, q, 4, t);
+		if (q[1].reason == GP_WHY_STARVING && !t_unpark)
+			t_unpark = t;
+		if (q[0].reason == GP_WHY_YIELD) {
+			be_yields++;
+			EXPECT(t_unpark && t < t_unpark + pp.min_slice_ns);
+		}
+		if (q[0].reason == GP_WHY_HIGHER_IDLE)
+			be_unparks++;
+		EXPECT(q[2].state == GP_PS_RUNNING && q[3].state == GP_PS_RUNNING);
+		if (ran && q[1].pending && ++low_ran == 5)
+			q[1].pending = false;	/* its kernel done */
+	}
+	if (!low_ran || be_yields != 1 || be_unparks != 1)
+		printf("# starving low stream ran %d ticks; BE parked for it %d times, unparked %d\n",
+		       low_ran, be_yields, be_unparks);
+	EXPECT(low_ran == 5 && be_yields == 1 && be_unparks == 1);
+	EXPECT(!q[1].pending && q[0].state == GP_PS_RUNNING && r.parks == 0);
+}
+
+/*
+ * A slice parks only what is at or below yield_max_prio or the starving
+ * queue's own level: never LC above both (its KFD priority above the starving
+ * queue's too), nor a middle LC tier; a best-effort middle tier is parked,
+ * and unparked when the slice ends.
+ */
+static void t_slice_spares_lc(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_pq q[5];
+	u64 t, t_unpark;
+	int i;
+
+	pp.tiers = true;
+	pp.max_suspend_ns = 100 * MS;
+	qinit(&q[0], 12, true);		/* LC */
+	qinit(&q[1], 3, true);		/* BE, parked, starving */
+	qinit(&q[2], 10, true);		/* an LC tier, KFD 9 */
+	qinit(&q[3], 5, true);		/* a best-effort tier, KFD 9 */
+	qinit(&q[4], 2, false);		/* a lower BE at KFD 14: idle */
+	q[2].hw_prio = 9;
+	q[3].hw_prio = 9;
+	q[4].hw_prio = 14;
+	tick(&pp, q, 5, T0);
+	EXPECT(q[1].state == GP_PS_PARKED && nparked(q, 5) == 1);
+	for (t = T0 + MS; t < T0 + pp.max_suspend_ns; t += MS)
+		tick(&pp, q, 5, t);
+	t_unpark = t;
+	tick(&pp, q, 5, t_unpark);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].reason == GP_WHY_STARVING);
+	tick(&pp, q, 5, t_unpark + MS);
+	EXPECT(q[3].state == GP_PS_PARKED && q[3].reason == GP_WHY_YIELD);
+	for (t = t_unpark + 2 * MS; t < t_unpark + pp.min_slice_ns; t += MS) {
+		if (t == t_unpark + 5 * MS)
+			q[4].pending = true;	/* now it has work: parked too */
+		tick(&pp, q, 5, t);
+		EXPECT(q[0].state == GP_PS_RUNNING && q[2].state == GP_PS_RUNNING);
+		EXPECT(q[1].state == GP_PS_RUNNING && q[3].state == GP_PS_PARKED);
+		EXPECT(t <= t_unpark + 5 * MS || q[4].state == GP_PS_PARKED);
+	}
+	tick(&pp, q, 5, t_unpark + pp.min_slice_ns);
+	EXPECT(q[3].state == GP_PS_RUNNING && q[3].reason == GP_WHY_HIGHER_IDLE);
+	/* Tiers: the lowest busy level is now 2, held for LC; BE (3) a middle tier. */
+	EXPECT(q[4].state == GP_PS_PARKED && q[1].state == GP_PS_RUNNING);
+	for (i = 0; i < 5; i++)
+		EXPECT(q[i].slice_left_ns == 0);
+}
+
+/*
+ * Two slices that begin together (tiers off: both parked by one LC burst):
+ * the one the hardware runs first is parked for the other's, then unparked
+ * for the rest of its own; the next cycle's slices no longer overlap.
+ */
+static void t_slice_left(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_pq q[3];
+	u64 t, t1, t2 = 0;
+
+	pp.max_suspend_ns = 100 * MS;
+	qinit(&q[0], 12, true);		/* LC, busy throughout */
+	qinit(&q[1], 3, true);		/* BE at KFD 0 */
+	qinit(&q[2], 3, true);		/* BE at KFD 5 */
+	q[2].hw_prio = 5;
+	tick(&pp, q, 3, T0);
+	EXPECT(nparked(q, 3) == 2);
+	t1 = T0 + pp.max_suspend_ns;
+	tick(&pp, q, 3, t1);
+	EXPECT(q[1].reason == GP_WHY_STARVING && q[2].reason == GP_WHY_STARVING);
+	tick(&pp, q, 3, t1 + MS);
+	EXPECT(q[2].state == GP_PS_PARKED && q[2].reason == GP_WHY_YIELD);
+	EXPECT(q[2].slice_left_ns == pp.min_slice_ns - MS && q[1].state == GP_PS_RUNNING);
+	for (t = t1 + 2 * MS; t <= t1 + pp.min_slice_ns + MS; t += MS) {
+		tick(&pp, q, 3, t);
+		if (q[2].state == GP_PS_RUNNING && !t2) {
+			t2 = t;
+			EXPECT(q[2].reason == GP_WHY_STARVING);
+			EXPECT(q[2].slice_until_ns == t + pp.min_slice_ns - MS);
+			EXPECT(q[1].state == GP_PS_PARKED);
+		}
+	}
+	EXPECT(t2 == t1 + pp.min_slice_ns);
+	/* Its slice runs; it is parked when it ends. */
+	for (t = t2 + MS; t < t2 + pp.min_slice_ns - MS; t += MS) {
+		tick(&pp, q, 3, t);
+		EXPECT(q[2].state == GP_PS_RUNNING && q[1].state == GP_PS_PARKED);
+	}
+	tick(&pp, q, 3, t2 + pp.min_slice_ns - MS);
+	EXPECT(q[2].state == GP_PS_PARKED && nparked(q, 3) == 2);
+}
+
 static const struct test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
@@ -1550,6 +1688,9 @@ static const struct test tests[] = {
 	{ "enabled=false: unpark all (DISABLED), park none", t_disabled },
 	{ "starvation guard: unpark at max_suspend (STARVING), no park within min_slice", t_starvation },
 	{ "starvation unpark failed: no slice, asked again", t_starvation_unpark_fails },
+	{ "starvation guard, HIP streams: a BE at the top that the hardware runs first (KFD 7 > the low stream's 0) is parked for the slice (YIELD), unparked after", t_slice_yield },
+	{ "starvation guard: a slice parks best-effort queues the hardware runs first, never LC or an LC tier above it", t_slice_spares_lc },
+	{ "starvation guard: of two slices begun together, the one parked for the other gets the rest of its own after", t_slice_left },
 	{ "budget: parks before unparks, lowest priority first, deferred count", t_budget },
 	{ "budget: owed unparks (STARVING, UNMANAGED) before parks", t_budget_owed_first },
 	{ "budget 1: one park per tick, lowest priority first", t_budget_one },
