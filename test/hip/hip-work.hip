@@ -12,14 +12,21 @@
  *	the device, one stream, one launch of 16 x 1 ms waited for, timed
  *	with hipEventElapsedTime, hipMemcpy of 256 B to the device and 64 B
  *	back (the same bytes; both CPU copies through the VRAM mapping), 4 KiB
- *	back (staged: ROCr's SDMA or, with HSA_ENABLE_SDMA=0, blit kernel; kfdsim
- *	copies nothing, so its bytes are only reported), 4 launches in flight,
- *	hipDeviceSynchronize.
+ *	back (staged: ROCr's SDMA or, with HSA_ENABLE_SDMA=0, blit kernel;
+ *	kfdsim does either copy), 256 KiB there and
+ *	back (staged, through SDMA or the blit kernel: memcpy_256k_same), 4
+ *	launches in flight, hipDeviceSynchronize.
  *
  *   hip-work lc N WGS NS PERIOD_US
  *	N requests of one launch (WGS workgroups x NS ns) each waited for with
  *	hipStreamSynchronize, one every PERIOD_US on average; latencies
  *	(launch to return) in us: lat_p50, lat_p99, lat_max.
+ *
+ *   hip-work copy N BYTES
+ *	a warm-up round, "copy_ready", then N rounds of hipMemcpy of BYTES to
+ *	the device and back (staged through ROCr's SDMA queues when BYTES is
+ *	over 8 KiB and under 1 MiB), a new pattern each round: copies,
+ *	copies_same (rounds that came back intact).  No kernel is launched.
  *
  *   hip-work be WGS NS INFLIGHT FILE
  *	keeps INFLIGHT launches in flight until FILE exists.
@@ -131,6 +138,29 @@ static void hold(void)
 		usleep(100000);
 }
 
+/*
+ * 256 KiB to the device and back, both staged (pageable, over 8 KiB and
+ * under 1 MiB): ROCr's SDMA queues, or its blit kernel with
+ * HSA_ENABLE_SDMA=0.
+ */
+static void copy_big(void)
+{
+	const size_t size = 256 << 10;
+	std::vector<unsigned char> in(size), back(size);
+	void *dev = nullptr;
+	size_t i;
+
+	for (i = 0; i < size; i++)
+		in[i] = (unsigned char)((i * 13 + 5) ^ (i >> 8));
+	if (!CHECK(hipMalloc(&dev, size)))
+		return;
+	CHECK(hipMemcpy(dev, in.data(), size, hipMemcpyHostToDevice));
+	CHECK(hipMemcpy(back.data(), dev, size, hipMemcpyDeviceToHost));
+	printf("memcpy_256k_same %d\n", !memcmp(in.data(), back.data(), size));
+	CHECK(hipFree(dev));
+	fflush(stdout);
+}
+
 static int run_check(void)
 {
 	unsigned long launched = 0;
@@ -171,6 +201,8 @@ static int run_check(void)
 	fflush(stdout);
 	CHECK(hipMemcpy(back, dev, sizeof(back), hipMemcpyDeviceToHost));
 	printf("memcpy_4k %d\nmemcpy_4k_same %d\n", !failed, !memcmp(in, back, 256));
+	fflush(stdout);
+	copy_big();
 	for (i = 0; i < 4; i++)
 		launch(s, 2, 500000, &launched);
 	CHECK(hipDeviceSynchronize());
@@ -219,6 +251,41 @@ static int run_lc(int argc, char **argv)
 	hold();
 	CHECK(hipStreamDestroy(s));
 	return failed;
+}
+
+static int run_copy(int argc, char **argv)
+{
+	std::vector<unsigned char> in, back;
+	unsigned int n, same = 0, i;
+	void *dev = nullptr;
+	size_t size, j;
+
+	if (argc < 4)
+		return 2;
+	n = atoi(argv[2]);
+	size = strtoul(argv[3], nullptr, 0);
+	in.resize(size);
+	back.resize(size);
+	if (!CHECK(hipMalloc(&dev, size)))
+		return 1;
+	/* Round 0, the warm-up: HIP's own start-up work (its blit code object) is done after it. */
+	for (i = 0; i <= n && !failed; i++) {
+		if (i == 1) {
+			printf("copy_ready\n");
+			fflush(stdout);
+		}
+		for (j = 0; j < size; j++)
+			in[j] = (unsigned char)(j * 31 + i * 7 + (j >> 9));
+		memset(back.data(), 0, size);
+		CHECK(hipMemcpy(dev, in.data(), size, hipMemcpyHostToDevice));
+		CHECK(hipMemcpy(back.data(), dev, size, hipMemcpyDeviceToHost));
+		same += !memcmp(in.data(), back.data(), size);
+	}
+	printf("copies %u\ncopies_same %u\ncopy_done\n", i ? i - 1 : 0, same ? same - 1 : 0);
+	fflush(stdout);
+	CHECK(hipFree(dev));
+	hold();
+	return failed || same != n + 1;
 }
 
 static int run_be(int argc, char **argv)
@@ -316,11 +383,13 @@ int main(int argc, char **argv)
 		rc = run_check();
 	else if (argc > 1 && !strcmp(argv[1], "lc"))
 		rc = run_lc(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "copy"))
+		rc = run_copy(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "be"))
 		rc = run_be(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "streams"))
 		rc = run_streams(argc, argv);
 	if (rc == 2)
-		fprintf(stderr, "usage: hip-work check | lc N WGS NS PERIOD_US | be WGS NS INFLIGHT FILE | streams N NS\n");
+		fprintf(stderr, "usage: hip-work check | lc N WGS NS PERIOD_US | copy N BYTES | be WGS NS INFLIGHT FILE | streams N NS\n");
 	return rc ? 1 : 0;
 }

@@ -69,7 +69,8 @@ static int ks_check_percent_priority(u32 percentage, u32 priority)
  * @sig_size: signal area bytes, or 0
  * @percentage: queue percentage (bits 0-7; 8-15: pm4_target_xcc)
  * @priority: 0..15
- * @aql: the ring holds real AQL packets (/dev/kfd), not struct kfdsim_packet
+ * @aql: the ring holds the real packets (/dev/kfd: AQL, or SDMA v4 for an SDMA
+ *	queue), not struct kfdsim_packet
  * @qid: the new queue's id
  *
  * The argument checks of kfd_ioctl_create_queue(), then pqm_create_queue().
@@ -128,6 +129,7 @@ int ks_queue_create(struct kfd_process *p, struct file *filp, unsigned int dev, 
 				       KS_QUEUE_FORMAT_PM4 : GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	}
 	q->ks.aql = aql && type == KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
+	q->ks.sdma4 = aql && type == KFDSIM_QUEUE_TYPE_SDMA;
 	q->properties.queue_address = ring;
 	q->properties.queue_size = ring_size;
 	q->properties.queue_percent = percentage & 0xff;

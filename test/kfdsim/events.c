@@ -455,6 +455,20 @@ void ks_event_signal_mailbox(struct kfd_process *p, u64 handle)
 }
 
 /**
+ * ks_event_trap() - an SDMA trap interrupt (SOC15_INTSRC_SDMA_TRAP)
+ * @p: the queue's process
+ * @ctx: the TRAP packet's int_context, 28 valid bits
+ *
+ * kfd_signal_event_interrupt(pasid, ctx, 28): the event @ctx names if its
+ * slot is signalled, else every signalled one.  The runtime has written
+ * the event id into the mailbox slot (a FENCE) before.  Atomic context.
+ */
+void ks_event_trap(struct kfd_process *p, u32 ctx)
+{
+	ks_event_interrupt(p, ctx);
+}
+
+/**
  * ks_event_mmap() - kfd_event_mmap(): the event page kfdsim allocated
  * @p: process
  * @vma: the mapping, at most the page's size

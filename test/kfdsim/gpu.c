@@ -38,6 +38,7 @@
  *
  * SDMA queues copy one packet at a time on their own engine (no CU, no
  * arbitration); unmapping one preempts its copy, which resumes when mapped.
+ * Those of /dev/kfd run real SDMA v4 packets (sdma.c).
  *
  * CWSR: a saved workgroup keeps the time it still needs; its CU stays busy
  * for cwsr_save_us (the trap handler writing the context out), and when the
@@ -207,6 +208,10 @@ static void ks_finish_sdma_locked(struct ks_gpu *g, u64 now)
 		struct ks_queue *ks = &q->ks;
 		struct ks_packet_run *r;
 
+		if (ks->sdma4) {
+			ks_sdma_finish_locked(q, now);
+			continue;
+		}
 		if (!ks->sdma_busy || ks->sdma_end_ns > now)
 			continue;
 		r = &ks->inflight[ks->retired % KS_MAX_INFLIGHT];
@@ -576,6 +581,9 @@ static void ks_fetch_locked(struct queue *q)
 	u64 wptr = smp_load_acquire(ks->wptr);
 	bool barriers = false;
 
+	if (ks->sdma4)
+		return;	/* sdma.c reads its own ring */
+
 	while (ks->fetched < wptr && ks->fetched - ks->retired < KS_MAX_INFLIGHT) {
 		struct kfdsim_packet *pkt = (struct kfdsim_packet *)ks->ring_map +
 					    (ks->fetched % ks->ring_slots);
@@ -730,7 +738,10 @@ static void ks_dispatch_sdma_locked(struct ks_gpu *g, u64 now)
 		struct ks_queue *ks = &q->ks;
 		struct ks_packet_run *r;
 
-		if (!ks->sdma || ks->sdma_busy || !ks_runnable(g, q) || ks->retired == ks->fetched)
+		if (ks->sdma4 && ks_runnable(g, q))
+			ks_sdma_run_locked(q, now);
+		if (!ks->sdma || ks->sdma4 || ks->sdma_busy || !ks_runnable(g, q) ||
+		    ks->retired == ks->fetched)
 			continue;
 		r = &ks->inflight[ks->retired % KS_MAX_INFLIGHT];
 		r->wg_launched = r->wg_total;
@@ -937,7 +948,9 @@ void ks_gpu_add_queue(struct queue *q)
 	q->ks.oracle_level = level;
 	q->ks.fetched = READ_ONCE(*q->ks.rptr);
 	q->ks.retired = q->ks.fetched;
-	q->ks.sdma = q->properties.type == KFD_QUEUE_TYPE_SDMA;
+	q->ks.sdma = q->properties.type == KFD_QUEUE_TYPE_SDMA ||
+		    q->properties.type == KFD_QUEUE_TYPE_SDMA_XGMI;
+	q->ks.sdma_rptr = q->ks.fetched;
 	spin_lock(&g->lock);
 	list_add_tail(&q->ks.gpu_node, &g->queues);
 	spin_unlock(&g->lock);
@@ -1096,7 +1109,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu oracle=%d\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu oracle=%d sdma_bytes=%llu sdma_error=%d\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -1107,7 +1120,8 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.first_start_ns, q->ks.last_end_ns, d->id, q->ks.cu_mask_cus,
 			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3],
 			   q->ks.aql_dispatches, q->ks.aql_utility, q->ks.aql_barriers,
-			   q->ks.aql_vendor, q->ks.blit_bytes, q->ks.oracle_level);
+			   q->ks.aql_vendor, q->ks.blit_bytes, q->ks.oracle_level,
+			   q->ks.sdma_bytes, q->ks.sdma_error);
 	spin_unlock(&g->lock);
 }
 

@@ -589,6 +589,31 @@ static int ks_kfd_unmap_memory(struct file *filp, struct kfd_process *p, void *d
 	return ks_kfd_map(p, data, false);
 }
 
+static struct ks_buf *ks_doorbells(struct kfd_process *p, int dev);
+
+/*
+ * An SDMA queue's engine reads its write offset from its doorbell (qid x 8
+ * in the process's slice, as doorbell_offset says).  Without the slice (no
+ * memory) the queue sees no work.
+ */
+static void ks_kfd_sdma_doorbell(struct kfd_process *p, int dev, unsigned int qid)
+{
+	struct ks_buf *b = ks_doorbells(p, dev);
+	struct queue *q;
+
+	if (!b) {
+		pr_warn_ratelimited("/dev/kfd: SDMA queue %u: no doorbell page\n", qid);
+		return;
+	}
+	mutex_lock(&p->mutex);
+	q = pqm_get_user_queue(&p->pqm, qid);
+	if (q)
+		ks_sdma_attach(q, b, qid * sizeof(u64));
+	else
+		ks_buf_put(b);
+	mutex_unlock(&p->mutex);
+}
+
 /* KFD_IOC_QUEUE_TYPE_* to kfdsim's; -1: not simulated */
 static int ks_queue_type(u32 type)
 {
@@ -609,10 +634,8 @@ static int ks_queue_type(u32 type)
  * kfd_ioctl_create_queue(): the ring and the read/write pointers (for AQL,
  * amd_queue_t's read_dispatch_id and write_dispatch_id) are what the CP
  * uses; the EOP buffer and the CWSR save area are accepted, not used.
- * SDMA queues are refused here: kfdsim's copy engine runs its own packets
- * (struct kfdsim_packet, the private interface), not the SDMA v4 packets
- * and byte write pointer a real runtime would send, which it would wait on
- * for ever.  ROCr then copies with its blit kernels instead.
+ * SDMA (and SDMA_XGMI) queues run SDMA v4 packets (sdma.c), the write
+ * offset in bytes read from the queue's doorbell, as on gfx9.
  */
 static int ks_kfd_create_queue(struct file *filp, struct kfd_process *p, void *data)
 {
@@ -626,11 +649,6 @@ static int ks_kfd_create_queue(struct file *filp, struct kfd_process *p, void *d
 		return -EINVAL;
 	if (type < 0)
 		return -EINVAL;
-	if (type == KFDSIM_QUEUE_TYPE_SDMA) {
-		pr_warn_ratelimited("/dev/kfd: pid %d: SDMA queues are not simulated through /dev/kfd (EINVAL); use HSA_ENABLE_SDMA=0\n",
-				    task_tgid_nr(current));
-		return -EINVAL;
-	}
 	mutex_lock(&p->mutex);
 	bound = p->pdds[dev]->ks_drm_file;
 	mutex_unlock(&p->mutex);
@@ -643,6 +661,8 @@ static int ks_kfd_create_queue(struct file *filp, struct kfd_process *p, void *d
 			      args->queue_percentage, args->queue_priority, true, &qid);
 	if (ret)
 		return ret;
+	if (type == KFDSIM_QUEUE_TYPE_SDMA)
+		ks_kfd_sdma_doorbell(p, dev, qid);
 	args->queue_id = qid;
 	/* SOC15: the doorbell's offset in the process's slice is included */
 	args->doorbell_offset = KS_MMAP_TYPE_DOORBELL | KS_MMAP_GPU_ID(args->gpu_id) |

@@ -241,6 +241,12 @@ struct ks_queue {
 	u64 sdma_start_ns;
 	u64 sdma_end_ns;
 	u64 sdma_left_ns;	/* of a preempted packet, 0: none */
+	bool sdma4;		/* SDMA v4 packets, byte offsets (/dev/kfd, sdma.c) */
+	bool sdma_error;	/* sdma4: stopped at a packet it cannot run */
+	u64 sdma_rptr;		/* sdma4: byte offset of the next packet */
+	u64 *doorbell;		/* sdma4: its doorbell, the write offset */
+	u32 ring_bytes;
+	u64 sdma_bytes;		/* sdma4: copied or filled */
 	u64 fetched;		/* next packet index to fetch */
 	u64 retired;		/* next packet index to retire (== *rptr) */
 	struct ks_packet_run inflight[KS_MAX_INFLIGHT];
@@ -575,6 +581,13 @@ bool ks_gpu_hws_execute(struct ks_device *d);
 bool ks_gpu_hws_unmap_all(struct ks_device *d);
 void ks_gpu_oracle_refresh(void);
 
+/* ---- sdma.c: the SDMA v4 engine of /dev/kfd SDMA queues ---- */
+int ks_sdma_check_params(void);
+void ks_sdma_attach(struct queue *q, struct ks_buf *doorbells, u32 offset);
+void ks_sdma_finish_locked(struct queue *q, u64 now);
+void ks_sdma_run_locked(struct queue *q, u64 now);
+void ks_sdma_stats_show(struct seq_file *m);
+
 /* ---- oracle.c: sched=oracle's levels ---- */
 #define KS_MAX_LEVEL 15	/* the highest queue priority and rule level */
 int ks_oracle_level(struct task_struct *task);
@@ -641,6 +654,7 @@ int ks_kfd_set_event(struct file *filp, struct kfd_process *p, void *data);
 int ks_kfd_reset_event(struct file *filp, struct kfd_process *p, void *data);
 int ks_kfd_wait_events(struct file *filp, struct kfd_process *p, void *data);
 void ks_event_signal_mailbox(struct kfd_process *p, u64 handle);
+void ks_event_trap(struct kfd_process *p, u32 ctx);
 int ks_event_mmap(struct kfd_process *p, struct vm_area_struct *vma);
 
 /* ---- topology.c: /sys/devices/virtual/kfd/kfd/topology ---- */

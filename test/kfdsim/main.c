@@ -95,6 +95,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "notifier_releases %lld\nnotifier_releases_foreign %lld\n",
 		   atomic64_read(&ks_stats.notifier_releases),
 		   atomic64_read(&ks_stats.notifier_releases_foreign));
+	ks_sdma_stats_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_stats);
@@ -206,6 +207,8 @@ static int __init ks_init(void)
 	unsigned int i, started = 0;
 	int ret = ks_check_params();
 
+	if (!ret)
+		ret = ks_sdma_check_params();
 	if (!ret)
 		ret = ks_fault_init();
 	if (ret)

@@ -297,6 +297,7 @@ int ks_queue_pin(struct queue *q, u64 ring, u32 ring_size, u64 rptr, u64 wptr, u
 	}
 	ks->ring_uva = ring;
 	ks->ring_slots = ring_size / sizeof(struct kfdsim_packet);
+	ks->ring_bytes = ring_size;
 	ks->sig_uva = sig;
 	ks->sig_size = sig_size;
 	return 0;

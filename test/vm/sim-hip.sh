@@ -11,8 +11,8 @@
 # launches, hipEventElapsedTime (the CP's signal timestamps), small
 # hipMemcpys; every kernel the program launched is dispatched exactly once
 # (kfdsim's per-queue counts, ROCr's and ROCclr's copy kernels apart).  With
-# ROCr's default SDMA copies, a /dev/kfd SDMA queue is refused with a
-# message, never waited on for ever.  Then gpreempt: an LC HIP process made
+# ROCr's default SDMA copies, staged hipMemcpys go through /dev/kfd SDMA
+# queues that kfdsim's SDMA engine runs: the same bytes come back.  Then gpreempt: an LC HIP process made
 # latency-critical by a cgroup rule parks a BE HIP process, whose idle
 # internal queues (the null stream's, ROCr's utility queue) count as no
 # work; a multi-stream HIP process (a low-priority producer stream, a
@@ -113,16 +113,42 @@ tap_diag "KFD ioctls of one HIP process (check): $(deltas)"
 tap_diag "AQL packets of it: kernel dispatches $(sdelta aql_dispatches) (copy kernels $(sdelta aql_utility)), barrier-AND/OR $(sdelta aql_barriers), vendor-specific $(sdelta aql_vendor)"
 tap_check "check: the HIP process is gone" wait_for 10 ks_idle
 
-# ROCr's default: SDMA for host copies (a 256 B copy back from the device is
-# staged through hsa_amd_memory_async_copy).
+# ROCr's default: SDMA for host copies.  The staged hipMemcpys (4 KiB back,
+# 256 KiB there and back) go through ROCr's SDMA queues on /dev/kfd, whose
+# SDMA v4 packets kfdsim's engine runs (test/kfdsim/sdma.c).
 snapshot
-timeout 120 $HIP check >$T/sdma 2>&1
-rc=$?
+rm -f $T/release
+HIP_WORK_HOLD=$T/release timeout 120 $HIP check >$T/sdma 2>&1 &
+chk=$!
+wait_for 90 grep -qx -e hold -e 'check_done 0' $T/sdma
 show_err $T/sdma
-tap_check "SDMA on: no hang (exit $rc, not the 120 s timeout)" test $rc -ne 124
-tap_check "SDMA on: each /dev/kfd SDMA queue refused with a message (CREATE_QUEUE $(delta CREATE_QUEUE))" \
-	eval 'dmesg | grep -q "SDMA queues are not simulated" || test "$rc" = 0'
-tap_diag "SDMA on: exit $rc, $(grep -c 'SDMA queues are not simulated' <(dmesg)) refusal(s) logged"
+cat $DBG/queues >$T/sdma.queues
+spasid=$(grep -o 'pasid=[0-9]*' $T/sdma.queues | head -n 1 | cut -d= -f2)
+touch $T/release
+wait $chk
+rc=$?
+sq() { grep " pasid=$spasid " $T/sdma.queues | grep ' type=sdma '; }
+sqsum() { sq | grep -o " $1=[0-9]*" | cut -d= -f2 | awk '{s += $1} END {print s + 0}'; }
+tap_check "SDMA on: every HIP call succeeds (exit $rc)" test $rc -eq 0
+tap_check "SDMA on: ROCr made its SDMA queues through /dev/kfd ($(sq | wc -l), CREATE_QUEUE $(delta CREATE_QUEUE))" \
+	test "$(sq | wc -l)" -ge 1
+tap_check "SDMA on: hipMemcpy 4 KiB back through SDMA: the same bytes" has $T/sdma memcpy_4k_same 1
+tap_check "SDMA on: hipMemcpy 256 KiB there and back through SDMA: the same bytes" \
+	has $T/sdma memcpy_256k_same 1
+tap_check "SDMA on: the engine copied each byte once ($(sqsum sdma_bytes) bytes on the SDMA queues = 4 KiB + 2 x 256 KiB, $(sdelta sdma_copy_linear) COPY_LINEAR)" \
+	test "$(sqsum sdma_bytes)" = $((4096 + 2 * 262144))
+tap_check "SDMA on: one completion-signal decrement (ATOMIC) per copy ($(sdelta sdma_atomic) for $(sdelta sdma_copy_linear))" \
+	test "$(sdelta sdma_atomic)" = "$(sdelta sdma_copy_linear)" -a "$(sdelta sdma_atomic)" -gt 0
+tap_check "SDMA on: no SDMA queue stopped at a packet ($(sdelta sdma_errors) errors)" \
+	eval 'test "$(sdelta sdma_errors)" = 0 && test "$(sqsum sdma_error)" = 0'
+n=$(field $T/sdma launched_normal)
+k=$(qsum "$spasid" dispatches "" $T/sdma.queues)
+k=$((k - $(qsum "$spasid" utility "" $T/sdma.queues)))
+tap_check "SDMA on: kfdsim dispatched the program's $n kernels exactly once ($k)" \
+	test "${n:-0}" -gt 0 -a "$k" = "$n"
+tap_diag "SDMA on: SDMA packets ROCr sent: $(for o in nop copy_linear const_fill fence trap poll_regmem atomic timestamp reg_polls; do printf '%s %s ' $o "$(sdelta sdma_$o)"; done)"
+tap_diag "SDMA on: its SDMA queues: $(sq | awk '{print $3, $4, $10, $11}' | tr '\n' ';') $(sq | grep -o 'sdma_bytes=[0-9]*' | tr '\n' ' ')"
+tap_diag "KFD ioctls of one HIP process (SDMA on): $(deltas)"
 wait_for 10 ks_idle
 
 # --- gpreempt: LC parks BE ---------------------------------------------------

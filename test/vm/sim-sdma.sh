@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kfdsim's SDMA v4 engine (test/kfdsim/sdma.c) on a /dev/kfd SDMA queue that
+# Debian's libhsakmt creates, driven as ROCr's BlitSdmaV4 drives one
+# (build/sdma-client): a POLL_REGMEM waits for its value; 1 MiB host ->
+# VRAM -> host by COPY_LINEAR comes back the same, though two runlist
+# changes preempt it on the way (kfdsim counts the save and the restore,
+# and the bytes once); CONST_FILL, ATOMIC ADD64, TIMESTAMP and FENCE do
+# what they say; the read offset ends at the write offset, in bytes.  An
+# unknown opcode stops the queue at that packet with a kernel log line and
+# sdma_error=1, nothing after it runs, and the queue is still destroyed.
+# gpreempt sees the queue with its SDMA type.  Runs inside the test guest
+# from the repository root; ends with kfdsim unloaded.
+. test/lib/tap.sh
+. test/lib/sim.sh
+. test/lib/kfdclient.sh
+OBJ=${GP_OBJ:-.}
+KO=$OBJ/test/kfdsim/kfdsim.ko
+CLIENT=build/sdma-client
+DBG=/sys/kernel/debug/kfdsim
+T=$(mktemp -d /tmp/sdma.XXXXXX)
+
+dmesg -C
+rmmod gpreempt 2>/dev/null
+rmmod kfdsim 2>/dev/null
+if [ ! -x $CLIENT ]; then
+	tap_not_ok "build/sdma-client built # libhsakmt-dev missing: run scripts/setup"
+	tap_done
+	exit
+fi
+
+# 1 MiB at 50 MB/s: 21 ms a copy, long enough for the runlist changes.
+tap_check "insmod kfdsim sdma_mbps=50" insmod $KO sdma_mbps=50
+tap_check "insmod gpreempt" insmod $OBJ/module/gpreempt.ko
+$CLIENT >$T/out 2>$T/err &
+pid=$!
+wait_for 20 grep -q '^queue_id' $T/out
+$CTL --json status >$T/status 2>/dev/null
+cat $DBG/queues >$T/queues.early
+wait $pid
+rc=$?
+grep -v 'amdgpu_get_auth' $T/err | head -5 | sed 's/^/# /'
+sed 's/^/# /' $T/out
+tap_check "sdma-client: every libhsakmt call succeeds, every check holds (exit $rc)" test $rc = 0
+tap_check "gpreempt saw the SDMA queue with its type" \
+	eval "jq -e --argjson t $pid '[.queues[] | select(.tgid == \$t)] | length == 1' $T/status >/dev/null"
+tap_diag "gpreempt's view: $(jq -c --argjson t $pid '[.queues[] | select(.tgid == $t)]' $T/status)"
+tap_check "kfdsim: a queue of type sdma" grep -q ' type=sdma ' $T/queues.early
+tap_check "POLL_REGMEM: the engine waits at it until the value holds" has $T/out poll_waits 1
+tap_check "COPY_LINEAR: 1 MiB host -> VRAM -> host, the same bytes" has $T/out copy_same 1
+tap_check "the copies were preempted by the runlist changes and resumed ($(kstat preemptions) preemptions)" \
+	test "$(kstat preemptions)" -ge 1
+tap_check "CONST_FILL: 4 KiB of one dword, nothing beyond" has $T/out fill_ok 1
+tap_check "ATOMIC ADD64 of -1 on 5: 4" has $T/out atomic 4
+tap_check "TIMESTAMP: the clock written" has $T/out timestamp_ok 1
+tap_check "FENCE: 2015 written after the rest" has $T/out fence 2015
+r=$(awk '$1 == "rptr" {print $2, $4}' $T/out)
+tap_check "the read offset (bytes) ends at the write offset ($r)" \
+	test "${r% *}" = "${r#* }" -a "${r% *}" -gt 0
+tap_check "an unknown opcode stops the queue at it; the FENCE after it never runs" \
+	has $T/out bad_rptr_stuck 1
+tap_check "... with a kernel log line naming it" \
+	eval 'dmesg | grep -q "SDMA queue .*opcode not simulated: packet 0x0000003f (opcode 63"'
+tap_check "... and kfdsim's stats count the stop ($(kstat sdma_errors))" test "$(kstat sdma_errors)" = 1
+tap_check "... and the queue is destroyed as usual" has $T/out destroy 0
+tap_check "each byte copied once: sdma_bytes $(kstat sdma_bytes) = 2 MiB + 4 KiB" \
+	test "$(kstat sdma_bytes)" = $((2 * 1048576 + 4096))
+tap_diag "SDMA packets (kfdsim/TCG simulation): $(grep '^sdma_' $DBG/stats | tr '\n' ' ')"
+tap_check "kfdsim idle" wait_for 10 ks_idle
+tap_check "rmmod gpreempt" rmmod gpreempt
+tap_check "rmmod kfdsim" rmmod kfdsim
+tap_dmesg_clean "no kernel warnings"
+rm -rf "$T"
+tap_done
