@@ -106,7 +106,8 @@ pod=$!
 wait_for() { local t=$1 i; shift; for ((i = 0; i < t * 2; i++)); do "$@" && return 0; sleep 0.5; done; return 1; }
 logged() { grep -qF "$1" "$LOG"; }
 show() { sed 's/^/# /' "$LOG" | tail -n 25; }
-if wait_for 600 logged "gpreempt-node: ready"; then
+if wait_for 600 sh -c "grep -qF 'gpreempt-node: ready' '$LOG' || ! kill -0 $pod 2>/dev/null" &&
+	logged "gpreempt-node: ready"; then
 	tap_ok "image (node): gpreempt-node run installs ($(grep -c . "$LOG") log lines)"
 else
 	show
@@ -124,7 +125,8 @@ tap_check "image (node): the static gpreemptctl on the node's path runs (status)
 	/opt/gpreempt/sbin/gpreemptctl status
 tap_check "image (node): the hooks.d files are installed" \
 	sh -c "ls /usr/share/containers/oci/hooks.d/gpreempt-*.json"
-if wait_for 60 logged "started the NRI v2 plugin" && wait_for 60 grep -q '^sync 0$' "$n/nri/out"; then
+if kill -0 "$pod" 2>/dev/null && wait_for 60 logged "started the NRI v2 plugin" &&
+	wait_for 60 grep -q '^sync 0$' "$n/nri/out"; then
 	tap_ok "image (node): the NRI v2 plugin started on /var/run/nri/nri.sock and synchronized"
 else
 	show
@@ -151,3 +153,4 @@ exec 7>&-
 kill "$rt" 2>/dev/null
 grep -q . "$LOG" && sed 's/^/# pod: /' "$LOG" | grep -E "dkms|loaded|plugin|error|warning" | head -n 12
 modprobe -r amdgpu 2>/dev/null
+tap_check "image (node): amdgpu unloaded again (the next test loads kfdsim)" sh -c "[ ! -d /sys/module/amdgpu ]"
