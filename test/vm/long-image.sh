@@ -148,7 +148,7 @@ tap_check "image (node): uninstall removes the DKMS build" \
 tap_check "image (node): uninstall removes gpreemptctl, the plugin, hooks.d files, /etc/gpreempt.conf" \
 	sh -c "[ ! -e /opt/gpreempt/sbin/gpreemptctl ] && [ ! -e /opt/gpreempt/sbin/gpreempt-nri ] &&
 		! ls /usr/share/containers/oci/hooks.d/gpreempt-*.json 2>/dev/null && [ ! -e /etc/gpreempt.conf ]"
-tap_check "image (node): the NRI v2 plugin stopped" sh -c "! pgrep -f /opt/gpreempt/sbin/gpreempt-nri"
+tap_check "image (node): the NRI v2 plugin stopped" sh -c "! pgrep -f '^/opt/gpreempt/sbin/gpreempt-nri '"
 exec 7>&-
 kill "$rt" 2>/dev/null
 grep -q . "$LOG" && sed 's/^/# pod: /' "$LOG" | grep -E "dkms|loaded|plugin|error|warning" | head -n 12
