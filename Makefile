@@ -391,7 +391,10 @@ vmtest: all
 # without printing a failing line still fails the run.  check is the default
 # kernel's suites (about 25 minutes on the 2-core host); check-long adds what
 # only grows with the matrix and with time: every other cached kernel (build
-# and reduced suite) and the short soak (about 6 minutes).  .ci/run runs both.
+# and reduced suite), the short soak (about 6 minutes) and the DaemonSet
+# image: its offline build, contents and DKMS build on the host
+# (test/run-image), its node script in the guest (test/vm/long-image.sh).
+# .ci/run runs both.
 check: setup
 	@$(MAKE) --no-print-directory all
 	@start=$$(date +%s); { \
@@ -407,6 +410,7 @@ check-long: setup
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory matrix
 	@start=$$(date +%s); { \
+		$(TOP)/test/run-image || echo "not ok - test/run-image exit status"; \
 		$(TOP)/test/run-vm long || echo "not ok - test/run-vm long exit status"; \
 		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
 		echo "# make check-long: $$(( $$(date +%s) - start )) s"; \

@@ -33,7 +33,7 @@
 #                                keep: leave the node as it is
 #   GPREEMPT_RESYNC_S=30         how often run checks the ConfigMap
 # For tests: GPREEMPT_USRSRC=/usr/src, GPREEMPT_MODULES=/lib/modules,
-# GPREEMPT_SYS=/sys, GPREEMPT_KVER=$(uname -r).
+# GPREEMPT_SYS=/sys, GPREEMPT_KVER=$(uname -r), GPREEMPT_USRLIB=/usr/lib.
 #
 # Commands on the host (modprobe with the host's modprobe.d; gpreemptctl
 # apply, which resolves cgroup paths in the host's cgroup2 mount) run through
@@ -53,6 +53,7 @@ USRSRC=${GPREEMPT_USRSRC:-/usr/src}
 MODULES=${GPREEMPT_MODULES:-/lib/modules}
 SYS=${GPREEMPT_SYS:-/sys}
 KVER=${GPREEMPT_KVER:-$(uname -r)}
+USRLIB=${GPREEMPT_USRLIB:-/usr/lib}
 
 HOOKS_DIR=/usr/share/containers/oci/hooks.d	# podman and CRI-O read it
 NRI_CONF=/etc/nri/conf.json			# containerd 1.6, NRI v0.1
@@ -149,6 +150,18 @@ ds_build() {
 	[ -f "$USRSRC/gpreempt-$1/.gpreempt-src-id" ]
 }
 
+# kbuild_links: Debian's kernel headers link their scripts/ and tools/ to
+# /usr/lib/linux-kbuild-<version>, outside the /usr/src the DaemonSet
+# mounts: link each of the host's (GPREEMPT_ROOT/usr/lib, read-only) into
+# this container's /usr/lib, or kbuild finds no scripts/Makefile.build.
+kbuild_links() {
+	local k
+	for k in "$ROOT"/usr/lib/linux-kbuild-*; do
+		[ -d "$k" ] || continue
+		[ -e "$USRLIB/${k##*/}" ] || ln -s "$k" "$USRLIB/${k##*/}"
+	done
+}
+
 # module_build: DKMS-build the image's source for KVER; sets REBUILT.
 module_build() {
 	local ver dst id status v own=
@@ -158,6 +171,7 @@ module_build() {
 	[ -e "$MODULES/$KVER/build" ] ||
 		die "no kernel headers for $KVER on this node ($MODULES/$KVER/build is missing): install linux-headers-$KVER on the node, then delete this pod"
 	command -v dkms >/dev/null || die "dkms is not installed in this image (deploy/Containerfile installs it)"
+	kbuild_links
 	ver=$(ds_version)
 	dst=$USRSRC/gpreempt-$ver
 	id=$(src_id)

@@ -92,16 +92,52 @@ tap_check "deploy: the Containerfile installs every interpreter and program the 
 tap_check "deploy: every GPREEMPT_* the DaemonSet sets is one the script reads" \
 	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
 	       for v in \$(ds env | cut -d' ' -f1); do grep -q \"\\\${\$v:-\" '$SCRIPT' || { echo \"\$v\"; exit 1; }; done"
-# The example pods: the LC one annotated with a value the hook accepts, the
-# BE one not at all.
-tap_check "deploy: example-pods.yaml: LC annotated gpreempt.io/priority (a valid value), BE not" python3 - <<'EOF'
+# The example pods (the GPU sharing the docs recommend): LC and BE annotated
+# with values the hook accepts, LC above BE; both on a node the DaemonSet
+# runs on, BE on LC's node, both on the same GPU with /dev/kfd and /dev/dri
+# mounted, privileged, in a namespace Pod Security admission lets them run in.
+tap_check "deploy: example-pods.yaml: an LC and a BE pod share one GPU (annotations, node, GPU, devices, namespace)" python3 - <<'EOF'
 import re, yaml
-d = {x["metadata"]["name"]: x for x in yaml.safe_load_all(open("deploy/example-pods.yaml")) if x}
-lc = d["infer-lc"]["spec"]["template"]["metadata"].get("annotations", {})
-be = d["train-be"]["spec"]["template"]["metadata"].get("annotations", {})
-v = lc.get("gpreempt.io/priority")
-assert isinstance(v, str) and re.fullmatch(r"low|normal|high|1[0-5]|[0-9]", v), repr(v)
-assert "gpreempt.io/priority" not in be
+docs = [x for x in yaml.safe_load_all(open("deploy/example-pods.yaml")) if x]
+ns = {x["metadata"]["name"]: x for x in docs if x["kind"] == "Namespace"}
+d = {x["metadata"]["name"]: x for x in docs if x["kind"] == "Deployment"}
+ds = [x for x in yaml.safe_load_all(open("deploy/gpreempt.yaml")) if x and x["kind"] == "DaemonSet"][0]
+terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+    "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+def prio(v):
+    assert isinstance(v, str) and re.fullmatch(r"low|normal|high|1[0-5]|[0-9]", v), repr(v)
+    return {"low": 3, "normal": 7, "high": 12}.get(v) or int(v)
+def on_ds_node(sel):   # the pod's nodeSelector satisfies one of the DaemonSet's terms
+    for t in terms:
+        if all((e["operator"] == "In" and sel.get(e["key"]) in e["values"]) or
+               (e["operator"] == "Exists" and e["key"] in sel) for e in t["matchExpressions"]):
+            return True
+    return False
+gpu = {}
+for name in ("infer-lc", "train-be"):
+    dep = d[name]
+    n = dep["metadata"].get("namespace")
+    assert n in ns, "%s: its namespace %r is not in the file" % (name, n)
+    assert ns[n]["metadata"]["labels"].get("pod-security.kubernetes.io/enforce") == "privileged", \
+        "%s: namespace %s does not admit privileged pods" % (name, n)
+    spec = dep["spec"]["template"]["spec"]
+    assert on_ds_node(spec.get("nodeSelector", {})), "%s: not pinned to a gpreempt node" % name
+    vols = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v}
+    for c in spec["containers"]:
+        assert c.get("securityContext", {}).get("privileged") is True, "%s: not privileged" % name
+        mounts = {vols.get(m["name"]): m["mountPath"] for m in c.get("volumeMounts", [])}
+        for dev in ("/dev/kfd", "/dev/dri"):
+            assert mounts.get(dev) == dev, "%s/%s: %s not mounted" % (name, c["name"], dev)
+        env = {e["name"]: e.get("value") for e in c.get("env", [])}
+        gpu[name] = env.get("ROCR_VISIBLE_DEVICES")
+lc = prio(d["infer-lc"]["spec"]["template"]["metadata"]["annotations"]["gpreempt.io/priority"])
+be = prio(d["train-be"]["spec"]["template"]["metadata"]["annotations"]["gpreempt.io/priority"])
+assert lc > be, "LC's priority %d is not above BE's %d" % (lc, be)
+assert gpu["infer-lc"] is not None and gpu["infer-lc"] == gpu["train-be"], "not one GPU: %r" % gpu
+aff = d["train-be"]["spec"]["template"]["spec"]["affinity"]["podAffinity"][
+    "requiredDuringSchedulingIgnoredDuringExecution"][0]
+assert aff["topologyKey"] == "kubernetes.io/hostname"
+assert aff["labelSelector"]["matchLabels"] == d["infer-lc"]["spec"]["template"]["metadata"]["labels"]
 EOF
 
 # --- the script --------------------------------------------------------------
@@ -163,12 +199,15 @@ esac
 exit 0
 EOF
 chmod +x "$t/bin/dkms" "$t/bin/nsenter"
+# Debian's headers link scripts/ to /usr/lib/linux-kbuild-<version>: the
+# host's, and the container's /usr/lib (outside the node's paths).
+mkdir -p "$H/usr/lib/linux-kbuild-6.12/scripts" "$t/ctr-usr-lib"
 printf 'container max_priority=normal\ncgroup infer.slice high\n' >"$t/config/gpreempt.conf"
 printf '# scan faster\ntick_us=200\n' >"$t/config/module-params"
 node() {	# node install|uninstall: sets out, rc
 	out=$(PATH=$t/bin:$PATH GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
 		GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=${NODE_MODULES:-$C/lib/modules} \
-		GPREEMPT_SYS=$C/sys GPREEMPT_KVER=6.12.0-test "$SCRIPT" "$@" 2>&1)
+		GPREEMPT_SYS=$C/sys GPREEMPT_KVER=6.12.0-test GPREEMPT_USRLIB=$t/ctr-usr-lib "$SCRIPT" "$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" >"$t/out"
 }
@@ -203,6 +242,8 @@ tap_check "deploy: /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf (from mo
 tap_check "deploy: DKMS add and install of gpreempt/0.1-ds for the node's kernel, from a copy of the source in /usr/src" \
 	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1-ds' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls' &&
 	       grep -qx 'PACKAGE_VERSION=\"0.1-ds\"' '$C/usr/src/gpreempt-0.1-ds/dkms.conf' && [ -s '$C/usr/src/gpreempt-0.1-ds/.gpreempt-src-id' ]"
+tap_check "deploy: the container's /usr/lib/linux-kbuild-6.12 is the host's (Debian's headers link there)" \
+	sh -c "[ \"\$(readlink '$t/ctr-usr-lib/linux-kbuild-6.12')\" = '$H/usr/lib/linux-kbuild-6.12' ]"
 tap_check "deploy: on the host: modinfo -p (the parameters checked), modprobe gpreempt, then apply of the new conf, then hook resync" \
 	sh -c "grep '^host ' '$t/calls' | grep -v -e '--help' -e 'containerd --version' | tr '\n' ';' |
 	       grep -qx 'host modinfo -p gpreempt;host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook resync;'"

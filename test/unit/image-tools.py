@@ -3,7 +3,8 @@
 #
 # test/unit/image-tools.py - run by test/unit/deploy.sh from the top of the
 # tree: does deploy/Containerfile install every program the DaemonSet's DKMS
-# build runs?  The build path is dkms.conf's MAKE script, the scripts it and
+# build and the node script run?  The path is deploy/gpreempt-node.sh,
+# dkms.conf's MAKE script, the scripts they and
 # the Makefile's BTF layout, BPF maps and modules recipes run (transitively),
 # and those recipes.  Every interpreter (#!) and every command found there
 # (shell: words in command position; Python: ["prog", "-opt", ...] lists)
@@ -11,6 +12,8 @@
 # Containerfile or part of every Debian image (Essential or required: BASE).
 # A new command on the path fails here until the table names its package.
 # Prints what it found; exits 1 with one line per missing program.
+# --list: only the commands, one a line (test/image-check looks for each in
+# the built image).
 import os
 import re
 import sys
@@ -23,13 +26,18 @@ TOOLS = {
     "pahole": "dwarves", "modinfo": "kmod", "dkms": "dkms",
     "xz": "xz-utils", "zstd": "zstd", "gzip": "gzip", "awk": "mawk",
     "sed": "sed", "grep": "grep", "cmp": "diffutils", "find": "findutils", "xargs": "findutils",
-    **{c: "coreutils" for c in "cat cp cut dirname head ln mkdir mktemp mv nproc od rm sort tail tr uname".split()},
+    "jq": "jq", "nsenter": "util-linux",
+    **{c: "coreutils" for c in """cat chmod cp cut dirname head ln mkdir mktemp mv nproc od readlink rm
+        rmdir sha256sum sleep sort tail tr uname""".split()},
 }
 # In every Debian image (Essential or Priority: required), slim ones too.
 BASE = set("bash dash coreutils sed grep findutils mawk gzip diffutils tar util-linux debianutils".split())
 SHELL_WORDS = set("""case esac if then elif else fi for in do done while until function select
     local set trap echo printf exit return cd test [ [[ read shift export true false : eval wait
-    unset readonly declare break continue type command exec pwd""".split())
+    unset readonly declare break continue type command exec pwd kill""".split())
+# Case labels (keep|unload|skip) and words of deploy/gpreempt-node.sh that the
+# scanner takes for commands.
+NOT_COMMANDS = set("keep unload skip line module-params".split())
 
 def apt_packages(path):
     text = open(path).read().replace("\\\n", " ")
@@ -142,7 +150,7 @@ while re.search(r"\$\([^()]*\)", mk_sh):
 mk_sh = mk_sh.replace("\0", "$")
 
 dkms_make = re.search(r'^MAKE\[0\]="([^ "]+)', open("dkms.conf").read(), re.M).group(1)
-todo, seen, need = [dkms_make], set(), {}
+todo, seen, need = [dkms_make, "deploy/gpreempt-node.sh"], set(), {}
 for c in sh_commands(mk_sh):
     if c.startswith("scripts/"):
         todo.append(c)
@@ -163,11 +171,16 @@ while todo:
     else:
         cmds = sh_commands(text, set(re.findall(r"^\s*([A-Za-z_][\w-]*)\s*\(\)", text, re.M)))
     for c in cmds:
+        if c in NOT_COMMANDS:
+            continue
         if c.startswith("scripts/"):
             todo.append(c)
         else:
             need.setdefault(c, f)
 
+if sys.argv[1:] == ["--list"]:    # for test/image-check: the commands, one a line
+    print("\n".join(sorted(need)))
+    sys.exit(0)
 have = apt_packages("deploy/Containerfile") | BASE
 bad = []
 for c, where in sorted(need.items()):
