@@ -158,7 +158,7 @@ kbuild_links() {
 	local k
 	for k in "$ROOT"/usr/lib/linux-kbuild-*; do
 		[ -d "$k" ] || continue
-		[ -e "$USRLIB/${k##*/}" ] || ln -s "$k" "$USRLIB/${k##*/}"
+		[ -e "$USRLIB/${k##*/}" ] || ln -sfn "$k" "$USRLIB/${k##*/}"
 	done
 }
 

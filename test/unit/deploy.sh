@@ -425,7 +425,7 @@ node uninstall
 : >"$t/calls"
 PATH=$t/bin:$PATH TMPDIR=$t GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
 	GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
-	GPREEMPT_KVER=6.12.0-test GPREEMPT_RESYNC_S=1 "$SCRIPT" run >"$t/run.log" 2>&1 &
+	GPREEMPT_KVER=6.12.0-test GPREEMPT_USRLIB=$t/ctr-usr-lib GPREEMPT_RESYNC_S=1 "$SCRIPT" run >"$t/run.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -e "$t/gpreempt-ready" ] && break; sleep 0.1; done
 tap_check "deploy: run: ready after the install" test -e "$t/gpreempt-ready"
