@@ -138,10 +138,10 @@ enum gp_tick_kind gp_next_tick_kind(int n, u64 t0)
  * @t0: the tick's time
  * @period: the fast period, tick_us
  *
- * To the end of a hold nothing can cut short (gp_hold_until()), at most
- * idle_us.  Not while the policy held actions back (budget), a provider
- * inherits, the helper has actions in flight or restores are owed: those
- * move before any hold ends.
+ * Towards the end of a hold nothing can cut short (gp_hold_until()), in
+ * steps of at most a quarter of hysteresis_us and idle_us.  Not while the
+ * policy held actions back (budget), a provider inherits, the helper has
+ * actions in flight or restores are owed: those move before any hold ends.
  *
  * Return: the period in microseconds.
  */
@@ -156,7 +156,14 @@ unsigned int gp_hold_period(int n, const struct gp_policy_params *pp, u64 t0,
 	until = gp_hold_until(n, pp, t0);
 	if (until <= t0)
 		return period;
-	us = min_t(u64, DIV_ROUND_UP(until - t0, NSEC_PER_USEC), READ_ONCE(gp_param.idle_us));
+	/*
+	 * In steps of a quarter of the hold: work the top did in a step
+	 * extends the hold from the step's end (gp_policy_params.slept), at
+	 * most a quarter late.
+	 */
+	us = min_t(u64, DIV_ROUND_UP(until - t0, NSEC_PER_USEC),
+		   max_t(u64, pp->hysteresis_ns / 4 / NSEC_PER_USEC, period));
+	us = min_t(u64, us, READ_ONCE(gp_param.idle_us));
 	if (us <= period)
 		return period;
 	gp_stats.hold_sleeps++;
