@@ -221,8 +221,7 @@ struct gp_stats {
 	__u64 dep_provider_ticks;
 	/*
 	 * How long a level stays busy after its last work, this tick:
-	 * hysteresis_us, or with hold_adaptive the longest device's hold
-	 * (what a park plus an unpark take there, measured).
+	 * hysteresis_us (or gp_config's override of it).
 	 */
 	__u64 hold_us;
 	/* The highest rate_last_sec since load: what max_rate has to allow. */

@@ -42,7 +42,6 @@ struct gp_params {
 	unsigned int shrink_pct;	/* 0: park; else shrink BE to this share of its CUs */
 	bool enable;
 	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
-	bool hold_adaptive;	/* per-device hold from park costs (gp_hold_ns()) */
 	unsigned int dispatch_window_ms;	/* early-rptr firmware (S3 F11), 0: off */
 	bool sdma_hint;		/* SDMA queues' pending copies make their level busy */
 	bool adopt_existing;

@@ -174,10 +174,6 @@ module_param_cb(hysteresis_us, &gp_uint_ops, &gp_range_hysteresis_us, 0644);
 MODULE_PARM_DESC(hysteresis_us,
 		 "Expert: Time in microseconds a level stays busy after its last pending work before lower queues resume (default 2000) [0..10000000]");
 
-module_param_named(hold_adaptive, gp_param.hold_adaptive, bool, 0644);
-MODULE_PARM_DESC(hold_adaptive,
-		 "Expert: Per device, hold a level busy after its last work only as long as a park plus an unpark take there (measured), at most hysteresis_us and at least one tick (default 0: hysteresis_us everywhere)");
-
 static struct gp_uint_range gp_range_dispatch_window_ms = {
 	.val = &gp_param.dispatch_window_ms, .min = 0, .max = 600000,
 	.name = "dispatch_window_ms",

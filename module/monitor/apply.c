@@ -175,7 +175,7 @@ static void gp_apply_shrink(struct gp_queue *e, int n, const struct gp_policy_pa
 	t0 = ktime_get_ns();
 	ret = gp_shrink_queue(e, shrink, avoid, gp_dev_cus[d], false);
 	t1 = ktime_get_ns();
-	gp_dev_charge(d, ret, t0, t1);
+	gp_dev_charge(d, ret, t1);
 	gp_count_lc_preempt(e, t1 - t0);
 	/* The device takes no mask from gpreempt: parked from now on. */
 	if (ret == -EOPNOTSUPP && shrink)
@@ -303,7 +303,7 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			else
 				ret = gp_suspend_queue(e, act == GP_ACT_PARK, false);
 			t1 = ktime_get_ns();
-			gp_dev_charge(gp_pq_dev(&e->pq), ret, t0, t1);
+			gp_dev_charge(gp_pq_dev(&e->pq), ret, t1);
 			gp_count_lc_preempt(e, t1 - t0);
 			if (by_proc)	/* The whole process moved: commit each of its queues. */
 				gp_commit_proc(e, n, act, pp, ret, t0, t1);

@@ -2,8 +2,7 @@
 /*
  * devices.c - the monitor's view of each device: a small dense index per
  * kfd_node (the policy compares only queues of one device), its budget of
- * state changes (max_rate, max_actions) and, with hold_adaptive, the hold
- * from what a park and an unpark cost there.
+ * state changes (max_rate, max_actions).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,9 +22,6 @@ static u32 gp_ndevs;
 static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
-/* hold_adaptive: what a park or unpark costs per device, and the hold from it */
-static struct gp_hold gp_dev_hold[GP_POLICY_MAX_DEVS];
-static u64 gp_dev_hold_ns[GP_POLICY_MAX_DEVS];
 static u64 gp_rate_window_ns;
 
 /*
@@ -33,10 +29,8 @@ static u64 gp_rate_window_ns;
  * device error.  -EIO (fenced device, reset queue) is paced by the device
  * fence's own back-off, not here.
  */
-void gp_dev_charge(u32 d, int ret, u64 t0, u64 now)
+void gp_dev_charge(u32 d, int ret, u64 now)
 {
-	if (!ret)
-		gp_hold_observe(&gp_dev_hold[d], now - t0);
 	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM ||
 		  ret == -EIO;
 
@@ -54,23 +48,11 @@ void gp_dev_charge(u32 d, int ret, u64 t0, u64 now)
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 {
 	u32 d, rate = READ_ONCE(gp_param.max_rate), busiest = 0;
-	u64 hold_max = 0;
 
 	for (d = 0; d < gp_ndevs; d++)
 		gp_dev_budget[d] = gp_bucket_avail(&gp_bkt[d], rate, now);
 	pp->dev_budget = gp_dev_budget;
-	pp->dev_hold_ns = NULL;
-	if (READ_ONCE(gp_param.hold_adaptive)) {
-		u64 tick = (u64)READ_ONCE(gp_param.tick_us) * NSEC_PER_USEC;
-
-		/* Queues only ever have slots below gp_ndevs (gp_dev_index()). */
-		for (d = 0; d < gp_ndevs; d++) {
-			gp_dev_hold_ns[d] = gp_hold_ns(&gp_dev_hold[d], pp->hysteresis_ns, tick);
-			hold_max = max(hold_max, gp_dev_hold_ns[d]);
-		}
-		pp->dev_hold_ns = gp_dev_hold_ns;
-	}
-	gp_stats.hold_us = (pp->dev_hold_ns ? hold_max : pp->hysteresis_ns) / NSEC_PER_USEC;
+	gp_stats.hold_us = pp->hysteresis_ns / NSEC_PER_USEC;
 	gp_stats.rate_limit = rate;
 	if (now - gp_rate_window_ns < NSEC_PER_SEC)
 		return;

@@ -62,7 +62,7 @@ void gp_set_state(struct gp_queue *e, enum gp_qstate st);
 /* devices.c */
 u32 gp_dev_index(struct kfd_node *dev);
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now);
-void gp_dev_charge(u32 d, int ret, u64 t0, u64 now);
+void gp_dev_charge(u32 d, int ret, u64 now);
 
 /* apply.c */
 void gp_apply(int n, const struct gp_policy_params *pp);

@@ -82,8 +82,7 @@ u64 gp_hold_until(int n, const struct gp_policy_params *pp, u64 t0)
 		    e->pq.prio < gp_dev_maxprio[d] || !e->pq.last_pending_ns)
 			continue;
 		/* A top queue: its level is busy until the last of its holds ends. */
-		end = e->pq.last_pending_ns +
-		      (pp->dev_hold_ns ? pp->dev_hold_ns[gp_pq_dev(&e->pq)] : pp->hysteresis_ns);
+		end = e->pq.last_pending_ns + pp->hysteresis_ns;
 		dev_end[d] = max(dev_end[d], end);
 		for (j = 0; j < n; j++)
 			if (e->pq.group && gp_snap[j]->pq.group == e->pq.group &&

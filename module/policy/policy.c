@@ -10,9 +10,8 @@
  * arbitrates only its own queues, so a queue competes only with queues of
  * the same device):
  *   - A priority level is *busy* while one of its queues has pending work,
- *     and for a hysteresis interval after the last time it had some: a
- *     fixed one, or per device what a park and an unpark cost there
- *     (gp_hold_ns(), hold_adaptive), at most the fixed one.
+ *     and for a hysteresis interval (hysteresis_us) after the last time it
+ *     had some.
  *   - The highest busy level runs.  A queue below it that has work (or is
  *     already parked) is parked; a parked queue is unparked once no level
  *     above it is busy any more.  Queues at or above the top are never parked.
@@ -130,12 +129,10 @@ static bool may_run(const struct gp_pq *q, const struct gp_policy_params *pp, u6
 	return q->last_progress_ns && now - q->last_progress_ns < win;
 }
 
-/* Is @q's level busy: pending, or within its device's hold? */
+/* Is @q's level busy: pending, or within the hold? */
 static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
 {
-	u64 hold = pp->dev_hold_ns ? pp->dev_hold_ns[gp_pq_dev(q)] : pp->hysteresis_ns;
-
-	return busy_within(q, pp, hold, now);
+	return busy_within(q, pp, pp->hysteresis_ns, now);
 }
 
 /* Is @y a lower queue of @x's group (and device) that may provide for it? */

@@ -56,8 +56,6 @@ enum gp_reason {
  * @enabled: false: unpark everything, park nothing
  * @tiers: tier-aware: only the device's lowest busy level is parked; levels
  *	   between it and the top (lower LC tiers) are never parked
- * @dev_hold_ns: NULL, or per device slot how long its levels stay busy after
- *		 their last pending work (the adaptive hold, gp_hold_ns());
  *		 NULL: @hysteresis_ns everywhere.  A lower queue's own recent
  *		 work (S3 F11) always counts for @hysteresis_ns.
  * @dispatch_window_ns: 0, or how long after its read index last moved a
@@ -86,7 +84,6 @@ struct gp_policy_params {
 	u32 max_actions;
 	bool enabled;
 	bool tiers;
-	const u64 *dev_hold_ns;
 	u64 dispatch_window_ns;
 	u32 *dev_budget;
 	bool slept;
@@ -248,29 +245,6 @@ struct gp_bucket {
 
 #define GP_BACKOFF_MIN_NS 1000000ULL		/* 1 ms */
 #define GP_BACKOFF_MAX_NS 1000000000ULL		/* 1 s */
-
-/**
- * struct gp_hold - what a park or unpark costs on one device (adaptive hold)
- * @call_ns: moving average of one successful park or unpark call, 1/8 weight
- *	     per new call
- * @samples: calls seen (the hold stays at its cap until GP_HOLD_MIN_SAMPLES)
- *
- * Holding a lower queue parked while the level above is idle costs that
- * queue the held time; letting it run costs a park and an unpark if the
- * level above comes back (under HWS, two remaps that also preempt the level
- * above).  Holding for as long as that pair costs, then releasing, is the
- * ski-rental rule: never more than twice the better of the two choices,
- * whatever the gaps between the level's bursts are.
- */
-struct gp_hold {
-	u64 call_ns;
-	u32 samples;
-};
-
-#define GP_HOLD_MIN_SAMPLES 8
-
-void gp_hold_observe(struct gp_hold *h, u64 call_ns);
-u64 gp_hold_ns(const struct gp_hold *h, u64 cap_ns, u64 floor_ns);
 
 u32 gp_bucket_burst(u32 rate);
 u32 gp_bucket_avail(struct gp_bucket *b, u32 rate, u64 now);

@@ -2,47 +2,10 @@
 /*
  * rate.c - what a state change costs the policy: the per-device token
  * bucket that bounds parks and unparks a second (max_rate), with its
- * back-off after failures, and the adaptive hold (hold_adaptive: a level
- * stays busy for what a park and an unpark cost on its device).  Pure C, as
- * policy.c, and built in user space by the unit tests.
+ * back-off after failures.  Pure C, as policy.c, and built in user space by
+ * the unit tests.
  */
 #include "policy.h"
-
-/**
- * gp_hold_observe() - a park or unpark call on the device succeeded
- * @h: the device's hold
- * @call_ns: how long the call took
- */
-void gp_hold_observe(struct gp_hold *h, u64 call_ns)
-{
-	if (!h->samples)
-		h->call_ns = call_ns;
-	else
-		h->call_ns = h->call_ns - (h->call_ns >> 3) + (call_ns >> 3);
-	if (h->samples < GP_HOLD_MIN_SAMPLES)
-		h->samples++;
-}
-
-/**
- * gp_hold_ns() - how long a device's levels stay busy after their last work
- * @h: the device's hold
- * @cap_ns: the longest hold (hysteresis_us)
- * @floor_ns: the shortest (a tick: shorter cannot be seen)
- *
- * Return: what a park and an unpark cost on the device (struct gp_hold),
- * within [@floor_ns, @cap_ns]; @cap_ns until enough calls were seen.
- */
-u64 gp_hold_ns(const struct gp_hold *h, u64 cap_ns, u64 floor_ns)
-{
-	u64 pair;
-
-	if (h->samples < GP_HOLD_MIN_SAMPLES)
-		return cap_ns;
-	pair = 2 * h->call_ns;
-	if (pair > cap_ns)
-		return cap_ns;
-	return pair > floor_ns ? pair : (floor_ns < cap_ns ? floor_ns : cap_ns);
-}
 
 #define GP_NS_PER_SEC 1000000000ULL
 

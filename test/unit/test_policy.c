@@ -192,74 +192,6 @@ static void t_zero_hysteresis(void)
 	EXPECT(q[1].state == GP_PS_RUNNING && r.unparks == 1 && r.top_prio[0] == 3);
 }
 
-/* The adaptive hold: the cap until 8 calls were seen, then 2 x the average call. */
-static void t_hold_rule(void)
-{
-	struct gp_hold h = { 0 };
-	int i;
-
-	EXPECT(gp_hold_ns(&h, 2 * MS, 100 * US) == 2 * MS);
-	for (i = 0; i < GP_HOLD_MIN_SAMPLES - 1; i++)
-		gp_hold_observe(&h, 300 * US);
-	EXPECT(gp_hold_ns(&h, 2 * MS, 100 * US) == 2 * MS);
-	gp_hold_observe(&h, 300 * US);
-	EXPECT(gp_hold_ns(&h, 2 * MS, 100 * US) == 600 * US);
-	/* Never above the cap, never below the floor (a tick). */
-	EXPECT(gp_hold_ns(&h, 400 * US, 100 * US) == 400 * US);
-	EXPECT(gp_hold_ns(&h, 2 * MS, 1 * MS) == 1 * MS);
-	EXPECT(gp_hold_ns(&h, 500 * US, 1 * MS) == 500 * US);
-	/* The average follows the calls (1/8 per call). */
-	for (i = 0; i < 64; i++)
-		gp_hold_observe(&h, 50 * US);
-	EXPECT(gp_hold_ns(&h, 2 * MS, 10 * US) < 120 * US);
-	EXPECT(gp_hold_ns(&h, 2 * MS, 10 * US) >= 100 * US);
-}
-
-/*
- * Per-device holds: the LC level of device 0 (hold 500 us) releases its BE
- * before the one of device 1 (hold = the 2 ms cap); a BE queue's own recent
- * work (S3 F11) still counts for the full hysteresis.
- */
-static void t_hold_per_device(void)
-{
-	struct gp_policy_params pp = P;
-	u64 hold[GP_POLICY_MAX_DEVS];
-	struct gp_pq q[4];
-	const u64 idle = T0 + 10 * MS;
-	int i;
-
-	for (i = 0; i < GP_POLICY_MAX_DEVS; i++)
-		hold[i] = P.hysteresis_ns;
-	hold[0] = 500 * US;
-	pp.dev_hold_ns = hold;
-	qinit(&q[0], 12, true);
-	qinit(&q[1], 3, true);
-	qinit(&q[2], 12, true);
-	qinit(&q[3], 3, true);
-	q[2].dev = q[3].dev = 1;
-	tick(&pp, q, 4, T0);
-	tick(&pp, q, 4, idle);
-	EXPECT(q[1].state == GP_PS_PARKED && q[3].state == GP_PS_PARKED);
-	q[0].pending = q[2].pending = false;
-	tick(&pp, q, 4, idle + 400 * US);
-	EXPECT(q[1].state == GP_PS_PARKED && q[3].state == GP_PS_PARKED);
-	tick(&pp, q, 4, idle + 500 * US);
-	EXPECT(q[1].state == GP_PS_RUNNING && q[1].reason == GP_WHY_HIGHER_IDLE);
-	EXPECT(q[3].state == GP_PS_PARKED);
-	tick(&pp, q, 4, idle + P.hysteresis_ns);
-	EXPECT(q[3].state == GP_PS_RUNNING);
-	/*
-	 * F11: BE's dispatch started (its read index caught up: no longer
-	 * pending) just before LC came back; within the full hysteresis it
-	 * is still parked, though device 0's hold is shorter.
-	 */
-	q[1].pending = false;
-	q[1].last_pending_ns = idle + 3 * MS;
-	q[0].pending = true;
-	tick(&pp, q, 4, idle + 3 * MS + 1 * MS);
-	EXPECT(q[1].state == GP_PS_PARKED);
-}
-
 /*
  * S3 F11, long kernels: on early-rptr firmware a BE queue running one long
  * kernel shows no work; its read index moved when the dispatch started.
@@ -1666,8 +1598,6 @@ static const struct test tests[] = {
 	{ "LC idle past hysteresis: BE unparked (HIGHER_IDLE)", t_past_hysteresis },
 	{ "hysteresis 0: unparked on the first idle scan", t_zero_hysteresis },
 	{ "F11: a BE running one long kernel on early-rptr firmware is parked within dispatch_window_ns", t_dispatch_window },
-	{ "adaptive hold: the cap until 8 calls, then 2 x their average, within [tick, cap]", t_hold_rule },
-	{ "adaptive hold per device: each device's LC releases after its own hold; F11 keeps the full hysteresis", t_hold_per_device },
 	{ "three levels: top runs, both lower parked; top drains, middle runs", t_three_levels },
 	{ "idle lower queue not parked (parked once it has work)", t_idle_lower_not_parked },
 	{ "S4-3: a queue at a barrier holds its level for the hysteresis, releases it for one slice, then holds it again", t_blocked_releases_level },

@@ -1,16 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Issue 19 item 3: hold_adaptive.  With it, a level stays busy after its last
-# work only as long as a park plus an unpark take on its device (measured),
-# at most hysteresis_us.  LC arrives every 30 ms; with hysteresis_us=20000
-# and the fixed hold BE is released only after 20 ms of LC idle.  Checked:
-# with hold_adaptive=1 the hold (gp_stats.hold_us) drops below hysteresis_us
-# once 8 calls were measured, to about twice the mean park/unpark call; BE
-# is still parked while LC has work and released between LC's requests;
-# every packet runs exactly once.  No clock
-# threshold: hold_us is compared with the module's own call times.
-# Also the latency percentiles of gp_stats (detection, park and unpark
+# The hold: a level stays busy for hysteresis_us after its last work.  LC
+# arrives every 30 ms; with hysteresis_us=20000 BE is parked while LC has
+# work and released only after 20 ms of LC idle; gp_stats.hold_us shows the
+# hold; every packet runs exactly once.
+# The latency percentiles of gp_stats (detection, park and unpark
 # calls): present in gpreemptctl stats (text and --json), ordered
 # (p50 <= p90 <= p99 <= max), their counts those of gp_stats (preempts,
 # resumes, the buckets, the power-of-two histograms).
@@ -31,9 +26,9 @@ lat_read() {
 	done
 	return 1
 }
-run() {	# <hold_adaptive>: LC every 30 ms over BE, 4 s
+run() {	# LC every 30 ms over BE, 4 s
 	insmod "$OBJ/test/kfdsim/kfdsim.ko"
-	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us=$HYST hold_adaptive=$1
+	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us=$HYST
 	$GPLOAD --mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet &
 	be=$!
 	sleep 0.5
@@ -46,18 +41,11 @@ run() {	# <hold_adaptive>: LC every 30 ms over BE, 4 s
 	sim_unload
 }
 dmesg -C
-run 0
-tap_check "fixed hold: hold_us is hysteresis_us ($hold)" test "$hold" = $HYST
-tap_check "fixed hold: BE parked and released ($parks/$resumes)" test "${parks:-0}" -gt 0 -a "${resumes:-0}" -gt 0
-fixed_parks=$parks
-tap_check "fixed hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
-
-run 1
-tap_check "adaptive hold: hold_us below hysteresis_us ($hold < $HYST)" test "${hold:-$HYST}" -lt $HYST
-tap_check "adaptive hold: BE parked and released ($parks/$resumes; fixed: $fixed_parks)" \
-	test "${parks:-0}" -gt 0 -a "${resumes:-0}" -gt 0
-tap_check "adaptive hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
-tap_diag "adaptive hold ${hold} us; latency (us): $(jq -c .latency <<<"$ctl")"
+run
+tap_check "hold: hold_us is hysteresis_us ($hold)" test "$hold" = $HYST
+tap_check "hold: BE parked and released ($parks/$resumes)" test "${parks:-0}" -gt 0 -a "${resumes:-0}" -gt 0
+tap_check "hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
+tap_diag "latency (us): $(jq -c .latency <<<"$ctl")"
 tap_check "latency: detect, park and unpark have samples and p50 <= p90 <= p99 <= max" \
 	jq -e '[.latency.detect, .latency.park, .latency.unpark] | all(.count > 0 and
 		.min_us <= .p50_us and .p50_us <= .p90_us and .p90_us <= .p99_us and .p99_us <= .max_us)' <<<"$ctl"
@@ -74,11 +62,5 @@ tap_check "latency: max is gp_stats' own, the p99 within its buckets' range" \
 tap_check "latency: gpreemptctl stats prints the park call percentiles in us" \
 	grep -qE '^park call +[1-9][0-9]* +[0-9]+\.[0-9] +[0-9]+\.[0-9]' <<<"$ctl_text"
 
-insmod "$OBJ/test/kfdsim/kfdsim.ko"
-insmod "$OBJ/module/gpreempt.ko" hysteresis_us=$HYST
-tap_check "hold_adaptive can be switched on at run time" sh -c 'echo 1 >/sys/module/gpreempt/parameters/hold_adaptive'
-tap_check_fails "hold_adaptive=maybe refused" sh -c 'echo maybe >/sys/module/gpreempt/parameters/hold_adaptive'
-rmmod gpreempt
-rmmod kfdsim
-tap_dmesg_clean "adaptive hold: dmesg clean"
+tap_dmesg_clean "hold: dmesg clean"
 tap_done
