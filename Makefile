@@ -275,7 +275,7 @@ matrix:
 tools: $(TOOLS)
 
 $(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy/policy.c $(TOP)/module/policy/rate.c $(TOP)/module/policy/sleep.c \
-		$(TOP)/module/policy/policy.h \
+		$(TOP)/module/policy/policy.h $(TOP)/test/unit/tap.h \
 		$(TOP)/module/backends/cumask.c $(TOP)/module/backends/cumask.h | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/module -o $@ $(TOP)/test/unit/test_policy.c \
 		$(TOP)/module/policy/policy.c $(TOP)/module/policy/rate.c $(TOP)/module/policy/sleep.c \

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_policy - unit tests of module/policy/policy.c (user space, KTAP output in the
- * kselftest style: "TAP version 13", "1..N", "ok N - name"; exit status 1 when
- * any test failed).
+ * test_policy - unit tests of module/policy/ (user space; TAP output and exit
+ * status of test/unit/tap.h).
  *
  *   make build/test_policy && build/test_policy
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
@@ -13,20 +12,11 @@
 #include <string.h>
 #include "policy/policy.h"
 #include "backends/cumask.h"
+#include "tap.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
 #define T0 (10 * MS)		/* the monotonic clock never reads 0 */
-
-static int cur_failed;
-
-/* EXPECT(cond): a failed condition fails the current test, with a diagnostic. */
-#define EXPECT(cond) do {							\
-	if (!(cond)) {								\
-		cur_failed = 1;							\
-		printf("# %s:%d: expected %s\n", __FILE__, __LINE__, #cond);	\
-	}									\
-} while (0)
 
 /* Defaults of module/params.c, in ns. */
 static const struct gp_policy_params P = {
@@ -1352,11 +1342,6 @@ static void t_dev_budget(void)
 	EXPECT(r.parks == 1 && nparked(q, 5) == 3 && budget[0] + budget[1] == 8);
 }
 
-struct test {
-	const char *name;
-	void (*fn)(void);
-};
-
 
 /*
  * Tiers: with LC tiers 14/10/6 and BE 3 all busy, only BE (the lowest busy
@@ -1775,8 +1760,8 @@ static void t_sleep_matches_reference(void)
 			gp_sleep_add(&s, &pp, &q[i], gone[i]);
 		got = gp_sleep_until(&s, t0);
 		if (got != want && bad++ < 5)
-			printf("# round %d, %d queues: one pass %llu, reference %llu\n", round, n,
-			       (unsigned long long)got, (unsigned long long)want);
+			tap_diag("round %d, %d queues: one pass %llu, reference %llu", round, n,
+				 (unsigned long long)got, (unsigned long long)want);
 		sleeps += want != 0;
 		if (!want) {
 			/* Would it sleep without the group rule? */
@@ -1785,13 +1770,13 @@ static void t_sleep_matches_reference(void)
 			by_group += sleep_reference(n, q, gone, maxprio, &pp, t0) != 0;
 		}
 	}
-	printf("# 200000 snapshots: %d sleep, %d kept awake by the group rule, %d differ\n",
-	       sleeps, by_group, bad);
+	tap_diag("200000 snapshots: %d sleep, %d kept awake by the group rule, %d differ", sleeps,
+		 by_group, bad);
 	EXPECT(bad == 0);
 	EXPECT(sleeps > 400 && by_group > 400);
 }
 
-static const struct test tests[] = {
+static const struct tap_test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
 	{ "BE parked stays parked while LC busy", t_be_stays_parked },
@@ -1849,15 +1834,5 @@ static const struct test tests[] = {
 
 int main(void)
 {
-	int i, n = (int)(sizeof(tests) / sizeof(tests[0])), failed = 0;
-
-	printf("TAP version 13\n1..%d\n", n);
-	for (i = 0; i < n; i++) {
-		cur_failed = 0;
-		tests[i].fn();
-		printf("%sok %d - %s\n", cur_failed ? "not " : "", i + 1, tests[i].name);
-		failed += cur_failed;
-	}
-	printf("# %d passed, %d failed\n", n - failed, failed);
-	return failed ? 1 : 0;
+	return tap_run(tests, (int)(sizeof(tests) / sizeof(tests[0])));
 }
