@@ -274,10 +274,12 @@ matrix:
 # --- user-space tools ----------------------------------------------------------
 tools: $(TOOLS)
 
-$(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy/policy.c $(TOP)/module/policy/rate.c $(TOP)/module/policy/policy.h \
+$(BUILD)/test_policy: $(TOP)/test/unit/test_policy.c $(TOP)/module/policy/policy.c $(TOP)/module/policy/rate.c $(TOP)/module/policy/sleep.c \
+		$(TOP)/module/policy/policy.h $(TOP)/test/unit/tap.h \
 		$(TOP)/module/backends/cumask.c $(TOP)/module/backends/cumask.h | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/module -o $@ $(TOP)/test/unit/test_policy.c \
-		$(TOP)/module/policy/policy.c $(TOP)/module/policy/rate.c $(TOP)/module/backends/cumask.c
+		$(TOP)/module/policy/policy.c $(TOP)/module/policy/rate.c $(TOP)/module/policy/sleep.c \
+		$(TOP)/module/backends/cumask.c
 
 $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)/test/kfdsim/kfdsim_ioctl.h) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/test/kfdsim -o $@ $(filter %.c,$^) -lm -lpthread

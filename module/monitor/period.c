@@ -6,30 +6,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/limits.h>
 #include <linux/math.h>
 #include <linux/minmax.h>
-#include <linux/string.h>
 #include "monitor/monitor_int.h"
-
-/*
- * May the monitor sleep through a hold with @e as it is?  Parked or shrunk
- * (it cannot take CUs from the top).  Running below its device's top: idle
- * (no work, no progress since the last scan, readable dispatch ids), as in
- * any idle period: its work and the top's both starting within the sleep
- * is seen at its end.  At the top: no work, no barrier wait, readable ids
- * and no hold, when the device has a parked queue (@parked).
- */
-static bool gp_hold_quiet(const struct gp_queue *e, bool parked)
-{
-	const struct gp_pq *q = &e->pq;
-
-	if (q->state != GP_PS_RUNNING)
-		return true;
-	if (q->prio < gp_dev_maxprio[q->dev])
-		return !(q->pending || q->blocked || q->unknown || q->progressed);
-	return !parked || !(q->pending || q->blocked || q->unknown || q->hold);
-}
 
 /**
  * gp_hold_until() - the end of a hold the monitor may sleep through
@@ -46,7 +25,8 @@ static bool gp_hold_quiet(const struct gp_queue *e, bool parked)
  * every tick_us; a kick (a queue created, a priority or rule changed) still
  * wakes it.  Work the top starts and finishes in that sleep still extends
  * the hold: the scan after it counts a read index that moved as work seen
- * then (gp_policy_params.slept).
+ * then (gp_policy_params.slept).  One pass over the snapshot (policy/sleep.c):
+ * the registry keeps each process's queues together.
  *
  * Return: that time; 0 when some device has a running queue below its top
  * with work, a top queue with work, at a barrier, unreadable or held while a
@@ -55,48 +35,13 @@ static bool gp_hold_quiet(const struct gp_queue *e, bool parked)
  */
 u64 gp_hold_until(int n, const struct gp_policy_params *pp, u64 t0)
 {
-	static u64 dev_end[GP_POLICY_MAX_DEVS];
-	u64 parked = 0, until = U64_MAX, end;
-	int i, j;
-	u32 d;
+	static struct gp_sleep s;	/* monitor thread only; too big for the stack */
+	int i;
 
+	gp_sleep_init(&s, gp_dev_maxprio);
 	for (i = 0; i < n; i++)
-		if (!gp_snap[i]->gone && gp_snap[i]->pq.state != GP_PS_RUNNING)
-			parked |= 1ULL << gp_snap[i]->pq.dev;
-	if (!parked)
-		return 0;
-	memset(dev_end, 0, sizeof(dev_end));
-	for (i = 0; i < n; i++) {
-		const struct gp_queue *e = gp_snap[i];
-
-		d = e->pq.dev;
-		if (e->gone)
-			continue;
-		if (!gp_hold_quiet(e, parked & (1ULL << d)))
-			return 0;
-		if (e->pq.state == GP_PS_PARKED && !e->pq.hold) {
-			until = min(until, e->pq.state_since_ns + pp->max_suspend_ns);
-			continue;
-		}
-		if (e->pq.state != GP_PS_RUNNING || !(parked & (1ULL << d)) ||
-		    e->pq.prio < gp_dev_maxprio[d] || !e->pq.last_pending_ns)
-			continue;
-		/* A top queue: its level is busy until the last of its holds ends. */
-		end = e->pq.last_pending_ns + pp->hysteresis_ns;
-		dev_end[d] = max(dev_end[d], end);
-		for (j = 0; j < n; j++)
-			if (e->pq.group && gp_snap[j]->pq.group == e->pq.group &&
-			    gp_snap[j]->pq.dev == d && gp_snap[j]->pq.state != GP_PS_RUNNING)
-				return 0;
-	}
-	for (d = 0; d < GP_POLICY_MAX_DEVS; d++) {
-		if (!(parked & (1ULL << d)))
-			continue;
-		if (dev_end[d] <= t0)
-			return 0;
-		until = min(until, dev_end[d]);
-	}
-	return until;
+		gp_sleep_add(&s, pp, &gp_snap[i]->pq, gp_snap[i]->gone);
+	return gp_sleep_until(&s, t0);
 }
 
 /**

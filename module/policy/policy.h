@@ -262,6 +262,39 @@ static inline u32 gp_pq_dev(const struct gp_pq *q)
 	return q->dev < GP_POLICY_MAX_DEVS ? q->dev : GP_POLICY_MAX_DEVS - 1;
 }
 
+/**
+ * struct gp_sleep - one pass of sleep.c over the queues
+ * @maxprio: per device slot, the highest level of its queues
+ * @parked: bit d set: device d has a parked or shrunk queue
+ * @busy_top: bit d set: a top queue of device d has work, is at a barrier,
+ *	      unreadable or held
+ * @group_hit: bit d set: a top queue of device d (with work seen) has a
+ *	       parked or shrunk queue of its own group on d
+ * @group: the group of the queues being added
+ * @group_top: @group's devices where it has a top queue with work seen
+ * @group_parked: @group's devices where it has a queue not running (gone or not)
+ * @busy: a running queue below its top has work
+ * @until: the earliest end of a parked queue's max_suspend
+ * @dev_end: per device, the end of its top level's hold
+ */
+struct gp_sleep {
+	const int *maxprio;
+	u64 parked;
+	u64 busy_top;
+	u64 group_hit;
+	u64 group;
+	u64 group_top;
+	u64 group_parked;
+	bool busy;
+	u64 until;
+	u64 dev_end[GP_POLICY_MAX_DEVS];
+};
+
+void gp_sleep_init(struct gp_sleep *s, const int *maxprio);
+void gp_sleep_add(struct gp_sleep *s, const struct gp_policy_params *pp,
+		  const struct gp_pq *q, bool gone);
+u64 gp_sleep_until(struct gp_sleep *s, u64 t0);
+
 void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
 		      struct gp_policy_result *res);
 void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool ok, u64 now);

@@ -59,3 +59,33 @@ run_bounded() {
 }
 # sim_unload: rmmod gpreempt, wait for kfdsim to have no queue or process, rmmod kfdsim.
 sim_unload() { rmmod gpreempt; wait_for 30 ks_idle; rmmod kfdsim; }
+# state_is TGID STATE: the process's first queue is in STATE (gp_queues' raw value).
+state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
+# lc_be_round NAME SECONDS: a gpload BE (GPLOAD, BE_ARGS) with a 3 s LC burst
+# (LC_ARGS) beside it, with gpreempt loaded: LC's and BE's packets complete
+# exactly once, BE is parked and unparked while LC runs and runs again
+# within SECONDS after it.  The results in /tmp/lc.json and /tmp/be.json.
+lc_be_round() {
+	local name=$1 be lc_rc be_rc st pre res
+	# BE outlives every check below; it is stopped with SIGTERM (drain + verify).
+	$GPLOAD $BE_ARGS --duration 60 --json /tmp/be.json --quiet &
+	be=$!
+	sleep 1
+	$GPLOAD $LC_ARGS --duration 3 --period-us 3000 --json /tmp/lc.json --quiet
+	lc_rc=$?
+	wait_for "$2" state_is $be 0
+	st=$(qfield $be state)
+	pre=$(qfield $be preempts)
+	res=$(qfield $be resumes)
+	kill -TERM $be
+	wait $be
+	be_rc=$?
+	tap_check "$name: LC packets completed exactly once" test $lc_rc -eq 0
+	tap_check "$name: BE packets completed exactly once" test $be_rc -eq 0
+	if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
+		tap_ok "$name: BE parked and unparked while LC ran ($pre/$res)"
+	else
+		tap_not_ok "$name: BE parked and unparked while LC ran (${pre:-none}/${res:-none})"
+	fi
+	tap_check "$name: BE running again after LC finished" test "$st" = 0
+}

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "policy/policy.h"
+#include "tap.h"
 
 #define MAXQ 64
 #define MAXDEV 4		/* devices per scenario: 1..MAXDEV (plus an out-of-range index) */
@@ -726,21 +727,23 @@ int main(int argc, char **argv)
 
 	memset(&st, 0, sizeof(st));
 	rng = seed;
-	printf("TAP version 13\n1..%d\n# seed %llu, %ld ticks\n", F_NR, seed, ticks);
+	tap_start(F_NR);
+	tap_diag("seed %llu, %ld ticks", seed, ticks);
 	failed = run(seed, ticks, &st);
 	for (f = 0; f < F_NR; f++) {
 		if (failed && (enum fam)f == st.fail_fam)
-			printf("not ok %d - %s # seed %llu tick %ld: %s\n", f + 1, fam_name[f],
-			       seed, st.fail_tick, st.fail_what);
+			tap_ok(false, "%s # seed %llu tick %ld: %s", fam_name[f], seed,
+			       st.fail_tick, st.fail_what);
 		else
-			printf("ok %d - %s (%lu checks%s)\n", f + 1, fam_name[f], st.checks[f],
+			tap_ok(true, "%s (%lu checks%s)", fam_name[f], st.checks[f],
 			       failed ? ", run stopped early" : "");
 	}
-	printf("# %lu scenarios, %lu parks, %lu unparks (%lu starvation, %lu higher idle), %lu failed actions, %lu excused deferrals, longest park past max_suspend %llu%% of a tick\n",
-	       st.scenarios, st.parks, st.unparks, st.starving, st.idle, st.failures, st.excused,
-	       (unsigned long long)st.max_overshoot);
+	tap_diag("%lu scenarios, %lu parks, %lu unparks (%lu starvation, %lu higher idle), %lu failed actions, %lu excused deferrals, longest park past max_suspend %llu%% of a tick",
+		 st.scenarios, st.parks, st.unparks, st.starving, st.idle, st.failures, st.excused,
+		 (unsigned long long)st.max_overshoot);
 	if (failed)
-		printf("# reproduce: %s %llu %ld\n", argv[0], seed, ticks);
+		tap_diag("reproduce: %s %llu %ld", argv[0], seed, ticks);
+	tap_done();
 	return failed;
 }
 #endif

@@ -64,7 +64,8 @@ for k in "${kvers[@]}"; do
 	else
 		tap_not_ok "layout check $k: kfdsim's probed and called functions are not cloned by the compiler # $clones"
 	fi
-	"$tmp/check-$k" "${args[@]}" | sed -e "s/^\(not ok\|ok\) - /\1 - layout check $k: /" \
+	"$tmp/check-$k" "${args[@]}" | sed -e '/^TAP version/d' -e '/^1\.\.[0-9]*$/d' \
+		-e "s/^\(not ok\|ok\) [0-9][0-9]* - /\1 - layout check $k: /" \
 		-e "s/^\(not ok\|ok\) - \(layout check $k: \)[^ ]*amdgpu\.ko: /\1 - \2amdgpu.ko: /"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || TAP_FAILED=$((TAP_FAILED + 1))
 	ran=$((ran + 1))

@@ -4,29 +4,15 @@
  * (tools/gpreemptctl/hookparse.c): the OCI states podman 4.3.1 + crun pass
  * (recorded in the test guest), NRI v0.1 requests, the annotation's values,
  * /proc/PID/cgroup, cgroupsPath forms, the "container" lines of
- * gpreempt.conf, and hostile input.  Prints TAP (test/run-unit).
+ * gpreempt.conf, and hostile input.  TAP output and exit status of
+ * test/unit/tap.h (test/unit/hook.sh).
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gpreemptctl.h"
+#include "tap.h"
 
 const char *prog = "test_hook";
-static int n, failed;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	failed += !ok;
-}
 
 /* createRuntime and poststop states of one podman 4.3.1 + crun 1.8.1 container */
 static const char podman_create[] =
@@ -62,30 +48,30 @@ static void test_states(void)
 	struct hook_req r;
 	char why[256];
 
-	check(!parse(podman_create, false, &r, why) && r.pid == 208 && r.has_prio && r.prio_ok &&
-	      r.prio == GP_PRIO_HIGH && !strcmp(r.state, "created") &&
-	      !strncmp(r.id, "adc0ceea8", 9) && strlen(r.id) == 64,
-	      "podman createRuntime state: id, pid 208, high = %d", GP_PRIO_HIGH);
-	check(!parse(podman_poststop, false, &r, why) && r.pid == 0 && !strcmp(r.state, "stopped") &&
-	      strlen(r.id) == 64, "podman poststop state: no pid, status stopped, same id");
-	check(!parse(nri_create, true, &r, why) && r.pid == 4242 && r.prio == 12 && r.prio_ok &&
-	      !strcmp(r.state, "create") && !strcmp(r.sandbox_id, "9e1b2d") &&
-	      !strcmp(r.cgroups_path, "kubepods-besteffort-pod1234.slice:cri-containerd:5f3c0a"),
-	      "NRI v0.1 create request: pid, state, sandboxID, spec.cgroupsPath, spec.annotations");
-	check(!parse(nri_create, false, &r, why) && !r.has_prio,
-	      "an NRI request read as an OCI state: no top-level annotations, no priority");
-	check(!parse("{\"id\":\"x1\",\"annotations\":{\"other\":\"high\"}}", false, &r, why) &&
-	      !r.has_prio, "no annotation: has_prio false");
-	check(!parse("{\"id\":\"x1\"}", false, &r, why) && !r.has_prio && !r.pid,
-	      "no annotations object at all");
-	check(!parse("{\"id\":\"x1\",\"annotations\":null,\"pid\":-1}", false, &r, why) && !r.has_prio &&
-	      !r.pid, "annotations null, pid -1 (NRI: no pid)");
-	check(!parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":12}}", false, &r, why) &&
-	      r.has_prio && !r.prio_ok && !strcmp(r.prio_text, "12"),
-	      "a number, not a string: a bad value (\"12\" shown)");
-	check(!parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":\"high\",\"gpreempt.io/priority\":\"low\"}}",
-		     false, &r, why) && r.prio_ok, "a key given twice: one value, still valid");
-	check(!parse(" {\"id\":\"x1\"}\n\n", false, &r, why), "white space around the object");
+	tap_ok(!parse(podman_create, false, &r, why) && r.pid == 208 && r.has_prio && r.prio_ok &&
+	       r.prio == GP_PRIO_HIGH && !strcmp(r.state, "created") &&
+	       !strncmp(r.id, "adc0ceea8", 9) && strlen(r.id) == 64,
+	       "podman createRuntime state: id, pid 208, high = %d", GP_PRIO_HIGH);
+	tap_ok(!parse(podman_poststop, false, &r, why) && r.pid == 0 && !strcmp(r.state, "stopped") &&
+	       strlen(r.id) == 64, "podman poststop state: no pid, status stopped, same id");
+	tap_ok(!parse(nri_create, true, &r, why) && r.pid == 4242 && r.prio == 12 && r.prio_ok &&
+	       !strcmp(r.state, "create") && !strcmp(r.sandbox_id, "9e1b2d") &&
+	       !strcmp(r.cgroups_path, "kubepods-besteffort-pod1234.slice:cri-containerd:5f3c0a"),
+	       "NRI v0.1 create request: pid, state, sandboxID, spec.cgroupsPath, spec.annotations");
+	tap_ok(!parse(nri_create, false, &r, why) && !r.has_prio,
+	       "an NRI request read as an OCI state: no top-level annotations, no priority");
+	tap_ok(!parse("{\"id\":\"x1\",\"annotations\":{\"other\":\"high\"}}", false, &r, why) &&
+	       !r.has_prio, "no annotation: has_prio false");
+	tap_ok(!parse("{\"id\":\"x1\"}", false, &r, why) && !r.has_prio && !r.pid,
+	       "no annotations object at all");
+	tap_ok(!parse("{\"id\":\"x1\",\"annotations\":null,\"pid\":-1}", false, &r, why) && !r.has_prio &&
+	       !r.pid, "annotations null, pid -1 (NRI: no pid)");
+	tap_ok(!parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":12}}", false, &r, why) &&
+	       r.has_prio && !r.prio_ok && !strcmp(r.prio_text, "12"),
+	       "a number, not a string: a bad value (\"12\" shown)");
+	tap_ok(!parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":\"high\",\"gpreempt.io/priority\":\"low\"}}",
+		      false, &r, why) && r.prio_ok, "a key given twice: one value, still valid");
+	tap_ok(!parse(" {\"id\":\"x1\"}\n\n", false, &r, why), "white space around the object");
 }
 
 static void test_bad_input(void)
@@ -102,27 +88,27 @@ static void test_bad_input(void)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
-		check(parse(bad[i], false, &r, why) && why[0] && !strchr(why, '\n'),
-		      "refused with a one-line reason: '%s' (%s)", bad[i], why);
+		tap_ok(parse(bad[i], false, &r, why) && why[0] && !strchr(why, '\n'),
+		       "refused with a one-line reason: '%s' (%s)", bad[i], why);
 	}
 	/* Nested 100000 deep: json-c's depth limit, no stack overflow. */
 	deep = malloc(2 * d + 1);
 	memset(deep, '[', d);
 	memset(deep + d, ']', d);
 	deep[2 * d] = '\0';
-	check(hook_parse(deep, 2 * d, false, &r, why, sizeof(why)) == -1,
-	      "100000 nested arrays refused (%s)", why);
+	tap_ok(hook_parse(deep, 2 * d, false, &r, why, sizeof(why)) == -1,
+	       "100000 nested arrays refused (%s)", why);
 	free(deep);
 	longid = malloc(300);
 	snprintf(longid, 300, "{\"id\":\"%0200d\"}", 0);
-	check(parse(longid, false, &r, why), "a 200-character id refused");
+	tap_ok(parse(longid, false, &r, why), "a 200-character id refused");
 	free(longid);
-	check(!hook_parse("{\"id\":\"x1\"}XXXX", 11, false, &r, why, sizeof(why)),
-	      "only len bytes are read (no terminating NUL needed)");
-	check(parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":\"hi\\u0000gh\"}}", false, &r, why) == 0 &&
-	      r.has_prio && !r.prio_ok, "an embedded NUL in the value: bad value, not \"hi\"");
-	check(parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":\"high\\u0000x\"}}", false, &r, why) == 0 &&
-	      r.has_prio && !r.prio_ok, "\"high\\u0000x\" is a bad value, not high");
+	tap_ok(!hook_parse("{\"id\":\"x1\"}XXXX", 11, false, &r, why, sizeof(why)),
+	       "only len bytes are read (no terminating NUL needed)");
+	tap_ok(parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":\"hi\\u0000gh\"}}", false, &r, why) == 0 &&
+	       r.has_prio && !r.prio_ok, "an embedded NUL in the value: bad value, not \"hi\"");
+	tap_ok(parse("{\"id\":\"x1\",\"annotations\":{\"gpreempt.io/priority\":\"high\\u0000x\"}}", false, &r, why) == 0 &&
+	       r.has_prio && !r.prio_ok, "\"high\\u0000x\" is a bad value, not high");
 }
 
 static void test_values(void)
@@ -140,54 +126,54 @@ static void test_values(void)
 	int p;
 
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		check(!hook_prio(ok[i].v, &p) && p == ok[i].prio, "value '%s' = %d", ok[i].v, ok[i].prio);
+		tap_ok(!hook_prio(ok[i].v, &p) && p == ok[i].prio, "value '%s' = %d", ok[i].v, ok[i].prio);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		check(hook_prio(bad[i], &p) == -1, "value '%s' refused", bad[i]);
+		tap_ok(hook_prio(bad[i], &p) == -1, "value '%s' refused", bad[i]);
 	hook_refusal("bogus", line, sizeof(line));
-	check(!strcmp(line, "annotation gpreempt.io/priority=\"bogus\" refused: expected low, normal, high or 0..15"),
-	      "the refusal names the annotation and the accepted values: %s", line);
+	tap_ok(!strcmp(line, "annotation gpreempt.io/priority=\"bogus\" refused: expected low, normal, high or 0..15"),
+	       "the refusal names the annotation and the accepted values: %s", line);
 	hook_refusal("a\nb\x1b[2Jc0123456789012345678901234567890123456789", line, sizeof(line));
-	check(!strchr(line, '\n') && !strchr(line, '\x1b') && strstr(line, "...\" refused"),
-	      "the refusal is one printable line, the value bounded: %s", line);
+	tap_ok(!strchr(line, '\n') && !strchr(line, '\x1b') && strstr(line, "...\" refused"),
+	       "the refusal is one printable line, the value bounded: %s", line);
 }
 
 static void test_cgroups(void)
 {
 	char out[PATH_MAX];
 
-	check(!hook_cgroup_line("0::/libpod_parent/libpod-adc0\n", out, sizeof(out)) &&
-	      !strcmp(out, "/libpod_parent/libpod-adc0"), "/proc/PID/cgroup, cgroup v2: %s", out);
-	check(!hook_cgroup_line("12:pids:/x\n1:name=systemd:/y\n0::/kubepods/pod1/c1", out, sizeof(out)) &&
-	      !strcmp(out, "/kubepods/pod1/c1"), "hybrid v1+v2: the 0:: line, no newline at the end");
-	check(hook_cgroup_line("4:memory:/a\n1:cpu:/b\n", out, sizeof(out)) == -1,
-	      "v1 only: no cgroup v2 path");
-	check(hook_cgroup_line("0::/aaaaaaaaaaaaaaaaaaaa\n", out, 8) == -1, "a path longer than the buffer");
-	check(!hook_cgroups_path("/kubepods/besteffort/pod12/c1", out, sizeof(out)) &&
-	      !strcmp(out, "/kubepods/besteffort/pod12/c1"), "cgroupfs cgroupsPath: %s", out);
-	check(!hook_cgroups_path("default/redis", out, sizeof(out)) && !strcmp(out, "/default/redis"),
-	      "relative cgroupsPath: %s", out);
-	check(!hook_cgroups_path("kubepods-besteffort-pod1234.slice:cri-containerd:5f3c0a", out, sizeof(out)) &&
-	      !strcmp(out, "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1234.slice/cri-containerd-5f3c0a.scope"),
-	      "systemd cgroupsPath: %s", out);
-	check(!hook_cgroups_path("system.slice:docker:ab12", out, sizeof(out)) &&
-	      !strcmp(out, "/system.slice/docker-ab12.scope"), "systemd, one slice: %s", out);
-	check(!hook_cgroups_path(":crio:ab12", out, sizeof(out)) && !strcmp(out, "/crio-ab12.scope"),
-	      "systemd, no slice: %s", out);
-	check(!hook_cgroups_path("machine.slice::ab12.slice", out, sizeof(out)) &&
-	      !strcmp(out, "/machine.slice/ab12.slice"), "systemd, a slice as the unit: %s", out);
-	check(hook_cgroups_path("/a/../../etc", out, sizeof(out)) == -1, "'..' refused");
-	check(hook_cgroups_path("a.slice:b", out, sizeof(out)) == -1, "two fields refused");
-	check(hook_cgroups_path("a--b.slice:p:n", out, sizeof(out)) == -1, "a bad slice name refused");
-	check(hook_cgroups_path("a/b.slice:p:n", out, sizeof(out)) == -1, "a '/' in the systemd form refused");
-	check(hook_cgroups_path("", out, sizeof(out)) == -1, "empty refused");
-	check(hook_cgroups_path("/.", out, sizeof(out)) == -1, "S4-9: \"/.\" (the root) refused");
-	check(hook_cgroups_path("//", out, sizeof(out)) == -1, "S4-9: \"//\" (the root) refused");
-	check(hook_cgroups_path("/", out, sizeof(out)) == -1, "S4-9: \"/\" (the root) refused");
-	check(hook_cgroups_path("a//b", out, sizeof(out)) == -1 &&
-	      hook_cgroups_path("/a/./b", out, sizeof(out)) == -1 &&
-	      hook_cgroups_path("/a/b/", out, sizeof(out)) == -1 &&
-	      hook_cgroups_path(".", out, sizeof(out)) == -1,
-	      "S4-9: an empty or \".\" component refused (a//b, /a/./b, /a/b/, .)");
+	tap_ok(!hook_cgroup_line("0::/libpod_parent/libpod-adc0\n", out, sizeof(out)) &&
+	       !strcmp(out, "/libpod_parent/libpod-adc0"), "/proc/PID/cgroup, cgroup v2: %s", out);
+	tap_ok(!hook_cgroup_line("12:pids:/x\n1:name=systemd:/y\n0::/kubepods/pod1/c1", out, sizeof(out)) &&
+	       !strcmp(out, "/kubepods/pod1/c1"), "hybrid v1+v2: the 0:: line, no newline at the end");
+	tap_ok(hook_cgroup_line("4:memory:/a\n1:cpu:/b\n", out, sizeof(out)) == -1,
+	       "v1 only: no cgroup v2 path");
+	tap_ok(hook_cgroup_line("0::/aaaaaaaaaaaaaaaaaaaa\n", out, 8) == -1, "a path longer than the buffer");
+	tap_ok(!hook_cgroups_path("/kubepods/besteffort/pod12/c1", out, sizeof(out)) &&
+	       !strcmp(out, "/kubepods/besteffort/pod12/c1"), "cgroupfs cgroupsPath: %s", out);
+	tap_ok(!hook_cgroups_path("default/redis", out, sizeof(out)) && !strcmp(out, "/default/redis"),
+	       "relative cgroupsPath: %s", out);
+	tap_ok(!hook_cgroups_path("kubepods-besteffort-pod1234.slice:cri-containerd:5f3c0a", out, sizeof(out)) &&
+	       !strcmp(out, "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1234.slice/cri-containerd-5f3c0a.scope"),
+	       "systemd cgroupsPath: %s", out);
+	tap_ok(!hook_cgroups_path("system.slice:docker:ab12", out, sizeof(out)) &&
+	       !strcmp(out, "/system.slice/docker-ab12.scope"), "systemd, one slice: %s", out);
+	tap_ok(!hook_cgroups_path(":crio:ab12", out, sizeof(out)) && !strcmp(out, "/crio-ab12.scope"),
+	       "systemd, no slice: %s", out);
+	tap_ok(!hook_cgroups_path("machine.slice::ab12.slice", out, sizeof(out)) &&
+	       !strcmp(out, "/machine.slice/ab12.slice"), "systemd, a slice as the unit: %s", out);
+	tap_ok(hook_cgroups_path("/a/../../etc", out, sizeof(out)) == -1, "'..' refused");
+	tap_ok(hook_cgroups_path("a.slice:b", out, sizeof(out)) == -1, "two fields refused");
+	tap_ok(hook_cgroups_path("a--b.slice:p:n", out, sizeof(out)) == -1, "a bad slice name refused");
+	tap_ok(hook_cgroups_path("a/b.slice:p:n", out, sizeof(out)) == -1, "a '/' in the systemd form refused");
+	tap_ok(hook_cgroups_path("", out, sizeof(out)) == -1, "empty refused");
+	tap_ok(hook_cgroups_path("/.", out, sizeof(out)) == -1, "S4-9: \"/.\" (the root) refused");
+	tap_ok(hook_cgroups_path("//", out, sizeof(out)) == -1, "S4-9: \"//\" (the root) refused");
+	tap_ok(hook_cgroups_path("/", out, sizeof(out)) == -1, "S4-9: \"/\" (the root) refused");
+	tap_ok(hook_cgroups_path("a//b", out, sizeof(out)) == -1 &&
+	       hook_cgroups_path("/a/./b", out, sizeof(out)) == -1 &&
+	       hook_cgroups_path("/a/b/", out, sizeof(out)) == -1 &&
+	       hook_cgroups_path(".", out, sizeof(out)) == -1,
+	       "S4-9: an empty or \".\" component refused (a//b, /a/./b, /a/b/, .)");
 }
 
 static int conf(const char *text, struct hook_conf *c, char *why)
@@ -204,33 +190,32 @@ static void test_conf(void)
 	struct hook_conf c;
 	char why[256];
 
-	check(!hook_conf_read(NULL, "none", &c, why, sizeof(why)) && c.max_priority == 11 &&
-	      c.max_priority < GP_PRIO_HIGH,
-	      "S4-4: no gpreempt.conf: annotations grant at most 11, below an administrator's high (%d)",
-	      GP_PRIO_HIGH);
-	check(!conf("# rules\ncgroup infer.slice high\ncomm x 3\nconfig env=on\n", &c, why) &&
-	      c.max_priority == HOOK_DEFAULT_MAX, "other lines are apply's: skipped, default cap");
-	check(!conf("container max_priority=normal # LC only by the admin\n", &c, why) &&
-	      c.max_priority == GP_PRIO_NORMAL, "container max_priority=normal");
-	check(!conf("container max_priority=3\ncontainer\tmax_priority=15\n", &c, why) && c.max_priority == 15,
-	      "the last line wins; tabs");
-	check(conf("cgroup a high\ncontainer max_priority=urgent\n", &c, why) == -1 &&
-	      strstr(why, "gpreempt.conf:2:") && strstr(why, "out of range"), "bad value: %s", why);
-	check(conf("container max_prio=3\n", &c, why) == -1 && strstr(why, "unknown container setting"),
-	      "unknown key: %s", why);
-	check(conf("container\n", &c, why) == -1 && strstr(why, "gpreempt.conf:1:"),
-	      "a container line without a setting: %s", why);
-	check(!conf("containers max_priority=urgent\n", &c, why), "another word is not a container line");
+	tap_ok(!hook_conf_read(NULL, "none", &c, why, sizeof(why)) && c.max_priority == 11 &&
+	       c.max_priority < GP_PRIO_HIGH,
+	       "S4-4: no gpreempt.conf: annotations grant at most 11, below an administrator's high (%d)",
+	       GP_PRIO_HIGH);
+	tap_ok(!conf("# rules\ncgroup infer.slice high\ncomm x 3\nconfig env=on\n", &c, why) &&
+	       c.max_priority == HOOK_DEFAULT_MAX, "other lines are apply's: skipped, default cap");
+	tap_ok(!conf("container max_priority=normal # LC only by the admin\n", &c, why) &&
+	       c.max_priority == GP_PRIO_NORMAL, "container max_priority=normal");
+	tap_ok(!conf("container max_priority=3\ncontainer\tmax_priority=15\n", &c, why) && c.max_priority == 15,
+	       "the last line wins; tabs");
+	tap_ok(conf("cgroup a high\ncontainer max_priority=urgent\n", &c, why) == -1 &&
+	       strstr(why, "gpreempt.conf:2:") && strstr(why, "out of range"), "bad value: %s", why);
+	tap_ok(conf("container max_prio=3\n", &c, why) == -1 && strstr(why, "unknown container setting"),
+	       "unknown key: %s", why);
+	tap_ok(conf("container\n", &c, why) == -1 && strstr(why, "gpreempt.conf:1:"),
+	       "a container line without a setting: %s", why);
+	tap_ok(!conf("containers max_priority=urgent\n", &c, why), "another word is not a container line");
 }
 
 int main(void)
 {
-	printf("TAP version 13\n");
+	tap_start(0);
 	test_states();
 	test_bad_input();
 	test_values();
 	test_cgroups();
 	test_conf();
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -2,8 +2,8 @@
 /*
  * test_lat - unit tests of bpf/gp_lat.h, the log-linear latency buckets of
  * gp_stats (bucket index, bounds, percentiles against the exact percentiles
- * of synthetic distributions).  KTAP output as test_policy; exit 1 when any
- * test failed.
+ * of synthetic distributions).  TAP output and exit status of
+ * test/unit/tap.h.
  *
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I bpf \
  *       -o build/test_lat test/unit/test_lat.c && build/test_lat
@@ -12,23 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gp_lat.h"
+#include "tap.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
 
-static int cur_failed;
-
-/* A failed condition fails the current test; its first few print a diagnostic. */
-#define EXPECT(cond) do {							\
-	if (!(cond) && cur_failed++ < 5) {					\
-		printf("# %s:%d: expected %s\n", __FILE__, __LINE__, #cond);	\
-	}									\
-} while (0)
-
 /* EXPECT_LE(a, b) with both values in the diagnostic. */
 #define EXPECT_LE(a, b, what) do {						\
 	unsigned long long a_ = (a), b_ = (b);					\
-	if (a_ > b_ && cur_failed++ < 5) {					\
+	if (a_ > b_ && tap_cur_failed++ < 5) {					\
 		printf("# %s:%d: %s: %llu > %llu\n", __FILE__, __LINE__, what,	\
 		       a_, b_);							\
 	}									\
@@ -276,10 +268,7 @@ static void test_pct_ordered(void)
 	}
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} tests[] = {
+static const struct tap_test tests[] = {
 	{ "lat: a bucket per ns below GP_LAT_SUB", test_small_values },
 	{ "lat: buckets tile the range, each at most 1/GP_LAT_SUB wide", test_bounds_tile },
 	{ "lat: sub-us buckets at 1 us, seconds in range, overflow in the last", test_range },
@@ -296,15 +285,5 @@ static const struct {
 
 int main(void)
 {
-	int i, n = (int)(sizeof(tests) / sizeof(tests[0])), failed = 0;
-
-	printf("TAP version 13\n1..%d\n", n);
-	for (i = 0; i < n; i++) {
-		cur_failed = 0;
-		tests[i].fn();
-		printf("%sok %d - %s\n", cur_failed ? "not " : "", i + 1, tests[i].name);
-		failed += cur_failed;
-	}
-	printf("# %d passed, %d failed\n", n - failed, failed);
-	return failed ? 1 : 0;
+	return tap_run(tests, (int)(sizeof(tests) / sizeof(tests[0])));
 }

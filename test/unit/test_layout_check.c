@@ -15,6 +15,7 @@
 #include <string.h>
 #include <stdint.h>
 #include "kfd/btf_walk.h"
+#include "tap.h"
 /* gp_layout.h's prototypes spell kernel types. */
 typedef uint64_t u64;
 #include "gp_layout.h"
@@ -23,16 +24,6 @@ static const struct gp_layout_item items[] = {
 	GP_LAYOUT_CHECKS(GP_LAYOUT_FIELD, GP_LAYOUT_ARG, GP_LAYOUT_ENUMV)
 };
 #define N_ITEMS ((int)(sizeof(items) / sizeof(items[0])))
-
-static int failed;
-
-static void ok(int cond, const char *fmt, const char *arg)
-{
-	printf("%s - ", cond ? "ok" : "not ok");
-	printf(fmt, arg);
-	putchar('\n');
-	failed += !cond;
-}
 
 static void *slurp(const char *path, size_t *len)
 {
@@ -90,14 +81,15 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	ok(open_pair(argv[1], argv[2], &base, &mod, bufs) == 0, "%s: BTF opens (split on vmlinux)",
-	   GP_LAYOUT_FROM);
+	tap_start(0);
+	tap_ok(open_pair(argv[1], argv[2], &base, &mod, bufs) == 0, "%s: BTF opens (split on vmlinux)",
+	       GP_LAYOUT_FROM);
 	printf("# %d layout items, %u vmlinux types, %u KFD types\n", N_ITEMS, base.n_types,
 	       mod.n_types);
 
 	why[0] = '\0';
 	bad = gp_btf_verify(&mod, items, N_ITEMS, why, sizeof(why));
-	ok(bad == 0, "the layout verifies against the BTF it was generated from%s", why[0] ? "" : "");
+	tap_ok(bad == 0, "the layout verifies against the BTF it was generated from%s", why[0] ? "" : "");
 	if (bad)
 		printf("# %d differ; first: %s\n", bad, why);
 
@@ -120,8 +112,8 @@ int main(int argc, char **argv)
 			all = 0;
 		}
 	}
-	ok(all, "each of the layout items%s, skewed alone, is the one difference reported",
-	   "");
+	tap_ok(all, "each of the layout items%s, skewed alone, is the one difference reported",
+	       "");
 
 	/* Damaged blobs are errors, never reads out of bounds (ASan). */
 	{
@@ -131,10 +123,10 @@ int main(int argc, char **argv)
 
 		memcpy(trunc, mod.data, len);
 		((struct btf_header *)trunc)->type_len = 1u << 30;
-		ok(gp_btf_open(&cut, trunc, len, &base) == -EINVAL, "%s", "a blob whose type section overruns it is refused");
+		tap_ok(gp_btf_open(&cut, trunc, len, &base) == -EINVAL, "%s", "a blob whose type section overruns it is refused");
 		memcpy(trunc, mod.data, len);
 		((struct btf_header *)trunc)->magic = 0;
-		ok(gp_btf_open(&cut, trunc, len, &base) == -EINVAL, "%s", "a blob without the BTF magic is refused");
+		tap_ok(gp_btf_open(&cut, trunc, len, &base) == -EINVAL, "%s", "a blob without the BTF magic is refused");
 		free(trunc);
 	}
 	{
@@ -146,8 +138,8 @@ int main(int argc, char **argv)
 		memcpy(copy, mod.data, mod.len);
 		t = (void *)(copy + h->hdr_len + h->type_off);
 		t->info = (t->info & ~(0x1fu << 24)) | (30u << 24);
-		ok(gp_btf_open(&unk, copy, mod.len, &base) == -EPROTO, "%s",
-		   "a type kind newer than this reader is -EPROTO, not a guess");
+		tap_ok(gp_btf_open(&unk, copy, mod.len, &base) == -EPROTO, "%s",
+		       "a type kind newer than this reader is -EPROTO, not a guess");
 		free(copy);
 	}
 	close_pair(&base, &mod, bufs);
@@ -158,7 +150,7 @@ int main(int argc, char **argv)
 
 		ret = open_pair(argv[i + 1], argv[i + 2], &base, &mod, bufs);
 		if (ret) {
-			ok(0, "%s: BTF opens", argv[i]);
+			tap_ok(0, "%s: BTF opens", argv[i]);
 			close_pair(&base, &mod, bufs);
 			continue;
 		}
@@ -167,7 +159,7 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof(name), "%s: %s", argv[i],
 			 want_same ? "has the layout gpreempt was built with" :
 				     "is refused by the layout gpreempt was built with");
-		ok(want_same ? bad == 0 : bad > 0, "%s", name);
+		tap_ok(want_same ? bad == 0 : bad > 0, "%s", name);
 		if (bad)
 			printf("# %s: %d item(s) differ; first: %s\n", argv[i], bad, why);
 		for (int j = 0, shown = 0; bad && j < N_ITEMS && shown < 4; j++)
@@ -175,6 +167,5 @@ int main(int argc, char **argv)
 				printf("#   %s\n", why);
 		close_pair(&base, &mod, bufs);
 	}
-	printf("# %d failed\n", failed);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -1,32 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_policy - unit tests of module/policy/policy.c (user space, KTAP output in the
- * kselftest style: "TAP version 13", "1..N", "ok N - name"; exit status 1 when
- * any test failed).
+ * test_policy - unit tests of module/policy/ (user space; TAP output and exit
+ * status of test/unit/tap.h).
  *
  *   make build/test_policy && build/test_policy
  *   gcc -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I module \
- *       -o build/test_policy test/unit/test_policy.c module/policy/policy.c module/policy/rate.c module/backends/cumask.c
+ *       -o build/test_policy test/unit/test_policy.c module/policy/policy.c module/policy/rate.c module/policy/sleep.c module/backends/cumask.c
  */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include "policy/policy.h"
 #include "backends/cumask.h"
+#include "tap.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
 #define T0 (10 * MS)		/* the monotonic clock never reads 0 */
-
-static int cur_failed;
-
-/* EXPECT(cond): a failed condition fails the current test, with a diagnostic. */
-#define EXPECT(cond) do {							\
-	if (!(cond)) {								\
-		cur_failed = 1;							\
-		printf("# %s:%d: expected %s\n", __FILE__, __LINE__, #cond);	\
-	}									\
-} while (0)
 
 /* Defaults of module/params.c, in ns. */
 static const struct gp_policy_params P = {
@@ -1284,11 +1274,6 @@ static void t_dev_budget(void)
 	EXPECT(r.parks == 1 && nparked(q, 5) == 3 && budget[0] + budget[1] == 8);
 }
 
-struct test {
-	const char *name;
-	void (*fn)(void);
-};
-
 
 /*
  * Tiers: with LC tiers 14/10/6 and BE 3 all busy, only BE (the lowest busy
@@ -1590,7 +1575,136 @@ static void t_slice_left(void)
 	EXPECT(q[2].state == GP_PS_PARKED && nparked(q, 3) == 2);
 }
 
-static const struct test tests[] = {
+/*
+ * gp_hold_until() as it was, a loop over the snapshot inside a loop over it:
+ * the reference policy/sleep.c's one pass must match.
+ */
+static u64 sleep_reference(int n, const struct gp_pq *q, const bool *gone, const int *maxprio,
+			   const struct gp_policy_params *pp, u64 t0)
+{
+	u64 dev_end[GP_POLICY_MAX_DEVS] = { 0 };
+	u64 parked = 0, until = ~0ULL, end;
+	int i, j;
+	u32 d;
+
+	for (i = 0; i < n; i++)
+		if (!gone[i] && q[i].state != GP_PS_RUNNING)
+			parked |= 1ULL << q[i].dev;
+	if (!parked)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct gp_pq *e = &q[i];
+		bool dp;
+
+		d = e->dev;
+		dp = parked & (1ULL << d);
+		if (gone[i])
+			continue;
+		if (e->state == GP_PS_RUNNING &&
+		    (e->prio < maxprio[d] ? (e->pending || e->blocked || e->unknown || e->progressed) :
+		     dp && (e->pending || e->blocked || e->unknown || e->hold)))
+			return 0;
+		if (e->state == GP_PS_PARKED && !e->hold) {
+			end = e->state_since_ns + pp->max_suspend_ns;
+			until = end < until ? end : until;
+			continue;
+		}
+		if (e->state != GP_PS_RUNNING || !dp || e->prio < maxprio[d] || !e->last_pending_ns)
+			continue;
+		end = e->last_pending_ns + pp->hysteresis_ns;
+		dev_end[d] = end > dev_end[d] ? end : dev_end[d];
+		for (j = 0; j < n; j++)
+			if (e->group && q[j].group == e->group && q[j].dev == d &&
+			    q[j].state != GP_PS_RUNNING)
+				return 0;
+	}
+	for (d = 0; d < GP_POLICY_MAX_DEVS; d++) {
+		if (!(parked & (1ULL << d)))
+			continue;
+		if (dev_end[d] <= t0)
+			return 0;
+		until = dev_end[d] < until ? dev_end[d] : until;
+	}
+	return until;
+}
+
+static u64 rnd_state = 88172645463325252ULL;
+
+static u32 rnd(u32 k)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (u32)(rnd_state >> 11) % k;
+}
+
+/*
+ * Property: on random snapshots (each group's queues together, groups in
+ * any order, gone queues among them), the one pass gives what the nested
+ * loops gave; enough of them sleep, and the group rule decides some.
+ */
+static void t_sleep_matches_reference(void)
+{
+	static const enum gp_pstate st[] = { GP_PS_RUNNING, GP_PS_RUNNING, GP_PS_PARKED,
+					     GP_PS_SHRUNK };
+	u64 t0 = 100 * MS;
+	int round, sleeps = 0, by_group = 0, bad = 0;
+
+	for (round = 0; round < 200000; round++) {
+		struct gp_policy_params pp = P;
+		struct gp_pq q[16];
+		bool gone[16];
+		int maxprio[GP_POLICY_MAX_DEVS] = { 0 };
+		int n = 0, g, k, i, ngroups = rnd(5);
+		struct gp_sleep s;
+		u64 want, got;
+
+		pp.hysteresis_ns = (1 + rnd(4)) * MS;
+		pp.max_suspend_ns = (1 + rnd(200)) * MS;
+		for (i = 0; i < GP_POLICY_MAX_DEVS; i++)
+			maxprio[i] = (int)rnd(3);
+		for (g = 0; g < ngroups; g++) {
+			u64 group = rnd(4) ? 0x1000 + (u64)g * 0x40 : 0;
+
+			for (k = 1 + rnd(4); k > 0 && n < 16; k--, n++) {
+				memset(&q[n], 0, sizeof(q[n]));
+				q[n].group = group;
+				q[n].dev = rnd(3);
+				q[n].prio = (int)rnd(3);
+				q[n].state = st[rnd(4)];
+				q[n].pending = !rnd(16);
+				q[n].blocked = !rnd(24);
+				q[n].unknown = !rnd(24);
+				q[n].progressed = !rnd(16);
+				q[n].hold = !rnd(12);
+				q[n].state_since_ns = t0 - rnd(150) * MS;
+				q[n].last_pending_ns = rnd(4) ? t0 - rnd(5) * MS : 0;
+				gone[n] = !rnd(8);
+			}
+		}
+		want = sleep_reference(n, q, gone, maxprio, &pp, t0);
+		gp_sleep_init(&s, maxprio);
+		for (i = 0; i < n; i++)
+			gp_sleep_add(&s, &pp, &q[i], gone[i]);
+		got = gp_sleep_until(&s, t0);
+		if (got != want && bad++ < 5)
+			tap_diag("round %d, %d queues: one pass %llu, reference %llu", round, n,
+				 (unsigned long long)got, (unsigned long long)want);
+		sleeps += want != 0;
+		if (!want) {
+			/* Would it sleep without the group rule? */
+			for (i = 0; i < n; i++)
+				q[i].group = 0;
+			by_group += sleep_reference(n, q, gone, maxprio, &pp, t0) != 0;
+		}
+	}
+	tap_diag("200000 snapshots: %d sleep, %d kept awake by the group rule, %d differ", sleeps,
+		 by_group, bad);
+	EXPECT(bad == 0);
+	EXPECT(sleeps > 400 && by_group > 400);
+}
+
+static const struct tap_test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
 	{ "BE parked stays parked while LC busy", t_be_stays_parked },
@@ -1641,19 +1755,10 @@ static const struct test tests[] = {
 	{ "shrink: shrinkable BE shrunk (no guard, no inversion), grown back when LC idles", t_shrink },
 	{ "shrink: not shrinkable, held or disabled: grown back (then parked if wanted)", t_shrink_exits },
 	{ "CU masks: shrink keeps a prefix of the owner's CUs, or what a masked LC leaves", t_cu_shrink_mask },
+	{ "sleep through a hold: one pass over the snapshot equals the nested loops on random snapshots", t_sleep_matches_reference },
 };
 
 int main(void)
 {
-	int i, n = (int)(sizeof(tests) / sizeof(tests[0])), failed = 0;
-
-	printf("TAP version 13\n1..%d\n", n);
-	for (i = 0; i < n; i++) {
-		cur_failed = 0;
-		tests[i].fn();
-		printf("%sok %d - %s\n", cur_failed ? "not " : "", i + 1, tests[i].name);
-		failed += cur_failed;
-	}
-	printf("# %d passed, %d failed\n", n - failed, failed);
-	return failed ? 1 : 0;
+	return tap_run(tests, (int)(sizeof(tests) / sizeof(tests[0])));
 }

@@ -21,7 +21,6 @@ qfield() {	# tgid field -> value from gp_queues (first queue of tgid)
 	bpftool -j map dump name gp_queues 2>/dev/null |
 		jq -r --argjson t "$1" "[.[].formatted.value | select(.tgid == \$t)][0].$2 // empty"
 }
-state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 cfield() {	# tgid ctx(0: primary, 1: a secondary context) field -> value
 	bpftool -j map dump name gp_queues 2>/dev/null |
 		jq -r --argjson t "$1" --argjson s "$2" "[.[].formatted | select(.key.tgid == \$t and
@@ -68,26 +67,7 @@ for backend in $backends; do
 		tap_not_ok "$backend: kfdsim and gpreempt load"
 		continue
 	fi
-	$GPLOAD $BE_ARGS --duration 60 --json /tmp/be.json --quiet &
-	be=$!
-	sleep 1
-	$GPLOAD $LC_ARGS --duration 3 --period-us 3000 --json /tmp/lc.json --quiet
-	lc_rc=$?
-	wait_for 30 state_is $be 0
-	st=$(qfield $be state)
-	pre=$(qfield $be preempts)
-	res=$(qfield $be resumes)
-	kill -TERM $be
-	wait $be
-	be_rc=$?
-	tap_check "$backend: LC packets completed exactly once" test $lc_rc -eq 0
-	tap_check "$backend: BE packets completed exactly once" test $be_rc -eq 0
-	if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
-		tap_ok "$backend: BE parked and unparked while LC ran ($pre/$res)"
-	else
-		tap_not_ok "$backend: BE parked and unparked while LC ran (${pre:-none}/${res:-none})"
-	fi
-	tap_check "$backend: BE running again after LC finished" test "$st" = 0
+	lc_be_round "$backend" 30
 	unload
 done
 

@@ -21,12 +21,14 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/containerd.sh
+. test/lib/nri.sh
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
 W=/tmp/ctd
 LOG=$W/hook.log
 CONF=$W/gpreempt.conf
 RUNDIR=/run/gpreempt/containers
+NRI_SOCK=/run/nri/nri.sock
 ANN=gpreempt.io/priority
 LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 
@@ -44,14 +46,7 @@ else
 fi
 tap_diag "CRI: $("${CRI[@]}" version)"
 
-plugin_start() {
-	build/gpreempt-nri --socket /run/nri/nri.sock --gpreemptctl $CTL --hook-arg --config \
-		--hook-arg $CONF --hook-arg --log --hook-arg $LOG >>$W/plugin.log 2>&1 &
-	pl=$!
-}
 syncs() { grep -c 'synchronized' $W/plugin.log; }
-ct_rules() { $CTL --json list | jq '[.[] | select(.kind == "container")] | length'; }
-records() { ls $RUNDIR 2>/dev/null | wc -l; }
 none_left() { [ "$(ct_rules)" = 0 ] && [ "$(records)" = 0 ]; }
 rule_on() { # CGROUP PRIORITY
 	$CTL --json list | jq -e --arg t "$1" --argjson p "$2" \
@@ -62,8 +57,7 @@ plugin_start
 tap_check "the plugin registers on containerd's NRI socket and is synchronized" \
 	wait_for 60 grep -q 'synchronized 0 of 0 containers' $W/plugin.log
 grep 'connected to' $W/plugin.log | sed 's/^/# /'
-insmod $GP_OBJ/test/kfdsim/kfdsim.ko && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-	{ tap_not_ok "insmod kfdsim and gpreempt"; exit 1; }
+plugin_insmod
 
 # 1. An invalid value: CreateContainer fails, the CRI client (the kubelet's
 # place) gets the hook's line; nothing is left.
@@ -90,32 +84,24 @@ be=$("${CRI[@]}" pid "$beid")
 LCG=/sys/fs/cgroup/kubepods/besteffort/podlc/$lcid
 tap_check "the LC rule: 11 (the default cap) on the container's cgroup" rule_on "$LCG" 11
 tap_check "the LC's load is in that cgroup" grep -qx "0::${LCG#/sys/fs/cgroup}" /proc/"$lc"/cgroup
-wait_for 30 is "$lc" source cgroup && wait_for 10 is "$lc" priority 11
-tap_check "LC's queue at 11 from cgroup" sh -c "[ '$(qf "$lc" priority) $(qf "$lc" source)' = '11 cgroup' ]"
-if wait_for 30 is "$be" state parked; then tap_ok "BE parked while LC has work"
-else tap_not_ok "BE parked while LC has work # state $(qf "$be" state)"; fi
+lc_parks_be "$lc" "$be"
 
 # 3. rmmod/insmod drops the rules; a restart of the plugin (NRI hands it
 # every container) brings them back.
-kill $pl; wait $pl 2>/dev/null
-rmmod gpreempt && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-	tap_not_ok "reload gpreempt under the running pods"
-tap_check "after the reload: no container rule" test "$(ct_rules)" = 0
+plugin_reload pods
 s=$(syncs)
 plugin_start
 tap_check "the restarted plugin is synchronized with containerd's containers" \
 	wait_for 60 sh -c "[ \$(grep -c synchronized $W/plugin.log) -gt $s ]"
 grep 'synchronized' $W/plugin.log | tail -n 1 | sed 's/^/# /'
 tap_check "after the plugin's restart: the LC rule at 11 again" wait_for 10 rule_on "$LCG" 11
-if wait_for 30 is "$be" state parked; then tap_ok "after the restart: BE parked again"
-else tap_not_ok "after the restart: BE parked again # state $(qf "$be" state)"; fi
+be_state "after the restart: BE parked again" "$be" parked
 
 # 4. The LC pod removed (StopContainer, RemoveContainer, StopPodSandbox,
 # RemovePodSandbox): its rule and record go, BE runs again.
 tap_check "LC pod removed" "${CRI[@]}" rm "$lcpod"
 tap_check "LC removed: its rule and its record are gone" none_left
-if wait_for 30 is "$be" state running; then tap_ok "LC removed: BE running again"
-else tap_not_ok "LC removed: BE running again # state $(qf "$be" state)"; fi
+be_state "LC removed: BE running again" "$be" running
 tap_check "BE pod removed" "${CRI[@]}" rm "$bepod"
 
 # 5. The plugin's cost per container start: CreateContainer + StartContainer

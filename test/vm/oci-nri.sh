@@ -15,6 +15,7 @@
 # test/vm/oci-containerd.sh.  Runs inside the test guest (test/run-vm oci).
 . test/lib/tap.sh
 . test/lib/sim.sh
+. test/lib/nri.sh
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
 GPLOAD=$PWD/build/gpload
@@ -23,6 +24,7 @@ LOG=$W/hook.log
 CONF=$W/gpreempt.conf
 RUNDIR=/run/gpreempt/containers
 CG=/sys/fs/cgroup/nri.slice
+NRI_SOCK=$W/nri.sock
 LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 
 if [ ! -x build/gpreempt-nri ] || [ ! -x build/nri-runtime ]; then
@@ -35,11 +37,6 @@ mkfifo $W/cmd
 build/nri-runtime --socket $W/nri.sock --plugin-dir $W/plugins <$W/cmd >$W/out 2>$W/runtime.log &
 rt=$!
 exec 7>$W/cmd
-plugin_start() {
-	build/gpreempt-nri --socket $W/nri.sock --gpreemptctl $CTL --hook-arg --config \
-		--hook-arg $CONF --hook-arg --log --hook-arg $LOG >>$W/plugin.log 2>&1 &
-	pl=$!
-}
 syncs() { grep -c '^sync ' $W/out; }
 echo 0 >$W/n
 # nri COMMAND...: one runtime command; its result on stdout (run in $(...):
@@ -56,14 +53,11 @@ ctr() {
 	mkdir -p $CG/$1
 	sh -c "echo \$\$ > $CG/$1/cgroup.procs && exec $GPLOAD $LOAD_ARGS --prio 5" >$W/$1.log 2>&1 &
 }
-ct_rules() { $CTL --json list | jq '[.[] | select(.kind == "container")] | length'; }
-records() { ls $RUNDIR 2>/dev/null | wc -l; }
 
 tap_check "nri: the runtime listens on its NRI socket" wait_for 30 test -S $W/nri.sock
 plugin_start
 tap_check "the plugin connects to the NRI v2 runtime and is synchronized" wait_for 30 grep -q "^sync 0$" $W/out
-insmod $GP_OBJ/test/kfdsim/kfdsim.ko && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-	{ tap_not_ok "insmod kfdsim and gpreempt"; exit 1; }
+plugin_insmod
 
 # 1. An invalid value fails CreateContainer with the hook's line.
 sleep 600 >/dev/null &
@@ -86,17 +80,11 @@ tap_check "LC started (the annotation on its pod; StartContainer with cgroupsPat
 tap_check "BE started (no annotation)" test "$(nri run be /nri.slice/be $be)" = ok
 tap_check "the LC rule: 11 (the default cap) on $CG/cri-containerd-lc.scope" sh -c "$CTL --json list | jq -e --arg t $CG/cri-containerd-lc.scope \
 	'.[] | select(.kind == \"container\" and .target == \$t and .priority == 11)' >/dev/null"
-wait_for 30 is "$lc" source cgroup && wait_for 10 is "$lc" priority 11
-tap_check "LC's queue at 11 from cgroup" sh -c "[ '$(qf "$lc" priority) $(qf "$lc" source)' = '11 cgroup' ]"
-if wait_for 30 is "$be" state parked; then tap_ok "BE parked while LC has work"
-else tap_not_ok "BE parked while LC has work # state $(qf "$be" state)"; fi
+lc_parks_be "$lc" "$be"
 
 # 3. The rules survive rmmod/insmod and a restart of the plugin: on
 # reconnection NRI hands it every container (Synchronize).
-kill $pl; wait $pl 2>/dev/null
-rmmod gpreempt && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-	tap_not_ok "reload gpreempt under the running containers"
-tap_check "after the reload: no container rule" test "$(ct_rules)" = 0
+plugin_reload containers
 s=$(syncs)
 plugin_start
 tap_check "the restarted plugin is synchronized with both containers" \
@@ -105,14 +93,12 @@ wait_for 10 sh -c "[ \$($CTL --json list | jq '[.[] | select(.kind == \"containe
 tap_check "after the plugin's restart: the LC rule at 11 again" sh -c "$CTL --json list | jq -e --arg t $CG/cri-containerd-lc.scope \
 	'.[] | select(.kind == \"container\" and .target == \$t and .priority == 11)' >/dev/null"
 grep 'synchronized' $W/plugin.log | tail -n 1 | sed 's/^/# /'
-if wait_for 30 is "$be" state parked; then tap_ok "after the restart: BE parked again"
-else tap_not_ok "after the restart: BE parked again # state $(qf "$be" state)"; fi
+be_state "after the restart: BE parked again" "$be" parked
 
 # 4. StopContainer removes the rule: BE runs again; nothing is left.
 tap_check "LC stopped (StopContainer, RemoveContainer)" test "$(nri stop lc)" = ok
 tap_check "LC stopped: its rule and its record are gone" sh -c "[ \$($CTL --json list | jq '[.[] | select(.kind == \"container\")] | length') = 0 ] && [ \$(ls $RUNDIR | wc -l) = 0 ]"
-if wait_for 30 is "$be" state running; then tap_ok "LC stopped: BE running again"
-else tap_not_ok "LC stopped: BE running again # state $(qf "$be" state)"; fi
+be_state "LC stopped: BE running again" "$be" running
 nri stop be >/dev/null
 stop_be "$lc"; lrc=$be_rc
 stop_be "$be"

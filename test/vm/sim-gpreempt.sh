@@ -19,7 +19,6 @@ qfield() {	# tgid field -> value from gp_queues (first queue of tgid)
 ksq() {	# pasid-less lookup: the kfdsim line of the queue with priority $1
 	grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1
 }
-state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 stat_is() { [ "$(gstat "$1")" = "$2" ]; }
 no_queue() { [ -z "$(qfield "$1" state)" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
@@ -48,27 +47,7 @@ for sched in hws mes; do
 	for backend in suspend evict; do
 		name="$backend/$sched"
 		load "sched=$sched" "backend=$backend"
-		# BE outlives every check below; it is stopped with SIGTERM (drain + verify).
-		$GPLOAD $BE_ARGS --duration 60 --json /tmp/be.json --quiet &
-		be=$!
-		sleep 1
-		$GPLOAD $LC_ARGS --duration 3 --period-us 3000 --json /tmp/lc.json --quiet
-		lc_rc=$?
-		wait_for 10 state_is $be 0
-		st=$(qfield $be state)
-		pre=$(qfield $be preempts)
-		res=$(qfield $be resumes)
-		kill -TERM $be
-		wait $be
-		be_rc=$?
-		tap_check "$name: LC packets completed exactly once" test $lc_rc -eq 0
-		tap_check "$name: BE packets completed exactly once" test $be_rc -eq 0
-		if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
-			tap_ok "$name: BE parked and unparked while LC ran ($pre/$res)"
-		else
-			tap_not_ok "$name: BE parked and unparked while LC ran (${pre:-none}/${res:-none})"
-		fi
-		tap_check "$name: BE running again after LC finished" test "$st" = 0
+		lc_be_round "$name" 10
 		tap_diag "$name: LC $(jq -r '"p50 \(.p50_us) us p99 \(.p99_us) us"' /tmp/lc.json), BE $(jq -r '.throughput_wgus_per_s' /tmp/be.json) wg-us/s, backend calls: $(gstat preempts) parks"
 		unload
 	done

@@ -19,23 +19,13 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
-OBJ=${GP_OBJ:-.}
-KO=$OBJ/test/kfdsim/kfdsim.ko
 HIP=build/hip-work
-DBG=/sys/kernel/debug/kfdsim
-T=$(mktemp -d /tmp/hipsdma.XXXXXX)
 CG=/sys/fs/cgroup/hip-copy
 ROUNDS=30
 SIZE=262144
 
-dmesg -C
-rmmod gpreempt 2>/dev/null
-rmmod kfdsim 2>/dev/null
-if [ ! -x $HIP ]; then
-	tap_ok "build/hip-work # SKIP hipcc missing (Debian's hipcc, libamdhip64-dev: run scripts/setup)"
-	tap_done
-	exit
-fi
+kfdclient_begin hipsdma
+kfdclient_need $HIP skip "build/hip-work # SKIP hipcc missing (Debian's hipcc, libamdhip64-dev: run scripts/setup)"
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 
 qparks() {	# tgid -> park count of its queues in gp_queues

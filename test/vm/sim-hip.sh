@@ -29,36 +29,12 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
-OBJ=${GP_OBJ:-.}
-KO=$OBJ/test/kfdsim/kfdsim.ko
 HIP=build/hip-work
-DBG=/sys/kernel/debug/kfdsim
-T=$(mktemp -d /tmp/hip.XXXXXX)
 CG=/sys/fs/cgroup/hip-lc
 
-dmesg -C
-rmmod gpreempt 2>/dev/null
-rmmod kfdsim 2>/dev/null
-if [ ! -x $HIP ]; then
-	tap_ok "build/hip-work # SKIP hipcc missing (Debian's hipcc, libamdhip64-dev: run scripts/setup)"
-	tap_done
-	exit
-fi
+kfdclient_begin hip
+kfdclient_need $HIP skip "build/hip-work # SKIP hipcc missing (Debian's hipcc, libamdhip64-dev: run scripts/setup)"
 
-snapshot() { cp $DBG/kfd_ioctls $T/calls0; cp $DBG/stats $T/stats0; }
-delta() {
-	local before
-	before=$(awk -v k="$1" '$1 == k {print $2}' $T/calls0)
-	echo $(( $(calls "$1") - ${before:-0} ))
-}
-deltas() {
-	local c d
-	for c in $(awk '{print $1}' $DBG/kfd_ioctls); do
-		d=$(delta "$c")
-		[ "$d" != 0 ] && printf '%s %s ' "$c" "$d"
-	done
-}
-sdelta() { echo $(( $(kstat "$1") - $(awk -v k="$1" '$1 == k {print $2}' $T/stats0) )); }
 # Lines a HIP program printed that are no result: libdrm's note on the stub render node.
 show_err() { grep -v 'amdgpu_get_auth\|^[a-z_0-9]* \|^[a-z_]*$' "$1" | head -5 | sed 's/^/# /'; }
 pasid_of() {
@@ -158,14 +134,6 @@ mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 mkdir -p $CG
 tap_check "gpreemptctl set cgroup $CG high" $CTL set cgroup $CG high
 export HSA_ENABLE_SDMA=0
-psum() {
-	$CTL --json status 2>/dev/null |
-		jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t) | .$2] | add // 0"
-}
-all_running() {
-	$CTL --json status 2>/dev/null |
-		jq -e --argjson t "$1" '[.queues[] | select(.tgid == $t) | .state] | length > 0 and all(. == "running")' >/dev/null
-}
 nqueues() { $CTL --json status 2>/dev/null | jq --argjson t "$1" '[.queues[] | select(.tgid == $t)] | length'; }
 rm -f $T/stop $T/release
 # 4 launches in flight: BE always has workgroups queued, whatever the
@@ -184,11 +152,7 @@ tap_diag "gpreempt's queues: $($CTL --json status | jq -c '[.queues[] | {tgid, q
 tap_check "LC's $(nqueues $lc) queues (its stream's, ROCr's utility queue) at 12 from the cgroup rule" \
 	eval '[ "$($CTL --json status | jq --argjson t $lc "[.queues[] | select(.tgid == \$t and .priority == 12)] | length")" -ge 2 ]'
 tap_check "BE runs again while LC's idle HIP queues remain" wait_for 10 all_running $be
-if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
-	tap_ok "BE parked and unparked while LC had work ($pre/$res)"
-else
-	tap_not_ok "BE parked and unparked while LC had work (${pre:-none}/${res:-none})"
-fi
+be_cycled "$pre" "$res"
 lpasid=$(pasid_of $lc)
 tap_check "LC: 20 requests, every kernel dispatched exactly once ($(kernels "$lpasid") of $(field $T/lc launched_normal))" \
 	eval 'has $T/lc lc_requests 20 && test "$(kernels "$lpasid")" = "$(field $T/lc launched_normal)"'

@@ -15,22 +15,13 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
-OBJ=${GP_OBJ:-.}
-KO=$OBJ/test/kfdsim/kfdsim.ko
 HSAKMT=build/hsakmt-open
-DBG=/sys/kernel/debug/kfdsim
 TOPO=/sys/devices/virtual/kfd/kfd/topology
-T=$(mktemp -d /tmp/hsakmt.XXXXXX)
 NDEV=2
 NCU=12
 
-dmesg -C
-rmmod kfdsim 2>/dev/null
-if [ ! -x $HSAKMT ]; then
-	tap_not_ok "build/hsakmt-open built # libhsakmt-dev missing: run scripts/setup"
-	tap_done
-	exit
-fi
+kfdclient_begin hsakmt
+kfdclient_need $HSAKMT fail "build/hsakmt-open built # libhsakmt-dev missing: run scripts/setup"
 
 
 # --- registration ----------------------------------------------------------
@@ -148,7 +139,7 @@ tap_check "an ioctl KFD does not have fails (ENOTTY) and is counted" \
 
 # --- a queue through libhsakmt, with gpreempt loaded (stage 2) ---------------
 tap_check "wait for kfdsim to be idle" wait_for 5 ks_idle
-cp $DBG/kfd_ioctls $T/calls0
+snapshot
 tap_check "insmod gpreempt" insmod $OBJ/module/gpreempt.ko user_max_priority=15
 $HSAKMT queue $T/release >$T/q 2>/dev/null &
 qpid=$!
@@ -192,11 +183,6 @@ tap_check "hsaKmtSetQueueCUMask, hsaKmtUpdateQueue, hsaKmtDestroyQueue = SUCCESS
 	eval 'has $T/q cu_mask 0 && has $T/q update 0 && has $T/q destroy 0'
 tap_check "the queue is gone from kfdsim and gpreempt" \
 	eval 'wait_for 5 ks_idle && wait_for 2 test "$(gstat queues)" = 0'
-delta() {
-	local before
-	before=$(awk -v k="$1" '$1 == k {print $2}' $T/calls0)
-	echo $(( $(calls "$1") - ${before:-0} ))
-}
 tap_diag "KFD ioctls of 1 hsakmt-open queue run: $(for c in $(awk '{print $1}' $DBG/kfd_ioctls); do printf '%s %s ' $c $(delta $c); done)"
 tap_check "one CREATE_QUEUE, SET_CU_MASK, UPDATE_QUEUE, DESTROY_QUEUE" \
 	eval 'test "$(delta CREATE_QUEUE)$(delta SET_CU_MASK)$(delta UPDATE_QUEUE)$(delta DESTROY_QUEUE)" = 1111'
@@ -223,7 +209,7 @@ cb = CB(agent)
 print("iterate %d" % lib.hsa_iterate_agents(cb, None))
 print("shut_down %d" % lib.hsa_shut_down())
 PY
-cp $DBG/kfd_ioctls $T/calls0
+snapshot
 HSA_ENABLE_INTERRUPT=0 timeout 120 python3 $T/hsa.py >$T/hsa 2>&1
 grep -v 'amdgpu_get_auth\|^[a-z_]* ' $T/hsa | head -5 | sed 's/^/# /'
 tap_check "ROCr hsa_init() = HSA_STATUS_SUCCESS (HSA_ENABLE_INTERRUPT=0)" has $T/hsa hsa_init 0

@@ -19,36 +19,12 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
-OBJ=${GP_OBJ:-.}
-KO=$OBJ/test/kfdsim/kfdsim.ko
 ROCR=build/rocr-client
-DBG=/sys/kernel/debug/kfdsim
-T=$(mktemp -d /tmp/rocr.XXXXXX)
 NCU=8
 
-dmesg -C
-rmmod gpreempt 2>/dev/null
-rmmod kfdsim 2>/dev/null
-if [ ! -x $ROCR ]; then
-	tap_not_ok "build/rocr-client built # libhsa-runtime-dev missing: run scripts/setup"
-	tap_done
-	exit
-fi
+kfdclient_begin rocr
+kfdclient_need $ROCR fail "build/rocr-client built # libhsa-runtime-dev missing: run scripts/setup"
 
-# delta NAME: calls of ioctl NAME since the last snapshot.
-snapshot() { cp $DBG/kfd_ioctls $T/calls0; }
-delta() {
-	local before
-	before=$(awk -v k="$1" '$1 == k {print $2}' $T/calls0)
-	echo $(( ${2:-$(calls "$1")} - ${before:-0} ))
-}
-deltas() {
-	local c d
-	for c in $(awk '{print $1}' $DBG/kfd_ioctls); do
-		d=$(delta "$c")
-		[ "$d" != 0 ] && printf '%s %s ' "$c" "$d"
-	done
-}
 # Lines the client printed that are no result: libdrm's note on the stub render node.
 show_err() { grep -v 'amdgpu_get_auth\|^[a-z_0-9]* ' "$1" | head -5 | sed 's/^/# /'; }
 
@@ -203,15 +179,6 @@ stage4() {
 			jq -r --argjson t "$1" '.queues[] | select(.tgid == $t) | "\(.qid) \(.priority) \(.source) \(.kfd_priority)"' |
 			sort
 	}
-	# psum TGID FIELD: the sum of FIELD over the process's queues.
-	psum() {
-		$CTL --json status 2>/dev/null |
-			jq -r --argjson t "$1" "[.queues[] | select(.tgid == \$t) | .$2] | add // 0"
-	}
-	all_running() {
-		$CTL --json status 2>/dev/null |
-			jq -e --argjson t "$1" '[.queues[] | select(.tgid == $t) | .state] | length > 0 and all(. == "running")' >/dev/null
-	}
 	two_queues() {	# two_queues TGID PRIO SOURCE: both of its queues at PRIO from SOURCE, KFD's 7
 		local q
 		q=$(rocr_queues "$1")
@@ -238,11 +205,7 @@ stage4() {
 	be_rc=$?
 	show_err $T/lc
 	show_err $T/be
-	if [ "${pre:-0}" -gt 0 ] && [ "${res:-0}" -gt 0 ]; then
-		tap_ok "BE parked and unparked while LC had work ($pre/$res)"
-	else
-		tap_not_ok "BE parked and unparked while LC had work (${pre:-none}/${res:-none})"
-	fi
+	be_cycled "$pre" "$res"
 	tap_check "LC: every ROCr call succeeded, 40 requests, each signal 0 exactly once" \
 		eval 'test $lc_rc = 0 && has $T/lc lc_requests 40 && has $T/lc signals_zero 40/40'
 	be_n=$(field $T/be be_completed)

@@ -15,20 +15,10 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
-OBJ=${GP_OBJ:-.}
-KO=$OBJ/test/kfdsim/kfdsim.ko
 CLIENT=build/sdma-client
-DBG=/sys/kernel/debug/kfdsim
-T=$(mktemp -d /tmp/sdma.XXXXXX)
 
-dmesg -C
-rmmod gpreempt 2>/dev/null
-rmmod kfdsim 2>/dev/null
-if [ ! -x $CLIENT ]; then
-	tap_not_ok "build/sdma-client built # libhsakmt-dev missing: run scripts/setup"
-	tap_done
-	exit
-fi
+kfdclient_begin sdma
+kfdclient_need $CLIENT fail "build/sdma-client built # libhsakmt-dev missing: run scripts/setup"
 
 # 1 MiB at 5 MB/s: 210 ms a copy, so the client's AQL queue churn (create,
 # 100 ms, destroy: two runlist changes) lands within the copies even in a
