@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/bench-report renders the HIP rows (scripts/hip-lib.sh's runs):
+# make demo's HIP table (--demo, raw/hip.demo.json) with the numbers, the
+# ratios to LC alone and BE launches a second of fixed rows; a missing
+# scenario, a failed HIP call or a missing HIP part fail the demo, a HIP part
+# skipped because build/hip-work is not built is said and does not; and make
+# bench's hip table (raw/hip.bench.json).
+cd "$(dirname "$0")/../.." || exit 1
+. test/lib/tap.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# rows FILE [DROP] [FAIL]: four HIP rows (one run), without scenario DROP,
+# with scenario FAIL's ok false.
+rows() {
+	mkdir -p "$(dirname "$1")"
+	jq -n --arg drop "${2:-}" --arg fail "${3:-}" '[
+	  {scenario: "lc_alone", run: 1, lc_requests: 400, lat_p50_us: 5000, lat_p99_us: 10000,
+	   lat_max_us: 12000, be_completed: null, be_seconds: null, be_per_s: null, ok: true, gp_stats: null},
+	  {scenario: "hw_priority", run: 1, lc_requests: 400, lat_p50_us: 20000, lat_p99_us: 30000,
+	   lat_max_us: 31000, be_completed: 400, be_seconds: 10, be_per_s: 40, ok: true, gp_stats: null},
+	  {scenario: "static_split", run: 1, lc_requests: 400, lat_p50_us: 9000, lat_p99_us: 25000,
+	   lat_max_us: 26000, be_completed: 200, be_seconds: 10, be_per_s: 20, ok: true, gp_stats: null},
+	  {scenario: "gpreempt", run: 1, lc_requests: 400, lat_p50_us: 8000, lat_p99_us: 15000,
+	   lat_max_us: 16000, be_completed: 300, be_seconds: 9, be_per_s: 33.3, ok: true,
+	   gp_stats: {preempts: 100}}
+	] | map(select(.scenario != $drop)) | map(if .scenario == $fail then .ok = false else . end)' >"$1"
+}
+# demo DIR: bench-report --demo's output, then "rc N".
+demo() { python3 scripts/bench-report --demo "$1" 2>&1; echo "rc $?"; }
+has() { grep -qE -- "$2" <<<"$1" || { printf 'no line matches /%s/ in:\n%s\n' "$2" "$1"; return 1; }; }
+# says OUT REGEX RC: OUT has a line matching REGEX and ends with "rc RC".
+says() { has "$1" "$2" && has "$1" "^rc $3\$"; }
+
+rows "$tmp/ok/raw/hip.demo.json"
+out=$(demo "$tmp/ok")
+tap_check "bench-report --demo: HIP LC alone row (p50 5000, p99 10000 us, ratios 1.00)" \
+	has "$out" '^HIP LC alone +5000 +10000 +1\.00 +1\.00 +- +yes$'
+tap_check "bench-report --demo: HIP stream priority row (20000, 30000 us, 4.00x, 3.00x alone, BE 40.0/s)" \
+	has "$out" '^HIP LC \+ BE, HIP stream priority only +20000 +30000 +4\.00 +3\.00 +40\.0 +yes$'
+tap_check "bench-report --demo: HIP static split row (9000, 25000 us, 1.80x, 2.50x, BE 20.0/s)" \
+	has "$out" '^HIP LC \+ BE, static CU split \(CU-mask streams\) +9000 +25000 +1\.80 +2\.50 +20\.0 +yes$'
+tap_check "bench-report --demo: HIP gpreempt row (8000, 15000 us, 1.60x, 1.50x, BE 33.3/s)" \
+	has "$out" '^HIP LC \+ BE \+ gpreempt \(cgroup rule high\) +8000 +15000 +1\.60 +1\.50 +33\.3 +yes$'
+tap_check "bench-report --demo: HIP gpreempt against stream priority (p50 0.40x, p99 0.50x, BE 0.83x)" \
+	has "$out" 'gpreempt against HIP stream priority only: LC p50 0\.40x, p99 0\.50x, BE launches/s 0\.83x'
+tap_check "bench-report --demo: the HIP table says simulation numbers (kfdsim, TCG guest)" \
+	has "$out" '^HIP programs: .*simulation numbers \(kfdsim, TCG guest\)'
+tap_check "bench-report --demo: every HIP call succeeded: yes, exit 0" \
+	says "$out" '^every HIP call succeeded: yes$' 0
+
+rows "$tmp/drop/raw/hip.demo.json" gpreempt
+out=$(demo "$tmp/drop")
+tap_check "bench-report --demo: a missing HIP scenario is NO result and exit 1" \
+	says "$out" '^HIP LC \+ BE \+ gpreempt \(cgroup rule high\) +NO result' 1
+
+rows "$tmp/nosplit/raw/hip.demo.json" static_split
+out=$(demo "$tmp/nosplit")
+tap_check "bench-report --demo: without static_split (make demo's default) the gpreempt row, exit 0" \
+	says "$out" '^HIP LC \+ BE \+ gpreempt \(cgroup rule high\) +8000 +15000 ' 0
+tap_check_fails "bench-report --demo: without static_split no static split row" \
+	has "$out" 'static CU split'
+
+rows "$tmp/fail/raw/hip.demo.json" "" hw_priority
+out=$(demo "$tmp/fail")
+tap_check "bench-report --demo: a failed HIP call is HIP ok NO and exit 1" \
+	says "$out" '^HIP LC \+ BE, HIP stream priority only .* NO$' 1
+
+mkdir -p "$tmp/skip/raw"
+echo "build/hip-work is not built (test)" >"$tmp/skip/raw/hip.skipped"
+out=$(demo "$tmp/skip")
+tap_check "bench-report --demo: hip-work not built is said (HIP part NOT run), exit 0" \
+	says "$out" '^HIP part NOT run: build/hip-work is not built \(test\)$' 0
+
+mkdir -p "$tmp/none/raw"
+out=$(demo "$tmp/none")
+tap_check "bench-report --demo: no HIP results and no skip note is NO results, exit 1" \
+	says "$out" '^HIP part: NO results' 1
+
+rows "$tmp/bench/raw/hip.bench.json"
+out=$(python3 scripts/bench-report "$tmp/bench" 2>&1)
+tap_check "bench-report: make bench's hip table has the gpreempt row (8000, 15000 us, 1.60x, 1.50x)" \
+	has "$out" '^\| gpreempt \| 1 \| 8000 \[8000\.\.8000\] \| 15000 \[15000\.\.15000\] \| 1\.60 \[1\.60\.\.1\.60\] \| 1\.50 \[1\.50\.\.1\.50\] \| 300 \[300\.\.300\] \| yes \|$'
+tap_done
