@@ -808,8 +808,12 @@ static void ks_acct_close(struct ks_acct *a, u64 now)
 	a->hit = false;
 }
 
-/* Account @q's time up to @now, then open or close its busy period. */
-static void ks_acct_queue_locked(struct ks_gpu *g, struct queue *q, u64 now)
+/*
+ * Account @q's time up to @now, then close its busy period, or open one at
+ * a CP step (@cp): the hardware's first sight of the work is the CP's poll,
+ * whoever else (gpreempt's scan) read the write index first.
+ */
+static void ks_acct_queue_locked(struct ks_gpu *g, struct queue *q, u64 now, bool cp)
 {
 	struct ks_acct *a = &q->ks.acct;
 	u64 t = a->last_ns;
@@ -831,7 +835,7 @@ static void ks_acct_queue_locked(struct ks_gpu *g, struct queue *q, u64 now)
 	if (q->ks.running)
 		a->hit = false;
 	if (ks_acct_busy_locked(q)) {
-		if (!a->start_ns) {
+		if (!a->start_ns && cp) {
 			a->start_ns = now;
 			a->period_ns = 0;
 			a->parked = false;
@@ -842,12 +846,12 @@ static void ks_acct_queue_locked(struct ks_gpu *g, struct queue *q, u64 now)
 	}
 }
 
-static void ks_acct_locked(struct ks_gpu *g, u64 now)
+static void ks_acct_locked(struct ks_gpu *g, u64 now, bool cp)
 {
 	struct queue *q;
 
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		ks_acct_queue_locked(g, q, now);
+		ks_acct_queue_locked(g, q, now, cp);
 }
 
 /* A queue's accounting with what names it, kept after it is destroyed. */
@@ -920,7 +924,7 @@ void ks_gpu_acct_show(struct ks_device *d, struct seq_file *m)
 	struct queue *q;
 
 	spin_lock(&g->lock);
-	ks_acct_locked(g, ks_now());
+	ks_acct_locked(g, ks_now(), false);
 	list_for_each_entry(q, &g->queues, ks.gpu_node) {
 		if (q->ks.sdma)
 			continue;
@@ -1136,7 +1140,7 @@ static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 
 	*poll = false;
 	spin_lock(&g->lock);
-	ks_acct_locked(g, now);
+	ks_acct_locked(g, now, true);
 	ks_finish_locked(g, now);
 	if (now >= g->stall_until) {
 		list_for_each_entry(q, &g->queues, ks.gpu_node) {
@@ -1149,7 +1153,7 @@ static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 	} else {
 		next = g->stall_until;
 	}
-	ks_acct_locked(g, now);	/* periods that began or ended in this step */
+	ks_acct_locked(g, now, true);	/* periods that began or ended in this step */
 	for (i = 0; i < ks_param.num_cu; i++) {
 		struct ks_cu *cu = &g->cu[i];
 
@@ -1258,7 +1262,7 @@ void ks_gpu_remove_queue(struct queue *q)
 	u32 i;
 
 	spin_lock(&g->lock);
-	ks_acct_locked(g, ks_now());
+	ks_acct_locked(g, ks_now(), false);
 	if (q->ks.acct.start_ns)	/* destroyed busy: its work ends here */
 		ks_acct_close(&q->ks.acct, q->ks.acct.last_ns);
 	ks_acct_keep_locked(q);
@@ -1286,7 +1290,7 @@ void ks_gpu_mes_set(struct queue *q, bool mapped)
 	struct ks_gpu *g = ks_gpu_of(q);
 
 	spin_lock(&g->lock);
-	ks_acct_locked(g, ks_now());
+	ks_acct_locked(g, ks_now(), false);
 	if (!mapped)
 		ks_acct_park_locked(g);
 	if (q->ks.mapped && !mapped)
@@ -1311,7 +1315,7 @@ void ks_gpu_hws_mark(struct queue *q, bool mapped)
 	struct ks_gpu *g = ks_gpu_of(q);
 
 	spin_lock(&g->lock);
-	ks_acct_locked(g, ks_now());
+	ks_acct_locked(g, ks_now(), false);
 	g->park |= q->ks.mapped && !mapped;
 	q->ks.mapped = mapped;
 	spin_unlock(&g->lock);
@@ -1332,7 +1336,7 @@ bool ks_gpu_hws_unmap_all(struct ks_device *d)
 	bool was;
 
 	spin_lock(&g->lock);
-	ks_acct_locked(g, ks_now());
+	ks_acct_locked(g, ks_now(), false);
 	ks_acct_park_locked(g);
 	was = g->runlist_active;
 	if (was)
@@ -1360,7 +1364,7 @@ bool ks_gpu_hws_execute(struct ks_device *d)
 
 	spin_lock(&g->lock);
 	now = ks_now();
-	ks_acct_locked(g, now);
+	ks_acct_locked(g, now, false);
 	if (g->park)
 		ks_acct_park_locked(g);
 	g->park = false;
