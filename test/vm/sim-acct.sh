@@ -7,13 +7,14 @@
 # and run.  Checked, HWS (runlist_us 100), LC 8 workgroups x 2 ms:
 #  1. alone: the categories sum to the measured busy time (every period,
 #     acct_mismatches 0), nothing in detect/cu_wait/cwsr_save/remap/unmapped,
-#     and the time beyond the service time is small (< 25 %: the poll and
-#     the CP's wake-ups);
+#     it ran exactly its service time, and the time beyond it is small
+#     (< 25 %: the CP's wake-ups);
 #  2. remapped while its waves run (another process creates and destroys
 #     queues: each is a runlist change): remap_hits is the queue's own
 #     preemptions counter, its CWSR saves were all restored, and
 #     remap_preempt_ns lies between remap_hits x runlist_us and the
-#     device's runlist changes x runlist_us; the sum still holds;
+#     device's runlist changes x runlist_us; it ran beyond its service time
+#     at most its restores x cwsr_restore_us; the sum still holds;
 #  3. over BE with gpreempt: LC waits for BE's CUs until the park (detect)
 #     and for the park's runlist change (remap_wait).
 # No wall-clock threshold: kfdsim's own clock on both sides.
@@ -44,6 +45,8 @@ tap_check "alone: categories sum to the busy time ($(f sum_ns) = $(f total_ns) +
 	sum_ok -a "$(kstat acct_mismatches)" = 0
 tap_check "alone: no detect, cu_wait, cwsr_save, remap or unmapped time" \
 	zero detect cu_wait cwsr_save remap_preempt remap_wait unmapped
+tap_check "alone: it ran exactly its service time (run_ns $(f run_ns) = ideal_ns $(f ideal_ns))" \
+	test -n "$line" -a "$(f run_ns)" = "$(f ideal_ns)"
 extra=$(( ${line:+$(f total_ns)} - ${line:+$(f ideal_ns)} ))
 tap_check "alone: busy time beyond the service time < 25 % ($extra ns of $(f ideal_ns))" \
 	test "$extra" -ge 0 -a $((extra * 4)) -lt "${line:+$(f ideal_ns)}"
@@ -72,6 +75,9 @@ tap_check "remapped: its CWSR saves ($(f saves)) >= those remaps and all restore
 rp=${line:+$(f remap_preempt_ns)}
 tap_check "remapped: remap_preempt_ns $rp in [hits x runlist_us, runlist changes x runlist_us] = [$((hits * RL * 1000)), $(((u1 - u0) * RL * 1000))]" \
 	test "${rp:-0}" -ge $((hits * RL * 1000)) -a "${rp:-0}" -le $(((u1 - u0) * RL * 1000))
+tap_check "remapped: it ran beyond its service time at most its restores x cwsr_restore_us ($(f run_ns) - $(f ideal_ns) <= $(f restores) x 10 us)" \
+	test "${line:+$(f run_ns)}" -ge "$(f ideal_ns)" -a \
+	$(( ${line:+$(f run_ns)} - ${line:+$(f ideal_ns)} )) -le $(( ${line:+$(f restores)} * 10000 ))
 tap_check "remapped: categories sum to the busy time, no period off ($(kstat acct_mismatches))" \
 	sum_ok -a "$(kstat acct_mismatches)" = 0
 sim_unload
