@@ -28,6 +28,13 @@ say() { echo "[$(date +%T)] $*"; }
 hip_field() { awk -v k="$2" '$1 == k {print $2; exit}' "$1"; }
 hip_num() { local v; v=$(hip_field "$1" "$2" 2>/dev/null); echo "${v:-null}"; }
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+. scripts/bench-acct
+cpu_ns() {	# run time of the gpreempt kthread, ns (schedstat)
+	local pid c
+	pid=$(pgrep -x gpreempt) || { echo 0; return; }
+	read -r c _ <"/proc/$pid/schedstat"
+	echo "$c"
+}
 
 # hip_one SCENARIO RUN RAW [WATCH]: one run; writes RAW/hip.SCENARIO.RUN.{lc,be}
 # (hip-work's output) and RAW/hip.SCENARIO.RUN.json.row (the measured row:
@@ -37,6 +44,7 @@ mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 # gpreempt scenario (make demo's live view).
 hip_one() {
 	local sc=$1 run=$2 watch=${4:-} f=$3/hip.$1.$2 be="" lc lc_rc be_rc=0 gp=0 gpsay=""
+	local c0 t0 lcpid acct mcpu gpcpu
 	local lcenv="HIP_WORK_PRIO=normal" beenv="HIP_WORK_PRIO=normal" t_ready="" t_stop=""
 
 	insmod test/kfdsim/kfdsim.ko num_cu=8 || return 1
@@ -59,6 +67,7 @@ hip_one() {
 		for _ in $(seq 600); do grep -qx be_ready "$f.be" && break; sleep 0.1; done
 		t_ready=$(date +%s.%N)
 	fi
+	c0=$(cpu_ns) t0=$(date +%s%N)
 	if [ $gp = 1 ]; then
 		sh -c "echo \$\$ > $HIP_CG/cgroup.procs && exec env $lcenv $HIP lc $HIP_LC_ARGS" >"$f.lc" 2>&1 &
 	else
@@ -69,6 +78,8 @@ hip_one() {
 	[ $gp = 1 ] && [ -n "$watch" ] && $watch $lc "$f.lc"
 	wait $lc
 	lc_rc=$?
+	lcpid=$lc
+	acct_end
 	if [ -n "$be" ]; then
 		t_stop=$(date +%s.%N)
 		touch "$f.stop"
@@ -91,14 +102,18 @@ hip_one() {
 		--argjson be_n "$(if [ -n "$be" ]; then hip_num "$f.be" be_completed; else echo null; fi)" \
 		--argjson be_s "$(if [ -n "$be" ]; then awk -v a="$t_ready" -v b="$t_stop" 'BEGIN { printf "%.3f", b - a }'; else echo null; fi)" \
 		--argjson gs "$(if [ $gp = 1 ]; then cat "$f.gstats"; else echo null; fi)" \
+		--argjson acct "$acct" --argjson mean "$(hip_num "$f.lc" lat_mean)" \
+		--argjson mcpu "$(if [ $gp = 1 ]; then echo "$mcpu"; else echo null; fi)" \
 		'{scenario: $sc, run: $run, lc_requests: $n, lat_p50_us: $p50, lat_p99_us: $p99,
 		  lat_max_us: $max, be_completed: $be_n, be_seconds: $be_s,
 		  be_per_s: (if $be_n != null and $be_s != null and $be_s > 0
 			     then ($be_n / $be_s * 10 | round) / 10 else null end),
-		  ok: ($lc_rc == 0 and $be_rc == 0), gp_stats: $gs}' \
+		  ok: ($lc_rc == 0 and $be_rc == 0), gp_stats: $gs,
+		  lat_mean_us: $mean, acct: $acct, monitor_cpu_pct: $mcpu}' \
 		>"$f.json.row"
 	say "  hip $sc run $run: LC p50 $(hip_field "$f.lc" lat_p50) us p99 $(hip_field "$f.lc" lat_p99) us," \
 		"BE ${be:+$(hip_field "$f.be" be_completed)} launches, exit $lc_rc/$be_rc$gpsay"
+	say "    kfdsim acct (simulation), LC mean $(hip_field "$f.lc" lat_mean) us: $(acct_text "$acct")${gpcpu}"
 }
 
 # hip_collect RAW NAME: the rows of hip_one's runs into RAW/NAME (a JSON array).

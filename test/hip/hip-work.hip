@@ -123,6 +123,11 @@ static void latencies(std::vector<unsigned long long> &lat)
 	std::sort(lat.begin(), lat.end());
 	printf("lat_p50 %llu\nlat_p99 %llu\nlat_max %llu\n", lat[n / 2] / 1000,
 	       lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1000, lat[n - 1] / 1000);
+	unsigned long long sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += lat[i];
+	printf("lat_mean %llu\n", sum / n / 1000);
 }
 
 static void hold(void)

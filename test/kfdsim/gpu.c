@@ -70,6 +70,7 @@ struct ks_gpu {
 	struct ks_cu *cu;
 	u64 stall_until;	/* HWS runlist update in progress */
 	bool runlist_active;	/* HWS: a runlist is mapped */
+	bool park;		/* HWS: a queue was marked unmapped since the last runlist change */
 	unsigned long *claimed;	/* sched=oracle: CUs given to a level this step */
 	struct queue *rr_last;
 	struct task_struct *cp;
@@ -163,6 +164,13 @@ static void ks_retire_locked(struct queue *q)
 		/* An add, not a store: a double completion shows as 2. */
 		if (r->signal)
 			atomic64_inc((atomic64_t *)r->signal);
+		if (r->wg_total) {
+			u32 ncu = min(ks->cu_mask_cus ?: ks_param.num_cu, ks_param.num_cu);
+
+			/* Its service time with every CU it may use to itself. */
+			ks->acct.ideal_ns += DIV_ROUND_UP_ULL(r->wg_total, max(ncu, 1U)) *
+					     r->ns_per_wg;
+		}
 		if (r->signal_va) {
 			u64 end = r->wg_total ? ks->last_end_ns : ks_now();
 
@@ -268,6 +276,10 @@ static void ks_save_locked(struct ks_gpu *g, struct queue *only, u64 now)
 		if (ks->running || ks->sdma_busy) {
 			ks->preemptions++;
 			atomic64_inc(&ks_stats.preemptions);
+			if (!ks->sdma) {
+				ks->acct.hit = true;
+				ks->acct.hits++;
+			}
 		}
 		if (ks->sdma_busy) {
 			ks->sdma_left_ns = ks->sdma_end_ns - now;
@@ -700,6 +712,266 @@ static bool ks_has_work_locked(struct queue *q)
 }
 
 /*
+ * Accounting (debugfs "acct"): a compute queue is busy from the CP's first
+ * sight of its work (write index ahead of the read index, or waves saved or
+ * running) until its last packet retired.  Every state change of the CP
+ * model happens under g->lock after ks_acct_locked(), so the state seen
+ * there held since the last call; only the end of a runlist stall
+ * (stall_until) falls between calls and splits the interval.  The period's
+ * categories must sum to its length (else acct_mismatches counts it).
+ */
+static const char *const ks_acct_names[KS_ACCT_N] = {
+	[KS_ACCT_FETCH] = "fetch",
+	[KS_ACCT_DETECT] = "detect",
+	[KS_ACCT_CU_WAIT] = "cu_wait",
+	[KS_ACCT_CWSR_SAVE] = "cwsr_save",
+	[KS_ACCT_REMAP_PREEMPT] = "remap_preempt",
+	[KS_ACCT_REMAP_WAIT] = "remap_wait",
+	[KS_ACCT_UNMAPPED] = "unmapped",
+	[KS_ACCT_RUN] = "run",
+	[KS_ACCT_CP_LATE] = "cp_late",
+};
+
+static bool ks_acct_busy_locked(struct queue *q)
+{
+	struct ks_queue *ks = &q->ks;
+
+	return READ_ONCE(*ks->wptr) != ks->retired || ks->nsaved || ks->running;
+}
+
+/*
+ * What @q (busy) is waiting for at @t, and until when at most (*until): a
+ * runlist stall, its workgroups' or a context save's end are timed events
+ * the CP acts on only at its next step; between the two the queue waits for
+ * the CP (cp_late: the emulator's wake-up latency).
+ */
+static enum ks_acct_cat ks_acct_state_locked(struct ks_gpu *g, struct queue *q, u64 t,
+					     u64 *until)
+{
+	bool free_cu = false;
+	u64 end = 0, save = U64_MAX;
+	u32 i;
+
+	*until = U64_MAX;
+	if (t < g->stall_until) {
+		*until = g->stall_until;
+		return q->ks.acct.hit ? KS_ACCT_REMAP_PREEMPT : KS_ACCT_REMAP_WAIT;
+	}
+	if (!ks_runnable(g, q))
+		return KS_ACCT_UNMAPPED;
+	for (i = 0; i < ks_param.num_cu; i++) {
+		struct ks_cu *cu = &g->cu[i];
+
+		if (cu->q == q) {
+			end = max(end, cu->end_ns);
+		} else if (!cu->q && ks_cu_allowed(q, i)) {
+			if (cu->free_at > t)
+				save = min(save, cu->free_at);
+			else
+				free_cu = true;
+		}
+	}
+	if (q->ks.running) {
+		*until = end;
+		return end > t ? KS_ACCT_RUN : KS_ACCT_CP_LATE;
+	}
+	if (!ks_has_work_locked(q))
+		return KS_ACCT_FETCH;
+	if (free_cu)
+		return KS_ACCT_CP_LATE;
+	if (save != U64_MAX) {
+		*until = save;
+		return KS_ACCT_CWSR_SAVE;
+	}
+	return q->ks.acct.parked ? KS_ACCT_CU_WAIT : KS_ACCT_DETECT;
+}
+
+static void ks_acct_add(struct ks_acct *a, enum ks_acct_cat c, u64 ns)
+{
+	a->ns[c] += ns;
+	a->period_ns += ns;
+}
+
+static void ks_acct_close(struct ks_acct *a, u64 now)
+{
+	u64 len = now - a->start_ns;
+
+	a->total_ns += len;
+	a->requests++;
+	atomic64_inc(&ks_stats.acct_periods);
+	if (a->period_ns != len) {
+		atomic64_inc(&ks_stats.acct_mismatches);
+		pr_warn_ratelimited("acct: a busy period of %llu ns has categories summing to %llu ns\n",
+				    len, a->period_ns);
+	}
+	a->start_ns = 0;
+	a->hit = false;
+}
+
+/*
+ * Account @q's time up to @now, then close its busy period, or open one at
+ * a CP step (@cp): the hardware's first sight of the work is the CP's poll,
+ * whoever else (gpreempt's scan) read the write index first.
+ */
+static void ks_acct_queue_locked(struct ks_gpu *g, struct queue *q, u64 now, bool cp)
+{
+	struct ks_acct *a = &q->ks.acct;
+	u64 t = a->last_ns;
+
+	if (q->ks.sdma)
+		return;
+	now = max(now, t);
+	while (a->start_ns && now > t) {
+		enum ks_acct_cat c;
+		u64 until, e;
+
+		c = ks_acct_state_locked(g, q, t, &until);
+		/* After a timed event the state is the next one (cp_late). */
+		e = c == KS_ACCT_CP_LATE || until <= t ? now : min(now, until);
+		ks_acct_add(a, c, e - t);
+		t = e;
+	}
+	a->last_ns = now;
+	if (q->ks.running)
+		a->hit = false;
+	if (ks_acct_busy_locked(q)) {
+		if (!a->start_ns && cp) {
+			a->start_ns = now;
+			a->period_ns = 0;
+			a->parked = false;
+			a->hit = false;
+		}
+	} else if (a->start_ns) {
+		ks_acct_close(a, now);
+	}
+}
+
+static void ks_acct_locked(struct ks_gpu *g, u64 now, bool cp)
+{
+	struct queue *q;
+
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		ks_acct_queue_locked(g, q, now, cp);
+}
+
+/* A queue's accounting with what names it, kept after it is destroyed. */
+struct ks_acct_rec {
+	u32 dev, pasid, qid, prio;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	u64 preemptions, saves, restores;
+	struct ks_acct a;
+};
+
+#define KS_ACCT_KEEP 64
+static struct ks_acct_rec ks_acct_gone[KS_ACCT_KEEP];	/* the last destroyed queues */
+static unsigned int ks_acct_ngone;
+static DEFINE_SPINLOCK(ks_acct_gone_lock);	/* inside a g->lock */
+
+static void ks_acct_rec_fill(struct ks_acct_rec *r, struct queue *q)
+{
+	struct task_struct *t = q->process->lead_thread;
+
+	r->dev = ks_dev_of(q->device)->id;
+	r->pasid = q->process->pasid;
+	r->qid = q->properties.queue_id;
+	r->prio = q->properties.priority;
+	r->pid = t ? t->tgid : 0;
+	strscpy(r->comm, t ? t->comm : "", sizeof(r->comm));
+	r->preemptions = q->ks.preemptions;
+	r->saves = q->ks.saves;
+	r->restores = q->ks.restores;
+	r->a = q->ks.acct;
+}
+
+/* @q is destroyed: keep its accounting (compute queues that ran something). */
+static void ks_acct_keep_locked(struct queue *q)
+{
+	if (q->ks.sdma || !q->ks.acct.requests)
+		return;
+	spin_lock(&ks_acct_gone_lock);
+	ks_acct_rec_fill(&ks_acct_gone[ks_acct_ngone % KS_ACCT_KEEP], q);
+	ks_acct_ngone++;
+	spin_unlock(&ks_acct_gone_lock);
+}
+
+static void ks_acct_line(struct seq_file *m, const struct ks_acct_rec *r, bool live)
+{
+	const struct ks_acct *a = &r->a;
+	u64 sum = 0;
+	int c;
+
+	for (c = 0; c < KS_ACCT_N; c++)
+		sum += a->ns[c];
+	seq_printf(m, "acct live=%d dev=%u pasid=%u qid=%u pid=%d comm=%s prio=%u requests=%llu total_ns=%llu open_ns=%llu sum_ns=%llu ideal_ns=%llu",
+		   live, r->dev, r->pasid, r->qid, r->pid, r->comm, r->prio, a->requests,
+		   a->total_ns, a->start_ns ? a->last_ns - a->start_ns : 0, sum, a->ideal_ns);
+	for (c = 0; c < KS_ACCT_N; c++)
+		seq_printf(m, " %s_ns=%llu", ks_acct_names[c], a->ns[c]);
+	seq_printf(m, " remap_hits=%llu preemptions=%llu saves=%llu restores=%llu\n",
+		   a->hits, r->preemptions, r->saves, r->restores);
+}
+
+/**
+ * ks_gpu_acct_show() - debugfs "acct": the accounting of device @d's live queues
+ * @d: device
+ * @m: seq file
+ */
+void ks_gpu_acct_show(struct ks_device *d, struct seq_file *m)
+{
+	struct ks_gpu *g = d->gpu;
+	struct ks_acct_rec r;
+	struct queue *q;
+
+	spin_lock(&g->lock);
+	ks_acct_locked(g, ks_now(), false);
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
+		if (q->ks.sdma)
+			continue;
+		ks_acct_rec_fill(&r, q);
+		ks_acct_line(m, &r, true);
+	}
+	spin_unlock(&g->lock);
+}
+
+/**
+ * ks_acct_gone_show() - debugfs "acct": the last KS_ACCT_KEEP destroyed queues
+ * @m: seq file
+ */
+void ks_acct_gone_show(struct seq_file *m)
+{
+	unsigned int i, n;
+	struct ks_acct_rec *r = kmalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		return;
+	spin_lock(&ks_acct_gone_lock);
+	n = ks_acct_ngone;
+	spin_unlock(&ks_acct_gone_lock);
+	for (i = n > KS_ACCT_KEEP ? n - KS_ACCT_KEEP : 0; i < n; i++) {
+		spin_lock(&ks_acct_gone_lock);
+		*r = ks_acct_gone[i % KS_ACCT_KEEP];
+		spin_unlock(&ks_acct_gone_lock);
+		ks_acct_line(m, r, false);
+	}
+	kfree(r);
+}
+
+/*
+ * A park: a queue unmapped (HWS runlist change after one was marked
+ * unmapped, MES remove, unmap of the whole runlist).  What waits for CUs
+ * from now on in a busy period is not waiting for detection.
+ */
+static void ks_acct_park_locked(struct ks_gpu *g)
+{
+	struct queue *q;
+
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		if (q->ks.acct.start_ns)
+			q->ks.acct.parked = true;
+}
+
+/*
  * Highest-priority runnable queue with work whose CU mask enables CU @cu;
  * round robin within the level.
  */
@@ -868,6 +1140,7 @@ static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 
 	*poll = false;
 	spin_lock(&g->lock);
+	ks_acct_locked(g, now, true);
 	ks_finish_locked(g, now);
 	if (now >= g->stall_until) {
 		list_for_each_entry(q, &g->queues, ks.gpu_node) {
@@ -880,6 +1153,7 @@ static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 	} else {
 		next = g->stall_until;
 	}
+	ks_acct_locked(g, now, true);	/* periods that began or ended in this step */
 	for (i = 0; i < ks_param.num_cu; i++) {
 		struct ks_cu *cu = &g->cu[i];
 
@@ -952,6 +1226,7 @@ void ks_gpu_add_queue(struct queue *q)
 		    q->properties.type == KFD_QUEUE_TYPE_SDMA_XGMI;
 	q->ks.sdma_rptr = q->ks.fetched;
 	spin_lock(&g->lock);
+	q->ks.acct.last_ns = ks_now();
 	list_add_tail(&q->ks.gpu_node, &g->queues);
 	spin_unlock(&g->lock);
 }
@@ -987,6 +1262,10 @@ void ks_gpu_remove_queue(struct queue *q)
 	u32 i;
 
 	spin_lock(&g->lock);
+	ks_acct_locked(g, ks_now(), false);
+	if (q->ks.acct.start_ns)	/* destroyed busy: its work ends here */
+		ks_acct_close(&q->ks.acct, q->ks.acct.last_ns);
+	ks_acct_keep_locked(q);
 	for (i = 0; i < ks_param.num_cu; i++) {
 		if (g->cu[i].q == q) {
 			g->cu[i].q = NULL;
@@ -1011,6 +1290,9 @@ void ks_gpu_mes_set(struct queue *q, bool mapped)
 	struct ks_gpu *g = ks_gpu_of(q);
 
 	spin_lock(&g->lock);
+	ks_acct_locked(g, ks_now(), false);
+	if (!mapped)
+		ks_acct_park_locked(g);
 	if (q->ks.mapped && !mapped)
 		ks_save_locked(g, q, ks_now());
 	q->ks.mapped = mapped;
@@ -1033,6 +1315,8 @@ void ks_gpu_hws_mark(struct queue *q, bool mapped)
 	struct ks_gpu *g = ks_gpu_of(q);
 
 	spin_lock(&g->lock);
+	ks_acct_locked(g, ks_now(), false);
+	g->park |= q->ks.mapped && !mapped;
 	q->ks.mapped = mapped;
 	spin_unlock(&g->lock);
 }
@@ -1052,6 +1336,8 @@ bool ks_gpu_hws_unmap_all(struct ks_device *d)
 	bool was;
 
 	spin_lock(&g->lock);
+	ks_acct_locked(g, ks_now(), false);
+	ks_acct_park_locked(g);
 	was = g->runlist_active;
 	if (was)
 		ks_save_locked(g, NULL, ks_now());
@@ -1078,6 +1364,10 @@ bool ks_gpu_hws_execute(struct ks_device *d)
 
 	spin_lock(&g->lock);
 	now = ks_now();
+	ks_acct_locked(g, now, false);
+	if (g->park)
+		ks_acct_park_locked(g);
+	g->park = false;
 	was = g->runlist_active;
 	list_for_each_entry(q, &g->queues, ks.gpu_node) {
 		if (q->ks.mapped)

@@ -219,6 +219,37 @@ struct ks_saved_wg {
 
 struct ks_buf;
 
+/*
+ * Why a compute queue with work is not done yet (gpu.c, debugfs "acct"):
+ * its time from the CP's first sight of the work (write index ahead of the
+ * read index) until the last packet retired, split by the queue's state.
+ */
+enum ks_acct_cat {
+	KS_ACCT_FETCH,		/* runnable, nothing fetched to run: poll, barrier deps */
+	KS_ACCT_DETECT,		/* work fetched, no CU, no queue unmapped (parked) yet */
+	KS_ACCT_CU_WAIT,	/* ... after a park: CUs held by other queues */
+	KS_ACCT_CWSR_SAVE,	/* ... a CU it may use is busy saving a context */
+	KS_ACCT_REMAP_PREEMPT,	/* device stalled by a runlist change that saved its waves */
+	KS_ACCT_REMAP_WAIT,	/* device stalled by one that did not */
+	KS_ACCT_UNMAPPED,	/* not mapped: parked, evicted, runlist down */
+	KS_ACCT_RUN,		/* at least one of its workgroups on a CU */
+	KS_ACCT_CP_LATE,	/* its CU free or its waves done: the CP's step not come yet */
+	KS_ACCT_N,
+};
+
+struct ks_acct {
+	u64 last_ns;		/* accounted up to */
+	u64 start_ns;		/* the current busy period's start, 0: idle */
+	u64 period_ns;		/* categories of the current period */
+	bool parked;		/* a queue was unmapped in this period */
+	bool hit;		/* a runlist change saved its waves; until they run */
+	u64 ns[KS_ACCT_N];
+	u64 total_ns;		/* closed periods, end - start */
+	u64 requests;		/* closed periods */
+	u64 ideal_ns;		/* retired packets' service time on all CUs allowed */
+	u64 hits;		/* runlist changes or removes that saved its waves */
+};
+
 struct ks_queue {
 	struct page **pages;	/* pinned: ring, rptr/wptr, signals */
 	int npages;
@@ -266,6 +297,7 @@ struct ks_queue {
 	u32 se_mask[KS_MAX_SE];	/* the MQD's per-engine CU enables (cumask.c) */
 	u32 cu_mask_cus;	/* CUs the mask enables */
 	u64 saves, restores;
+	struct ks_acct acct;	/* under the device's CP lock */
 	struct list_head gpu_node;	/* in ks_gpu.queues */
 };
 
@@ -505,6 +537,8 @@ struct ks_stats {
 	atomic64_t aql_barriers;
 	atomic64_t aql_vendor;
 	atomic64_t event_interrupts;	/* events signalled by the CP (events.c) */
+	atomic64_t acct_periods;	/* busy periods of queues accounted (gpu.c) */
+	atomic64_t acct_mismatches;	/* ... whose categories did not sum to their length */
 	atomic64_t notifier_releases;	/* kfd_process_notifier_release() runs */
 	atomic64_t notifier_releases_foreign;	/* ... in a task not of the process */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
@@ -593,6 +627,8 @@ void ks_sdma_stats_show(struct seq_file *m);
 int ks_oracle_level(struct task_struct *task);
 void ks_oracle_debugfs(struct dentry *parent);
 void ks_gpu_show(struct ks_device *d, struct seq_file *m);
+void ks_gpu_acct_show(struct ks_device *d, struct seq_file *m);
+void ks_acct_gone_show(struct seq_file *m);
 
 /* ---- cumask.c: per-queue CU masks ---- */
 void ks_cu_mask_init(struct queue *q);

@@ -76,6 +76,9 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.packets_completed),
 		   atomic64_read(&ks_stats.workgroups_completed));
 	seq_printf(m, "oracle_preemptions %lld\n", atomic64_read(&ks_stats.oracle_preemptions));
+	seq_printf(m, "acct_periods %lld\nacct_mismatches %lld\n",
+		   atomic64_read(&ks_stats.acct_periods),
+		   atomic64_read(&ks_stats.acct_mismatches));
 	seq_printf(m, "preemptions %lld\ncwsr_saves %lld\ncwsr_restores %lld\ncwsr_dropped %lld\nworkgroups_dropped %lld\n",
 		   atomic64_read(&ks_stats.preemptions), atomic64_read(&ks_stats.cwsr_saves),
 		   atomic64_read(&ks_stats.cwsr_restores), atomic64_read(&ks_stats.cwsr_dropped),
@@ -109,6 +112,17 @@ static int ks_queues_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_queues);
+
+static int ks_acct_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	for (i = 0; i < ks_param.ndev; i++)
+		ks_gpu_acct_show(&ks_devs[i], m);
+	ks_acct_gone_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ks_acct);
 
 static int ks_params_show(struct seq_file *m, void *unused)
 {
@@ -237,6 +251,7 @@ static int __init ks_init(void)
 	}
 	debugfs_create_file("stats", 0444, ks_debugfs, NULL, &ks_stats_fops);
 	debugfs_create_file("queues", 0444, ks_debugfs, NULL, &ks_queues_fops);
+	debugfs_create_file("acct", 0444, ks_debugfs, NULL, &ks_acct_fops);
 	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
 	debugfs_create_file("release_tasks", 0444, ks_debugfs, NULL, &ks_rel_tasks_fops);
 	ks_oracle_debugfs(ks_debugfs);

@@ -346,7 +346,7 @@ static int run_check(void)
 static int run_lc(int argc, char **argv)
 {
 	unsigned int n, wgs, period, i;
-	uint64_t ns, *lat;
+	uint64_t ns, *lat, sum;
 	const char *hold;
 	hsa_signal_t s;
 
@@ -387,6 +387,9 @@ static int run_lc(int argc, char **argv)
 		printf("lat_p50 %" PRIu64 "\n", lat[n / 2]);
 		printf("lat_p99 %" PRIu64 "\n", lat[(n * 99 + 99) / 100 - 1]);
 		printf("lat_max %" PRIu64 "\n", lat[n - 1]);
+		for (sum = 0, i = 0; i < n; i++)
+			sum += lat[i];
+		printf("lat_mean %" PRIu64 "\n", sum / n);
 	}
 	free(lat);
 	hold = getenv("ROCR_CLIENT_HOLD");
