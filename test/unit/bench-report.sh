@@ -83,4 +83,35 @@ rows "$tmp/bench/raw/hip.bench.json"
 out=$(python3 scripts/bench-report "$tmp/bench" 2>&1)
 tap_check "bench-report: make bench's hip table has the gpreempt row (8000, 15000 us, 1.60x, 1.50x)" \
 	has "$out" '^\| gpreempt \| 1 \| 8000 \[8000\.\.8000\] \| 15000 \[15000\.\.15000\] \| 1\.60 \[1\.60\.\.1\.60\] \| 1\.50 \[1\.50\.\.1\.50\] \| 300 \[300\.\.300\] \| yes \|$'
+# The headline's accounting table: gpload rows of one repetition (LC alone,
+# BE alone, the oracle, gpreempt park), each LC row with kfdsim's acct.
+cmp_row() {	# cmp_row DIR VARIANT LC_PRIO BE_PRIO GPREEMPT DETECT_US
+	local n=cmp_microbench_k10_r1_$2
+	jq -n --arg n "$n" --arg v "$2" --arg lcp "$3" --arg bep "$4" --arg gp "$5" --argjson d "$6" \
+		'{name: $n, workload: "microbench", time_scale: 10, kfdsim: "", gpreempt: $gp,
+		  lc_prios: $lcp, be_prio: $bep, idle_queues: 0, monitor_cpu_pct: 9.5, gp_stats: {},
+		  rep: "1", wall_start: 1, wall_end: 2, kfdsim_stats: {},
+		  acct: (if $lcp == "none" then null else {requests: 100, busy_us: 3000,
+		    service_us: 2500, extra_us: 500, remap_hits: 1, saves: 2,
+		    us: {fetch: 10, detect: $d, cu_wait: 0, cwsr_save: 5, remap_preempt: 1,
+			 remap_wait: 50, unmapped: 0, cp_late: 234, run_extra: 0},
+		    pct: {fetch: 2, detect: 40, cu_wait: 0, cwsr_save: 1, remap_preempt: 0,
+			  remap_wait: 10, unmapped: 0, cp_late: 47, run_extra: 0}} end)}' >"$1/$n.json"
+	[ "$3" = none ] || echo '{"count": 100, "p50_us": 1000, "p99_us": 2000, "max_us": 2500,
+		"errors": 0, "lost": 0, "double": 0, "gpu_busy_us": 1, "duration_s": 1}' >"$1/$n.lc$3.json"
+	[ "$4" = none ] || echo '{"throughput_wgus_per_s": 1000, "errors": 0, "lost": 0,
+		"double": 0}' >"$1/$n.be.json"
+}
+mkdir -p "$tmp/head/raw"
+cmp_row "$tmp/head/raw" lc_alone 12 none none 0
+cmp_row "$tmp/head/raw" be_alone none 3 none 0
+cmp_row "$tmp/head/raw" oracle 12 3 oracle 0
+cmp_row "$tmp/head/raw" park 12 3 "" 200
+python3 scripts/bench-report "$tmp/head" >/dev/null 2>&1
+out=$(cat "$tmp/head/results.md" 2>/dev/null)
+tap_check "bench-report: the headline says where LC's extra time goes, per workload" \
+	has "$out" "^### Where LC's extra time goes"
+tap_check "bench-report: ... gpreempt park's row: detect 200 us (40 %), cp_late 234 (47 %), monitor 9.5 %" \
+	has "$out" '^\| park \| - \| 3000 \| 500 \| 200 \(40%\) \| 50 \(10%\) \| 1 \(0%\) \| 5 \(1%\) \| 0 \(0%\) \| 0 \(0%\) \| 10 \(2%\) \| 234 \(47%\) \| 0 \(0%\) \| 9\.5 \|$'
+tap_check "bench-report: ... and the oracle's row" has "$out" '^\| oracle \| - \| 3000 \| 500 \| 0 \('
 tap_done
