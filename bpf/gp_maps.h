@@ -242,6 +242,11 @@ struct gp_stats {
 	 */
 	__u64 hold_sleeps;
 	/*
+	 * Parks of a queue the hardware would run before another queue's
+	 * starvation slice (GP_WHY_YIELD), so that the slice gets the CUs.
+	 */
+	__u64 yield_parks;
+	/*
 	 * Latency distributions (gpreemptctl stats prints their percentiles):
 	 * detection, the time from the scan before the one that found new
 	 * work at the top of a device with an inversion to that scan (the

@@ -103,6 +103,8 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 		gp_stats.preempts++;
 		gp_hist_add(gp_stats.preempt_hist, t1 - t0);
 		gp_lat_sample(&gp_stats.park_lat, t1 - t0);
+		if (e->pq.reason == GP_WHY_YIELD)
+			gp_stats.yield_parks++;
 		gp_set_state(e, e->pq.state == GP_PS_SHRUNK ? GP_Q_SHRUNK : GP_Q_SUSPENDED);
 	} else {
 		e->info.resumes++;

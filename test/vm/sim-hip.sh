@@ -165,7 +165,7 @@ tap_check "LC: every HIP call succeeded" test $? = 0
 # BE is stopped before rmmod: without gpreempt, kfdsim's CP gives every free
 # CU to the highest-priority queue with work, and the producer stream (KFD
 # 0) would wait behind BE (KFD 7) for as long as BE has work.
-st0=$(gstat starvation_slices) r0=$(gstat dep_releases)
+st0=$(gstat starvation_slices) r0=$(gstat dep_releases) y0=$(gstat yield_parks)
 rm -f $T/release
 # Rounds take tens of ms under gpreempt: enough of them that rmmod lands in the middle.
 NR=1000
@@ -181,7 +181,9 @@ tap_check "streams: started (low and high stream, the null stream) beside a busy
 	wait_for 60 grep -qx streams_ready $T/st
 tap_diag "streams: started $(( ($(date +%s%N) - t_st) / 1000000 )) ms after launch (simulation numbers), $(( $(gstat starvation_slices) - st0 )) starvation slice(s) by then"
 tap_check "streams: 8 rounds under gpreempt" wait_for 60 grep -qx "round 7" $T/st
-st1=$(gstat starvation_slices) r1=$(gstat dep_releases)
+st1=$(gstat starvation_slices) r1=$(gstat dep_releases) y1=$(gstat yield_parks)
+tap_check "streams: each starvation slice had what the hardware runs first parked (slices $((st1 - st0)), yield parks $((y1 - y0)))" \
+	test $((st1 - st0)) = 0 -o $((y1 - y0)) -gt 0
 tap_diag "gpreempt's queues of the streams process: $($CTL --json status | jq -c --argjson t $st '[.queues[] | select(.tgid == $t) | {qid, priority, source, kfd_priority, state, preempts}]')"
 pp=$($CTL --json status | jq --argjson t $st '[.queues[] | select(.tgid == $t and .kfd_priority == 0) | .preempts] | add // 0')
 tap_check "streams: gpreempt saw the consumer's barriers pass ($((r1 - r0)))" test $((r1 - r0)) -gt 0

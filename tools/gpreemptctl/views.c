@@ -181,7 +181,7 @@ static const struct {
 	GP_STAT(queues_unseen), GP_STAT(busy_deferred), GP_STAT(busy_deferred_expired),
 	GP_STAT(dep_releases), GP_STAT(dep_provider_ticks), GP_STAT(hold_us),
 	GP_STAT(rate_peak_sec), GP_STAT(mutex_held), GP_STAT(lockless_evicts),
-	GP_STAT(load_skipped_busy), GP_STAT(hold_sleeps),
+	GP_STAT(load_skipped_busy), GP_STAT(hold_sleeps), GP_STAT(yield_parks),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -354,8 +354,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.queues_seen, st.processes);
 	printf("preempts         %llu\nresumes          %llu\ninversions       %llu\n",
 	       st.preempts, st.resumes, st.inversions);
-	printf("starvation       %llu slices\nerrors           %llu\n", st.starvation_slices,
-	       st.errors);
+	printf("starvation       %llu slices (%llu parks of what the hardware runs first)\n"
+	       "errors           %llu\n", st.starvation_slices, st.yield_parks, st.errors);
 	printf("busy retries     %llu (%llu handed to the helper, %llu of its waits expired)\n",
 	       st.busy_retries, st.busy_deferred, st.busy_deferred_expired);
 	printf("mutex held       %llu (%llu evictions without it), %llu skipped at load\n",
