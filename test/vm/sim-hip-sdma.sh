@@ -39,8 +39,12 @@ sfield() {	# PASID FIELD: summed over the process's SDMA queues (kfdsim)
 
 # run HINT: prints "key=value ..." of one run
 run() {
-	local be lc brc lrc lpasid bparks lparks sq
-	insmod $KO num_cu=8 sdma_mbps=40 || return 1
+	local be lc brc lrc lpasid bparks lparks sq tk dk
+	# 26 ms a copy (sdma_mbps=10): while only BE has work, nothing can be
+	# preempted and the monitor scans every idle_us (5 ms); in CI's slow
+	# guest its scans came further apart than 6.5 ms copies (sdma_mbps=40)
+	# and saw none of them pending (be_parked=0).
+	insmod $KO num_cu=8 sdma_mbps=10 || return 1
 	insmod $OBJ/module/gpreempt.ko user_max_priority=15 sdma_hint="$1" || { rmmod kfdsim; return 1; }
 	mkdir -p $CG
 	$CTL set cgroup $CG high >/dev/null
@@ -53,8 +57,9 @@ run() {
 	lc=$!
 	wait_for 90 grep -qx copy_ready $T/lc.$1
 	# Parks from here on: HIP's start-up (its blit kernels' code object) is over.
-	bparks=$(qparks $be)
+	bparks=$(qparks $be) tk=$(gstat ticks) dk=$(gstat deep_idle_ticks)
 	wait_for 120 grep -qx -e copy_done -e hold $T/lc.$1
+	tk=$(($(gstat ticks) - tk)) dk=$(($(gstat deep_idle_ticks) - dk))
 	lpasid=$($CTL --json status 2>/dev/null |
 		jq -r --argjson t "$lc" '[.queues[] | select(.tgid == $t)][0].pasid // empty')
 	bparks=$(($(qparks $be) - bparks))
@@ -63,7 +68,8 @@ run() {
 	echo "be_parked=$bparks lc_parked=$lparks sdma_queues=$sq" \
 		"sdma_bytes=$(sfield "$lpasid" sdma_bytes) sdma_saves=$(sfield "$lpasid" saves)" \
 		"sdma_restores=$(sfield "$lpasid" restores) sdma_error=$(sfield "$lpasid" sdma_error)" \
-		"copies=$(field $T/lc.$1 copies) same=$(field $T/lc.$1 copies_same)"
+		"copies=$(field $T/lc.$1 copies) same=$(field $T/lc.$1 copies_same)" \
+		"ticks=$tk deep_idle_ticks=$dk"
 	grep ' type=sdma ' $DBG/queues >$T/sdmaq.$1
 	touch $T/stop $T/lcdone
 	wait_for 30 grep -qx be_done $T/be.$1
