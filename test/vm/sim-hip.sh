@@ -69,8 +69,12 @@ tap_check "check: hipStreamCreate returns (GET_TILE_CONFIG, USERPTR at its own G
 	has $T/check stream_created 1
 tap_check "check: the first launch completes (code object loaded by ROCr's blit kernel)" \
 	has $T/check first_launch_done 1
-tap_check "check: hipEventElapsedTime over 16 x 1 ms on 8 CUs >= 2 ms (CP timestamps): $(field $T/check elapsed_us) us" \
-	test "$(field $T/check elapsed_us)" -ge 2000
+# The modelled work is 2 ms of GPU time; ROCr converts the CP's timestamps
+# to its clock by a ratio it estimates from GET_CLOCK_COUNTERS samples, which
+# is a fraction of a percent off (1995 us in a clean-clone run): 5 % slack.
+# Without the CP's timestamps it is 0.
+tap_check "check: hipEventElapsedTime over 16 x 1 ms on 8 CUs >= 1.9 ms (CP timestamps): $(field $T/check elapsed_us) us" \
+	test "$(field $T/check elapsed_us)" -ge 1900
 tap_check "check: hipMemcpy 256 B to the device and 64 B back: the same bytes" \
 	has $T/check memcpy_roundtrip 1
 n=$(field $T/check launched_normal)
