@@ -29,12 +29,6 @@ hip_field() { awk -v k="$2" '$1 == k {print $2; exit}' "$1"; }
 hip_num() { local v; v=$(hip_field "$1" "$2" 2>/dev/null); echo "${v:-null}"; }
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 . scripts/bench-acct
-cpu_ns() {	# run time of the gpreempt kthread, ns (schedstat)
-	local pid c
-	pid=$(pgrep -x gpreempt) || { echo 0; return; }
-	read -r c _ <"/proc/$pid/schedstat"
-	echo "$c"
-}
 
 # hip_one SCENARIO RUN RAW [WATCH]: one run; writes RAW/hip.SCENARIO.RUN.{lc,be}
 # (hip-work's output) and RAW/hip.SCENARIO.RUN.json.row (the measured row:
