@@ -19,7 +19,7 @@ struct gp_params gp_param = {
 	.tick_us = 100,
 	.idle_us = 5000,
 	.idle_max_us = 500000,
-	.hysteresis_us = 2000,
+	.hysteresis_us = 500,
 	.max_suspend_ms = 1000,
 	.min_slice_ms = 20,
 	.max_actions = 8,
@@ -172,7 +172,7 @@ static struct gp_uint_range gp_range_hysteresis_us = {
 
 module_param_cb(hysteresis_us, &gp_uint_ops, &gp_range_hysteresis_us, 0644);
 MODULE_PARM_DESC(hysteresis_us,
-		 "Expert: Time in microseconds a level stays busy after its last pending work before lower queues resume (default 2000) [0..10000000]");
+		 "Expert: Time in microseconds a level stays busy after its last pending work before lower queues resume (default 500) [0..10000000]");
 
 static struct gp_uint_range gp_range_dispatch_window_ms = {
 	.val = &gp_param.dispatch_window_ms, .min = 0, .max = 600000,
