@@ -18,7 +18,10 @@
 #                 (hipExtStreamCreateWithCUMask, default priority), no
 #                 gpreempt: a static split, as HAMi does;
 #   gpreempt      both at the default (7), gpreempt loaded, LC's cgroup has
-#                 the rule "high" (12), set as an operator would.
+#                 the rule "high" (12), set as an operator would;
+#   oracle        both at the default (7), no gpreempt, kfdsim sched=oracle
+#                 with the same cgroup rule as its level: the CP itself
+#                 preempts BE the moment LC's packet is fetched (the limit).
 HIP=build/hip-work
 HIP_CG=/sys/fs/cgroup/gp-hip-lc
 HIP_LC_ARGS="${HIP_LC_N:-60} 8 2000000 20000"
@@ -40,8 +43,11 @@ hip_one() {
 	local sc=$1 run=$2 watch=${4:-} f=$3/hip.$1.$2 be="" lc lc_rc be_rc=0 gp=0 gpsay=""
 	local c0 t0 lcpid acct mcpu gpcpu
 	local lcenv="HIP_WORK_PRIO=normal" beenv="HIP_WORK_PRIO=normal" t_ready="" t_stop=""
+	local incg=0 ks=""
 
-	insmod test/kfdsim/kfdsim.ko num_cu=8 || return 1
+	[ "$sc" = oracle ] && ks=sched=oracle
+	# shellcheck disable=SC2086
+	insmod test/kfdsim/kfdsim.ko num_cu=8 $ks || return 1
 	case $sc in
 	hw_priority) lcenv="HIP_WORK_PRIO=high" ;;
 	static_split) lcenv="HIP_WORK_CU_MASK=0xf0" beenv="HIP_WORK_CU_MASK=0x0f" ;;
@@ -51,6 +57,12 @@ hip_one() {
 		mkdir -p $HIP_CG
 		say "  the operator's rule: gpreemptctl set cgroup $HIP_CG high"
 		build/gpreemptctl set cgroup $HIP_CG high >/dev/null
+		incg=1
+		;;
+	oracle)
+		mkdir -p $HIP_CG
+		echo "$(stat -c %i $HIP_CG) 12" >/sys/kernel/debug/kfdsim/oracle_rules || { rmmod kfdsim; return 1; }
+		incg=1
 		;;
 	esac
 	if [ "$sc" != lc_alone ]; then
@@ -62,7 +74,7 @@ hip_one() {
 		t_ready=$(date +%s.%N)
 	fi
 	c0=$(cpu_ns) t0=$(date +%s%N)
-	if [ $gp = 1 ]; then
+	if [ $incg = 1 ]; then
 		sh -c "echo \$\$ > $HIP_CG/cgroup.procs && exec env $lcenv $HIP lc $HIP_LC_ARGS" >"$f.lc" 2>&1 &
 	else
 		# shellcheck disable=SC2086
@@ -89,6 +101,7 @@ hip_one() {
 		rmmod gpreempt
 	fi
 	for _ in $(seq 50); do grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats && break; sleep 0.1; done
+	[ "$sc" = oracle ] && rmdir $HIP_CG
 	rmmod kfdsim
 	jq -n --arg sc "$sc" --argjson run "$run" --argjson lc_rc "$lc_rc" --argjson be_rc "$be_rc" \
 		--argjson p50 "$(hip_num "$f.lc" lat_p50)" --argjson p99 "$(hip_num "$f.lc" lat_p99)" \

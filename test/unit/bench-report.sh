@@ -12,13 +12,15 @@ cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# rows FILE [DROP] [FAIL]: four HIP rows (one run), without scenario DROP,
+# rows FILE [DROP] [FAIL]: five HIP rows (one run), without scenario DROP,
 # with scenario FAIL's ok false.
 rows() {
 	mkdir -p "$(dirname "$1")"
 	jq -n --arg drop "${2:-}" --arg fail "${3:-}" '[
 	  {scenario: "lc_alone", run: 1, lc_requests: 400, lat_p50_us: 5000, lat_p99_us: 10000,
 	   lat_max_us: 12000, be_completed: null, be_seconds: null, be_per_s: null, ok: true, gp_stats: null},
+	  {scenario: "oracle", run: 1, lc_requests: 400, lat_p50_us: 6000, lat_p99_us: 12000,
+	   lat_max_us: 13000, be_completed: 500, be_seconds: 10, be_per_s: 50, ok: true, gp_stats: null},
 	  {scenario: "hw_priority", run: 1, lc_requests: 400, lat_p50_us: 20000, lat_p99_us: 30000,
 	   lat_max_us: 31000, be_completed: 400, be_seconds: 10, be_per_s: 40, ok: true, gp_stats: null},
 	  {scenario: "static_split", run: 1, lc_requests: 400, lat_p50_us: 9000, lat_p99_us: 25000,
@@ -81,8 +83,10 @@ tap_check "bench-report --demo: no HIP results and no skip note is NO results, e
 
 rows "$tmp/bench/raw/hip.bench.json"
 out=$(python3 scripts/bench-report "$tmp/bench" 2>&1)
-tap_check "bench-report: make bench's hip table has the gpreempt row (8000, 15000 us, 1.60x, 1.50x)" \
-	has "$out" '^\| gpreempt \| 1 \| 8000 \[8000\.\.8000\] \| 15000 \[15000\.\.15000\] \| 1\.60 \[1\.60\.\.1\.60\] \| 1\.50 \[1\.50\.\.1\.50\] \| 300 \[300\.\.300\] \| yes \|$'
+tap_check "bench-report: make bench's hip table has the gpreempt row (8000, 15000 us, 1.60x, 1.50x alone, 1.33x, 1.25x the oracle, BE 0.67x)" \
+	has "$out" '^\| gpreempt \| 1 \| 8000 \[8000\.\.8000\] \| 15000 \[15000\.\.15000\] \| 1\.60 \[1\.60\.\.1\.60\] \| 1\.50 \[1\.50\.\.1\.50\] \| 1\.33 \[1\.33\.\.1\.33\] \| 1\.25 \[1\.25\.\.1\.25\] \| 300 \[300\.\.300\] \| 0\.67 \[0\.67\.\.0\.67\] \| yes \|$'
+tap_check "bench-report: ... and the oracle's row (1.00x the oracle)" \
+	has "$out" '^\| oracle \| 1 \| 6000 \[6000\.\.6000\] \| 12000 \[12000\.\.12000\] \| 1\.20 \[1\.20\.\.1\.20\] \| 1\.20 \[1\.20\.\.1\.20\] \| 1\.00 \[1\.00\.\.1\.00\] \| 1\.00 \[1\.00\.\.1\.00\] \| 500 \[500\.\.500\] \| 1\.00 \[1\.00\.\.1\.00\] \| yes \|$'
 # The headline's accounting table: gpload rows of one repetition (LC alone,
 # BE alone, the oracle, gpreempt park), each LC row with kfdsim's acct.
 cmp_row() {	# cmp_row DIR VARIANT LC_PRIO BE_PRIO GPREEMPT DETECT_US
