@@ -11,7 +11,7 @@
 #   make matrix     the modules for every cached kernel (6.1, 6.12, 7.x)
 #   make check      unit tests + VM tests (real amdgpu.ko and kfdsim), TAP
 #   make demo       LC/BE demo on the simulated GPU (gpload, then HIP), with and without gpreempt
-#   make bench      the headline benchmark, about 15 min (bench/out/)
+#   make bench      the headline benchmark, about 22 min (bench/out/)
 #   make bench-full every benchmark scenario and sweep, over an hour
 #   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
