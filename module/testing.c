@@ -8,7 +8,7 @@
  * between the two phases of the registry reap, the queue limit reached with
  * three queues, and the IBT check of dqm->ops on a CPU without IBT (QEMU's).
  * make builds a second gpreempt.ko with GP_TESTING=1 into
- * build/testing/ for those tests (test/vm/sim-faults.sh, sim-limits.sh).
+ * build/testing/ for those tests (test/vm/long-faults.sh, sim-limits.sh).
  * The module users get, module/gpreempt.ko and the DKMS build, never links
  * this file: it has none of these parameters and never sleeps for a test.
  */
