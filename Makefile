@@ -391,10 +391,10 @@ vmtest: all
 
 # Every runner's exit status is a test of its own, so a runner that dies
 # without printing a failing line still fails the run.  check is the default
-# kernel's suites (about 27 minutes on the 2-core host); check-long adds what
+# kernel's suites (about 26 minutes on the 2-core host); check-long adds what
 # only grows with the matrix and with time: every other cached kernel (build
 # and reduced suite), the short soak, the fault and evasion tests and the DaemonSet
-# image (about 10 minutes in all): its offline build, contents and DKMS build on the host
+# image (about 14 minutes in all): its offline build, contents and DKMS build on the host
 # (test/run-image), its node script in the guest (test/vm/long-image.sh).
 # .ci/run runs both.
 check: setup
