@@ -97,11 +97,10 @@ hip_one() {
 		build/gpreemptctl stats --json >"$f.gstats" 2>/dev/null || echo null >"$f.gstats"
 		gpsay="; gpreempt: $(jq -c '{preempts, resumes, starvation_slices}' "$f.gstats")"
 		build/gpreemptctl unset cgroup $HIP_CG >/dev/null
-		rmdir $HIP_CG
 		rmmod gpreempt
 	fi
 	for _ in $(seq 50); do grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats && break; sleep 0.1; done
-	[ "$sc" = oracle ] && rmdir $HIP_CG
+	[ $incg = 1 ] && rmdir $HIP_CG
 	rmmod kfdsim
 	jq -n --arg sc "$sc" --argjson run "$run" --argjson lc_rc "$lc_rc" --argjson be_rc "$be_rc" \
 		--argjson p50 "$(hip_num "$f.lc" lat_p50)" --argjson p99 "$(hip_num "$f.lc" lat_p99)" \
