@@ -111,6 +111,7 @@ cmp_row "$tmp/head/raw" lc_alone 12 none none 0
 cmp_row "$tmp/head/raw" be_alone none 3 none 0
 cmp_row "$tmp/head/raw" oracle 12 3 oracle 0
 cmp_row "$tmp/head/raw" park 12 3 "" 200
+cmp_row "$tmp/head/raw" park_h2000 12 3 "hysteresis_us=20000" 150
 python3 scripts/bench-report "$tmp/head" >/dev/null 2>&1
 out=$(cat "$tmp/head/results.md" 2>/dev/null)
 tap_check "bench-report: the headline says where LC's extra time goes, per workload" \
@@ -118,4 +119,10 @@ tap_check "bench-report: the headline says where LC's extra time goes, per workl
 tap_check "bench-report: ... gpreempt park's row: detect 200 us (40 %), cp_late 234 (47 %), monitor 9.5 %" \
 	has "$out" '^\| park \| - \| 3000 \| 500 \| 200 \(40%\) \| 50 \(10%\) \| 1 \(0%\) \| 5 \(1%\) \| 0 \(0%\) \| 0 \(0%\) \| 10 \(2%\) \| 234 \(47%\) \| 0 \(0%\) \| 9\.5 \|$'
 tap_check "bench-report: ... and the oracle's row" has "$out" '^\| oracle \| - \| 3000 \| 500 \| 0 \('
+tap_check "bench-report: an A/B hold (GP_BENCH_HOLDS=2000) is a headline row of its own" \
+	has "$out" '^\| microbench x10 \| gpreempt park, hysteresis_us=2000 \(x scale\) \| 1 \(0\) \|'
+tap_check "bench-report: ... with its targets" \
+	has "$out" '^\| microbench x10, park_h2000: LC p99 <= 1\.10x the oracle'"'"'s \|'
+tap_check "bench-report: ... and its accounting row (detect 150 us)" \
+	has "$out" '^\| park_h2000 \| - \| 3000 \| 500 \| 150 \('
 tap_done
