@@ -182,7 +182,7 @@ tap_check "the doorbell page is mapped through /dev/kfd and writable" has $T/q d
 tap_check "hsaKmtSetQueueCUMask, hsaKmtUpdateQueue, hsaKmtDestroyQueue = SUCCESS" \
 	eval 'has $T/q cu_mask 0 && has $T/q update 0 && has $T/q destroy 0'
 tap_check "the queue is gone from kfdsim and gpreempt" \
-	eval 'wait_for 5 ks_idle && wait_for 2 test "$(gstat queues)" = 0'
+	eval 'wait_for 5 ks_idle && wait_for 2 eval "[ \"\$(gstat queues)\" = 0 ]"'
 tap_diag "KFD ioctls of 1 hsakmt-open queue run: $(for c in $(awk '{print $1}' $DBG/kfd_ioctls); do printf '%s %s ' $c $(delta $c); done)"
 tap_check "one CREATE_QUEUE, SET_CU_MASK, UPDATE_QUEUE, DESTROY_QUEUE" \
 	eval 'test "$(delta CREATE_QUEUE)$(delta SET_CU_MASK)$(delta UPDATE_QUEUE)$(delta DESTROY_QUEUE)" = 1111'
