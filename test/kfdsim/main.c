@@ -99,6 +99,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.notifier_releases),
 		   atomic64_read(&ks_stats.notifier_releases_foreign));
 	ks_sdma_stats_show(m);
+	ks_kfd_evict_stats_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_stats);
@@ -258,6 +259,13 @@ static int __init ks_init(void)
 	for (i = 0; i < ks_param.ndev; i++)
 		ks_dev_debugfs(&ks_devs[i]);
 	ks_fault_debugfs(ks_debugfs);
+	ret = ks_kfd_evict_debugfs(ks_debugfs);
+	if (ret) {
+		debugfs_remove_recursive(ks_debugfs);
+		ks_kfd_exit();
+		ks_chardev_exit();
+		goto err_gpu;
+	}
 	pr_info("simulated GPU: %u device(s) of %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
 		ks_param.ndev, ks_param.num_cu,
 		ks_param.oracle ? "oracle" : ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
@@ -276,6 +284,7 @@ static void __exit ks_exit(void)
 	ks_kfd_exit();
 	ks_chardev_exit();
 	ks_processes_exit();
+	ks_kfd_evict_exit();
 	ks_gpus_stop(ks_param.ndev);
 	ks_fault_exit();
 }
