@@ -8,7 +8,7 @@
  *	      PROCESS_ACTIVE_TIME_MS = 10 ms after its last restore;
  *	      evict_process_worker() (kfd_process.c:1987-2014) evicts and
  *	      schedules the restore in PROCESS_RESTORE_TIME_MS = 100 ms
- *	      (kfd_priv.h:729-733); restore_process_worker() (:2036-2072)
+ *	      (kfd_priv.h:729-733); restore_process_worker() (:2038-2072)
  *	      revalidates the BOs first and, when that fails, leaves the
  *	      queues evicted and tries again 100 ms later.
  *   userptr: amdgpu_amdkfd_evict_userptr() (amdgpu_amdkfd_gpuvm.c:2512-2541):

@@ -78,34 +78,59 @@ insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 max_suspend_ms=600000 ||
 	{ tap_not_ok "phantom: gpreempt loads"; rmmod kfdsim; exit 1; }
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet --json /tmp/phantom-be.json &
 be=$!
-$GPLOAD be --prio 12 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
+# LC's backlog: 8 dispatches of 8 x 20 ms, refilled long before it runs dry.
+$GPLOAD be --prio 12 --wg 8 --wg-us 20000 --inflight 8 --duration 600 --quiet &
 lc=$!
 tap_check "phantom: BE is parked for LC's backlog" wait_for 30 is $be state parked
 pasid=$(qpasid 12)
 tap_diag "LC pasid $pasid, BE parks $(qf $be preempts), unparks $(qf $be resumes)"
 r0=$(qf $be resumes) p0=$(qf $be preempts) o0=$(gstat off_hw_scans)
 
-# TTM eviction of LC, restored 500 ms later.  Sampled until the restore:
-# while LC is off the hardware BE may be parked only until gpreempt first
-# sees it (the hold), and never again.
+# TTM eviction of LC, restored 500 ms later.  One awk writes it and then
+# reads kfdsim's queues and stats again and again until the restore (in a
+# loaded TCG guest a fork alone can outlast a 500 ms window): while LC is
+# off the hardware BE may be parked only until gpreempt first sees it (the
+# hold), and never again.
 t0=$(kstat kfd_restore_ttm)
-echo "$pasid ttm 500" >$EV
-off=0 run=0 before=0 again=0
-end=$((SECONDS + 30))
-while [ "$(kstat kfd_restore_ttm)" = "$t0" ] && [ $SECONDS -lt $end ]; do
-	set -- $(sample)
-	if [ "$1" -gt 0 ] && [ "$2" = 0 ]; then
-		off=$((off + 1))
-		if [ "$4" = "$3" ]; then
-			run=$((run + 1))
-		elif [ $run = 0 ]; then
-			before=$((before + 1))
+set -- $(awk -v q=$D/queues -v st=$D/stats -v t0="$t0" -v ev=$EV -v cmd="$pasid ttm 500" 'BEGIN {
+	printf "%s\n", cmd > ev
+	if (close(ev))
+		exit 1
+	end = systime() + 30
+	while (systime() < end) {
+		done = 0
+		iters++
+		while ((getline l < st) > 0)
+			if (split(l, w, " ") == 2 && w[1] == "kfd_restore_ttm" && w[2] != t0)
+				done = 1
+		close(st)
+		if (done)
+			break
+		lc = lca = be = bea = 0
+		while ((getline l < q) > 0) {
+			n = split(l, w, " ")
+			if (w[1] != "queue")
+				continue
+			delete f
+			for (i = 2; i <= n; i++) { split(w[i], kv, "="); f[kv[1]] = kv[2] }
+			if (f["prio"] == 12) { lc++; lca += f["active"] }
+			if (f["prio"] == 3) { be++; bea += f["active"] }
+		}
+		close(q)
+		if (!lc || lca)
+			continue
+		off++
+		if (be && bea == be)
+			run++
+		else if (!run)
+			before++
 		else
-			again=$((again + 1))
-		fi
-	fi
-done
-tap_diag "TTM window: $off samples with LC off the hardware; BE parked in $before before its unpark, running in $run, parked again in $again"
+			again++
+	}
+	printf "%d %d %d %d %d\n", off, run, before, again, iters
+}')
+off=${1:-0} run=${2:-0} before=${3:-0} again=${4:-0}
+tap_diag "TTM window: $5 samples, $(kstat kfd_evict_ttm) TTM evictions and $(kstat kfd_restore_ttm) restores so far; $off samples with LC off the hardware; BE parked in $before before its unpark, running in $run, parked again in $again"
 tap_check "phantom TTM: LC was seen off the hardware ($off samples)" test $off -ge 2
 tap_check "phantom TTM: BE unparked while LC was off the hardware and not parked again ($run running, $again parked after)" \
 	test $run -ge 1 -a $again = 0
