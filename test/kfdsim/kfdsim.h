@@ -500,6 +500,7 @@ struct ks_params {
 	unsigned int time_scale;	/* every modelled time xK (us params stored scaled) */
 	bool kfd;		/* register /dev/kfd, its topology and render nodes */
 	unsigned int render_minor;	/* DRM render minor of device 0 */
+	bool fence_spin;	/* the firmware's turn is waited for on the CPU, as KFD does */
 };
 
 extern struct ks_params ks_param;
@@ -559,6 +560,7 @@ struct ks_stats {
 	atomic64_t acct_mismatches;	/* ... whose categories did not sum to their length */
 	atomic64_t notifier_releases;	/* kfd_process_notifier_release() runs */
 	atomic64_t notifier_releases_foreign;	/* ... in a task not of the process */
+	atomic64_t fence_spin_us;	/* fence_spin=1: firmware waits spun on the CPU */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;

@@ -64,6 +64,9 @@ MODULE_PARM_DESC(time_scale,
 module_param_named(kfd, ks_param.kfd, bool, 0444);
 MODULE_PARM_DESC(kfd,
 		 "Register the real KFD interface: /dev/kfd, the kfd class with its topology, a render node per device (default 1; never next to amdgpu's)");
+module_param_named(fence_spin, ks_param.fence_spin, bool, 0444);
+MODULE_PARM_DESC(fence_spin,
+		 "The caller of a runlist change (schedule() loop) or an MES call (udelay polling) waits on the CPU under dqm->lock, as KFD's fence waits do (default 0: it sleeps)");
 module_param_named(render_minor, ks_param.render_minor, uint, 0444);
 MODULE_PARM_DESC(render_minor,
 		 "DRM render minor of device 0's render node, /dev/dri/renderD<minor> [128..255] (default 128)");
@@ -100,6 +103,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.notifier_releases_foreign));
 	ks_sdma_stats_show(m);
 	ks_kfd_evict_stats_show(m);
+	seq_printf(m, "fence_spin_us %lld\n", atomic64_read(&ks_stats.fence_spin_us));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_stats);
