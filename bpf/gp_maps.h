@@ -247,6 +247,12 @@ struct gp_stats {
 	 */
 	__u64 yield_parks;
 	/*
+	 * Scans that found a queue with work that KFD itself holds off the
+	 * hardware (its own eviction, a VM fault, a reset, a suspend by ROCr
+	 * or a debugger): not pending, so it parks nothing.
+	 */
+	__u64 off_hw_scans;
+	/*
 	 * Latency distributions (gpreemptctl stats prints their percentiles):
 	 * detection, the time from the scan before the one that found new
 	 * work at the top of a device with an inversion to that scan (the

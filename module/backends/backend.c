@@ -195,6 +195,35 @@ out_unref:
 }
 
 /**
+ * gp_backend_queue_active() - does KFD have @e on the hardware?
+ * @p: @e's process, referenced, its mm held (gp_ptr_window())
+ * @e: queue
+ * @active: out: KFD's is_active
+ *
+ * Read under p->mutex, only tried (the monitor never waits for it): the
+ * destroy ioctl frees a queue under that mutex before its probe marks the
+ * entry gone, so the queue must still be in the pqm and the entry not gone.
+ * No KFD call, and nothing sleeps: callable with the process's mm in use.
+ *
+ * Return: 0, -EBUSY (the mutex is taken) or -ENOENT (the queue is gone).
+ */
+int gp_backend_queue_active(struct kfd_process *p, struct gp_queue *e, bool *active)
+{
+	struct queue *q;
+	int ret = 0;
+
+	if (!mutex_trylock(kfd_p_mutex(p)))
+		return -EBUSY;
+	q = gp_backend_find_queue(p, e->qid);
+	if (READ_ONCE(e->gone) || !q || q != e->q)
+		ret = -ENOENT;
+	else
+		*active = READ_ONCE(*KFD_QP(q, is_active, bool));
+	mutex_unlock(kfd_p_mutex(p));
+	return ret;
+}
+
+/**
  * gp_backend_dev_parkable() - the health checks before any park or evict
  * @p: referenced process, p->mutex held
  * @dev: the device

@@ -17,6 +17,7 @@ int gp_backend_trylock(struct kfd_process *p, bool blocking);
 struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp);
 void gp_backend_unlock(struct kfd_process *p);
 void gp_backend_mutex_unlock(struct kfd_process *p);
+int gp_backend_queue_active(struct kfd_process *p, struct gp_queue *e, bool *active);
 
 /* Device health (devhealth.c) */
 bool gp_backend_dev_failed(struct device_queue_manager *dqm);

@@ -63,6 +63,7 @@ static struct {
 	struct gp_proc *pr;
 	struct mm_struct *mm;
 	struct task_struct *task;	/* a thread that has @mm (referenced) */
+	struct kfd_process *p;	/* a primary's KFD process (referenced), or NULL */
 } gp_cur;
 
 /* A referenced thread of @leader's group whose mm is @want (NULL if none). */
@@ -105,13 +106,45 @@ static int gp_ptr_use(struct gp_proc *pr)
 	task = NULL;
 	if (p == pr->p && kfd_p_lead_thread(p))
 		task = gp_thread_with_mm(kfd_p_lead_thread(p), kfd_p_mm(p), &mm);
-	gp_kfd_unref(p);
+	/*
+	 * A primary keeps its reference for gp_ptr_window(): while the
+	 * monitor holds its mm, exit_mmap() and with it KFD's notifier
+	 * release (which frees the queues on 7.x, without p->mutex) cannot
+	 * run.  A secondary context (7.2+) is torn down when its file is
+	 * closed, whatever the mm: its queues are never read.
+	 */
+	if (!task || pr->ctx) {
+		gp_kfd_unref(p);
+		p = NULL;
+	}
 	if (!task)
 		return -ESRCH;
 	kthread_use_mm(mm);
 	gp_cur.mm = mm;
 	gp_cur.task = task;
+	gp_cur.p = p;
 	return 0;
+}
+
+/**
+ * gp_ptr_window() - the KFD process whose queues the monitor may read now
+ * @e: a queue of this scan, just read by gp_ptr_read()
+ *
+ * Monitor thread only, before gp_ptr_read_end().  The process is
+ * referenced and its mm is held (gp_ptr_use()), so neither it nor, for a
+ * primary process, the queues KFD frees at its notifier release can go
+ * until the scan ends.  A queue's destroy ioctl still can: only under
+ * p->mutex, after checking that the queue is still in the process's pqm,
+ * may its struct queue be read.
+ *
+ * Return: the process, or NULL when @e's process is not the one in use or
+ * is a secondary context.
+ */
+struct kfd_process *gp_ptr_window(const struct gp_queue *e)
+{
+	if (gp_cur.pr != e->proc || !gp_cur.mm)
+		return NULL;
+	return gp_cur.p;
 }
 
 /**
@@ -132,9 +165,13 @@ void gp_ptr_read_end(void)
 		mmput_async(gp_cur.mm);
 		put_task_struct(gp_cur.task);
 	}
+	/* After kthread_unuse_mm(): no KFD call with a foreign mm (S3 F16). */
+	if (gp_cur.p)
+		gp_kfd_unref(gp_cur.p);
 	gp_cur.pr = NULL;
 	gp_cur.mm = NULL;
 	gp_cur.task = NULL;
+	gp_cur.p = NULL;
 }
 
 /**

@@ -179,14 +179,40 @@ static void gp_scan_lost(int n)
 }
 
 /*
- * One queue: its dispatch ids, KFD properties and rules, into e->pq and
- * e->info.  @deep: the monitor is in deep idle.
+ * Is @e's work held off the hardware by KFD itself?  KFD deactivates
+ * queues without touching their dispatch ids: its own evictions (TTM,
+ * userptr, SVM), a VM fault and a GPU reset (evicted until the process
+ * exits), ROCr's suspend (queue_percent 0), the debugger's.  Their work
+ * runs nothing, so it is no reason to park anything.  Only a queue
+ * gpreempt has not taken off itself: one it parked, or whose process it
+ * holds evicted, or that a deferred action of its process is using, reads
+ * as before.  Only where KFD's state can be read safely (the process's mm
+ * held, p->mutex free): else, as before too (unknown fails closed).
  */
-static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
+static bool gp_scan_off_hw(struct gp_queue *e)
+{
+	struct kfd_process *p;
+	bool active;
+
+	if (e->pq.state == GP_PS_PARKED || READ_ONCE(e->pinned) ||
+	    gp_evict_held(e->proc, e->dev))
+		return false;
+	p = gp_ptr_window(e);
+	if (!p || gp_backend_queue_active(p, e, &active))
+		return false;
+	return !active;
+}
+
+/*
+ * One queue: its dispatch ids, KFD properties and rules, into e->pq and
+ * e->info.  @deep: the monitor is in deep idle.  Return: it had work that
+ * KFD holds off the hardware.
+ */
+static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 {
 	struct gp_queue_info *in = &e->info;
 	u64 rptr = 0, wptr = 0;
-	bool pending, blocked, progressed;
+	bool pending, blocked, progressed, off_hw;
 	u32 src, path, percent;
 	int prio, rd;
 
@@ -194,7 +220,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	if (e->gone) {
 		e->pq.action = GP_ACT_NONE;
 		e->pq.pending = false;
-		return;
+		return false;
 	}
 	if (!e->seen)
 		gp_first_sight(e, t0);
@@ -210,6 +236,10 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	}
 	pending = !rd && wptr != rptr;
 	progressed = !rd && rptr != in->rptr;
+	/* Read while the process's mm is held (gp_ptr_window()). */
+	off_hw = pending && gp_scan_off_hw(e);
+	if (off_hw)
+		pending = false;
 	/*
 	 * F10: waiting at a barrier is not pending: it may wait on a lower
 	 * queue.  S4-12: the header is read through the client's mapping, so
@@ -280,6 +310,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	in->queue_percent = percent;
 	in->ptr_path = path;
 	gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
+	return off_hw;
 }
 
 /**
@@ -294,6 +325,7 @@ static void gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
  */
 void gp_scan(int n, u64 t0, bool deep)
 {
+	bool off_hw = false;
 	int i;
 
 	/* Device slots persist (their buckets do); levels are per tick. */
@@ -306,11 +338,12 @@ void gp_scan(int n, u64 t0, bool deep)
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
 
-		gp_scan_queue(e, t0, deep);
+		off_hw |= gp_scan_queue(e, t0, deep);
 		if (!e->gone)
 			gp_dev_cus[e->pq.dev] = max(gp_dev_cus[e->pq.dev], e->cu_count);
 	}
 	gp_ptr_read_end();
+	gp_stats.off_hw_scans += off_hw;
 	for (i = 0; i < n; i++)
 		gp_snap[i]->pq.shrinkable = !gp_snap[i]->gone && gp_shrinkable(gp_snap[i]);
 }

@@ -39,10 +39,33 @@ static void ks_wait_us(unsigned int us)
 		usleep_range(us, us + us / 8 + 1);
 }
 
+/*
+ * fence_spin=1: the caller waits as KFD's do, on the CPU, under dqm->lock.
+ * HWS: amdkfd_fence_wait_timeout() loops on schedule() without sleeping
+ * (6.12 kfd_device_queue_manager.c:2095-2122); MES:
+ * amdgpu_fence_wait_polling() spins in udelay(2) (amdgpu_fence.c:348-367).
+ */
+static void ks_spin_us(unsigned int us)
+{
+	u64 end = ktime_get_ns() + (u64)us * NSEC_PER_USEC;
+
+	while (ktime_get_ns() < end) {
+		if (ks_param.mes)
+			udelay(2);
+		else
+			schedule();
+	}
+	atomic64_add(us, &ks_stats.fence_spin_us);
+}
+
 /* The firmware's turn: the modelled cost plus an injected slowdown. */
 static void ks_wait_fw(unsigned int us)
 {
-	ks_wait_us(us + ks_fault_runlist());
+	us += ks_fault_runlist();
+	if (ks_param.fence_spin && us)
+		ks_spin_us(us);
+	else
+		ks_wait_us(us);
 }
 
 /*

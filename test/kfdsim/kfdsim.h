@@ -313,6 +313,23 @@ struct queue {
 	struct ks_queue ks;
 };
 
+/*
+ * KFD's own evictions of a process (evict.c): kfd_process's eviction_work
+ * and restore_work, and amdgpu's restore_userptr_work.
+ */
+struct ks_kfd_evict {
+	struct mutex lock;	/* the flags below; taken before dqm->lock */
+	struct delayed_work eviction_work;
+	struct delayed_work restore_work;
+	struct delayed_work userptr_work;
+	u64 last_restore;	/* jiffies, last_restore_timestamp */
+	unsigned int ttm_restore_ms;
+	unsigned int ttm_fails;	/* BO validations still to fail */
+	bool ttm;		/* a TTM eviction or its restore is pending */
+	bool userptr;		/* a userptr restore is pending */
+	bool dead;		/* torn down: nothing more is scheduled */
+};
+
 /* A process's KFD events (events.c) */
 struct ks_process_events {
 	struct mutex mutex;	/* idr changes, page, waiter setup */
@@ -367,6 +384,7 @@ struct kfd_process {
 	spinlock_t ks_vm_lock;	/* ks_vm: after the gpu lock */
 	struct list_head ks_vm;	/* buffer objects mapped to a GPU: what the CP reaches */
 	struct ks_process_events ks_ev;	/* /dev/kfd events (events.c) */
+	struct ks_kfd_evict ks_evict;	/* KFD's own evictions (evict.c) */
 };
 
 typedef int ks_dqm_queue_fn(struct device_queue_manager *dqm, struct queue *q,
@@ -482,6 +500,7 @@ struct ks_params {
 	unsigned int time_scale;	/* every modelled time xK (us params stored scaled) */
 	bool kfd;		/* register /dev/kfd, its topology and render nodes */
 	unsigned int render_minor;	/* DRM render minor of device 0 */
+	bool fence_spin;	/* the firmware's turn is waited for on the CPU, as KFD does */
 };
 
 extern struct ks_params ks_param;
@@ -541,6 +560,7 @@ struct ks_stats {
 	atomic64_t acct_mismatches;	/* ... whose categories did not sum to their length */
 	atomic64_t notifier_releases;	/* kfd_process_notifier_release() runs */
 	atomic64_t notifier_releases_foreign;	/* ... in a task not of the process */
+	atomic64_t fence_spin_us;	/* fence_spin=1: firmware waits spun on the CPU */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;
@@ -603,6 +623,13 @@ int ks_test_evict(struct kfd_process *p);
 int ks_test_restore(struct kfd_process *p);
 int ks_processes_init(void);
 void ks_processes_exit(void);
+
+/* ---- evict.c: KFD's own evictions (debugfs kfd_evict) ---- */
+void ks_kfd_evict_init(struct kfd_process *p);
+void ks_kfd_evict_cancel(struct kfd_process *p);
+void ks_kfd_evict_stats_show(struct seq_file *m);
+int ks_kfd_evict_debugfs(struct dentry *parent);
+void ks_kfd_evict_exit(void);
 
 /* ---- gpu.c: the simulated command processor ---- */
 int ks_gpu_start(struct ks_device *d);

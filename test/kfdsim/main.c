@@ -64,6 +64,9 @@ MODULE_PARM_DESC(time_scale,
 module_param_named(kfd, ks_param.kfd, bool, 0444);
 MODULE_PARM_DESC(kfd,
 		 "Register the real KFD interface: /dev/kfd, the kfd class with its topology, a render node per device (default 1; never next to amdgpu's)");
+module_param_named(fence_spin, ks_param.fence_spin, bool, 0444);
+MODULE_PARM_DESC(fence_spin,
+		 "The caller of a runlist change (schedule() loop) or an MES call (udelay polling) waits on the CPU under dqm->lock, as KFD's fence waits do (default 0: it sleeps)");
 module_param_named(render_minor, ks_param.render_minor, uint, 0444);
 MODULE_PARM_DESC(render_minor,
 		 "DRM render minor of device 0's render node, /dev/dri/renderD<minor> [128..255] (default 128)");
@@ -99,6 +102,8 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.notifier_releases),
 		   atomic64_read(&ks_stats.notifier_releases_foreign));
 	ks_sdma_stats_show(m);
+	ks_kfd_evict_stats_show(m);
+	seq_printf(m, "fence_spin_us %lld\n", atomic64_read(&ks_stats.fence_spin_us));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_stats);
@@ -258,6 +263,13 @@ static int __init ks_init(void)
 	for (i = 0; i < ks_param.ndev; i++)
 		ks_dev_debugfs(&ks_devs[i]);
 	ks_fault_debugfs(ks_debugfs);
+	ret = ks_kfd_evict_debugfs(ks_debugfs);
+	if (ret) {
+		debugfs_remove_recursive(ks_debugfs);
+		ks_kfd_exit();
+		ks_chardev_exit();
+		goto err_gpu;
+	}
 	pr_info("simulated GPU: %u device(s) of %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
 		ks_param.ndev, ks_param.num_cu,
 		ks_param.oracle ? "oracle" : ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
@@ -276,6 +288,7 @@ static void __exit ks_exit(void)
 	ks_kfd_exit();
 	ks_chardev_exit();
 	ks_processes_exit();
+	ks_kfd_evict_exit();
 	ks_gpus_stop(ks_param.ndev);
 	ks_fault_exit();
 }

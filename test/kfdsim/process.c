@@ -312,6 +312,7 @@ bool ks_process_is_primary(struct kfd_process *p)
  */
 KS_KFD_ENTRY void kfd_process_notifier_release_internal(struct kfd_process *p)
 {
+	ks_kfd_evict_cancel(p);
 	mutex_lock(&ks_table_lock);
 	list_del_rcu(&p->table_node);
 	mutex_unlock(&ks_table_lock);
@@ -376,6 +377,7 @@ static struct kfd_process *ks_create_process(bool primary)
 	INIT_LIST_HEAD(&p->pqm.queues);
 	p->pqm.queue_slot_bitmap = p->qid_bitmap;
 	ks_kfd_process_init(p);
+	ks_kfd_evict_init(p);
 	for (i = 0; i < ks_param.ndev; i++) {
 		struct kfd_process_device *pdd = &p->pdd[i];
 

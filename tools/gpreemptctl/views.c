@@ -182,6 +182,7 @@ static const struct {
 	GP_STAT(dep_releases), GP_STAT(dep_provider_ticks), GP_STAT(hold_us),
 	GP_STAT(rate_peak_sec), GP_STAT(mutex_held), GP_STAT(lockless_evicts),
 	GP_STAT(load_skipped_busy), GP_STAT(hold_sleeps), GP_STAT(yield_parks),
+	GP_STAT(off_hw_scans),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -354,6 +355,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.queues_seen, st.processes);
 	printf("preempts         %llu\nresumes          %llu\ninversions       %llu\n",
 	       st.preempts, st.resumes, st.inversions);
+	printf("off hardware     %llu scans (work KFD held off the GPU: not pending)\n",
+	       st.off_hw_scans);
 	printf("starvation       %llu slices (%llu parks of what the hardware runs first)\n"
 	       "errors           %llu\n", st.starvation_slices, st.yield_parks, st.errors);
 	printf("busy retries     %llu (%llu handed to the helper, %llu of its waits expired)\n",
