@@ -20,7 +20,7 @@
 # LC at level 12 runs 1.5 ms bursts every 4 ms, so gpreempt parks and
 # unparks BE every few ms; BE processes at level 3 are started and killed
 # with SIGKILL at a random moment of their first 50-250 ms, 8 at once, 200
-# times per backend on 7.x layouts (50 before), once with backend=suspend
+# times per backend on 7.x layouts (24 before), once with backend=suspend
 # (6.12+ layouts) and once with shrink_pct=50.  Pass:
 # no counter mismatch, the counters equal the active queues at the end,
 # LC's packets all completed exactly once, dmesg clean.  The 7.x layout is
@@ -110,13 +110,13 @@ round() {
 	tap_dmesg_clean "$name: kernel log clean"
 }
 
-# Kills per backend: 200 on 7.x layouts, 50 before (one BE process every
+# Kills per backend: 200 on 7.x layouts, 24 before (one BE process every
 # 0.3-0.5 s in a TCG guest on a loaded host, 8 at once).
 if have kfd_process__context_id; then
 	KILLS=200
 	tap_diag "kernel $(uname -r): the 7.x teardown (queues freed at the mm's release, without p->mutex)"
 else
-	KILLS=50
+	KILLS=24
 	tap_diag "kernel $(uname -r): the queues are freed at the last reference (before 7.x)"
 fi
 # 7.3.4's first slab validation after boot reports one kmem_cache_node
