@@ -383,11 +383,12 @@ uninstall:
 	@test -n "$(DESTDIR)" || depmod $(GP_KVER_INSTALL)
 
 # --- tests -------------------------------------------------------------------
+# A runner's exit status fails the target even when it printed no failing line.
 unit: tools
-	@$(TOP)/test/run-unit | $(TOP)/scripts/tap-summary
+	@{ $(TOP)/test/run-unit || echo "not ok - test/run-unit exit status"; } | $(TOP)/scripts/tap-summary
 
 vmtest: all
-	@$(TOP)/test/run-vm | $(TOP)/scripts/tap-summary
+	@{ $(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; } | $(TOP)/scripts/tap-summary
 
 # Every runner's exit status is a test of its own, so a runner that dies
 # without printing a failing line still fails the run.  check is the default
@@ -400,23 +401,29 @@ vmtest: all
 # .ci/run runs both.
 check: setup
 	@$(MAKE) --no-print-directory all
-	@start=$$(date +%s); { \
+	@start=$$(date +%s); { { \
 		$(TOP)/test/run-unit || echo "not ok - test/run-unit exit status"; \
 		$(TOP)/scripts/lint || echo "not ok - scripts/lint exit status"; \
 		$(TOP)/test/run-src-layout || echo "not ok - test/run-src-layout exit status"; \
 		$(TOP)/test/run-dkms-fixture || echo "not ok - test/run-dkms-fixture exit status"; \
 		$(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; \
+		} | tee $(TOP)/build/check.tap; \
+		$(TOP)/test/unit/threat-model.sh --reached $(TOP)/build/check.tap check || \
+			echo "not ok - test/unit/threat-model.sh --reached exit status"; \
 		echo "# make check: $$(( $$(date +%s) - start )) s"; \
 	} | $(TOP)/scripts/tap-summary
 
 check-long: setup
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory matrix
-	@start=$$(date +%s); { \
+	@start=$$(date +%s); { { \
 		$(TOP)/test/run-image || echo "not ok - test/run-image exit status"; \
 		$(TOP)/test/run-vm long || echo "not ok - test/run-vm long exit status"; \
 		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
 		$(TOP)/test/run-teardown || echo "not ok - test/run-teardown exit status"; \
+		} | tee $(TOP)/build/check-long.tap; \
+		$(TOP)/test/unit/threat-model.sh --reached $(TOP)/build/check-long.tap check-long || \
+			echo "not ok - test/unit/threat-model.sh --reached exit status"; \
 		echo "# make check-long: $$(( $$(date +%s) - start )) s"; \
 	} | $(TOP)/scripts/tap-summary
 

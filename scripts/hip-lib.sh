@@ -9,6 +9,9 @@
 #       waited for with hipStreamSynchronize, one every 20 ms on average
 #       (uniform 10..30 ms);
 #   BE: launches of 8 workgroups x 20 ms, 2 in flight.
+#   HIP_LC_ALLOC=BYTES (make bench sets 65536): after each request LC also
+#       does hipMalloc(BYTES) + hipFree, timed apart (alloc_* in the row):
+#       LC's own driver calls while BE is parked and unparked.
 # Scenarios (hip_one):
 #   lc_alone      LC only, HIP's default stream priority (KFD 7);
 #   hw_priority   LC's stream at hipStreamCreateWithPriority's greatest
@@ -42,15 +45,16 @@ mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 hip_one() {
 	local sc=$1 run=$2 watch=${4:-} f=$3/hip.$1.$2 be="" lc lc_rc be_rc=0 gp=0 gpsay=""
 	local c0 t0 lcpid acct mcpu gpcpu
-	local lcenv="HIP_WORK_PRIO=normal" beenv="HIP_WORK_PRIO=normal" t_ready="" t_stop=""
+	local lcenv="HIP_WORK_PRIO=normal${HIP_LC_ALLOC:+ HIP_WORK_ALLOC=$HIP_LC_ALLOC}"
+	local beenv="HIP_WORK_PRIO=normal" t_ready="" t_stop=""
 	local incg=0 ks=""
 
 	[ "$sc" = oracle ] && ks=sched=oracle
 	# shellcheck disable=SC2086
 	insmod test/kfdsim/kfdsim.ko num_cu=8 $ks || return 1
 	case $sc in
-	hw_priority) lcenv="HIP_WORK_PRIO=high" ;;
-	static_split) lcenv="HIP_WORK_CU_MASK=0xf0" beenv="HIP_WORK_CU_MASK=0x0f" ;;
+	hw_priority) lcenv="${lcenv/HIP_WORK_PRIO=normal/HIP_WORK_PRIO=high}" ;;
+	static_split) lcenv="${lcenv/HIP_WORK_PRIO=normal/HIP_WORK_CU_MASK=0xf0}" beenv="HIP_WORK_CU_MASK=0x0f" ;;
 	gpreempt)
 		gp=1
 		insmod module/gpreempt.ko || { rmmod kfdsim; return 1; }
@@ -110,12 +114,15 @@ hip_one() {
 		--argjson gs "$(if [ $gp = 1 ]; then cat "$f.gstats"; else echo null; fi)" \
 		--argjson acct "$acct" --argjson mean "$(hip_num "$f.lc" lat_mean)" \
 		--argjson mcpu "$(if [ $gp = 1 ]; then echo "$mcpu"; else echo null; fi)" \
+		--argjson a50 "$(hip_num "$f.lc" alloc_p50)" --argjson a99 "$(hip_num "$f.lc" alloc_p99)" \
+		--argjson amax "$(hip_num "$f.lc" alloc_max)" \
 		'{scenario: $sc, run: $run, lc_requests: $n, lat_p50_us: $p50, lat_p99_us: $p99,
 		  lat_max_us: $max, be_completed: $be_n, be_seconds: $be_s,
 		  be_per_s: (if $be_n != null and $be_s != null and $be_s > 0
 			     then ($be_n / $be_s * 10 | round) / 10 else null end),
 		  ok: ($lc_rc == 0 and $be_rc == 0), gp_stats: $gs,
-		  lat_mean_us: $mean, acct: $acct, monitor_cpu_pct: $mcpu}' \
+		  lat_mean_us: $mean, acct: $acct, monitor_cpu_pct: $mcpu,
+		  alloc_p50_us: $a50, alloc_p99_us: $a99, alloc_max_us: $amax}' \
 		>"$f.json.row"
 	say "  hip $sc run $run: LC p50 $(hip_field "$f.lc" lat_p50) us p99 $(hip_field "$f.lc" lat_p99) us," \
 		"BE ${be:+$(hip_field "$f.be" be_completed)} launches, exit $lc_rc/$be_rc$gpsay"

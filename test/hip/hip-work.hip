@@ -20,7 +20,9 @@
  *   hip-work lc N WGS NS PERIOD_US
  *	N requests of one launch (WGS workgroups x NS ns) each waited for with
  *	hipStreamSynchronize, one every PERIOD_US on average; latencies
- *	(launch to return) in us: lat_p50, lat_p99, lat_max.
+ *	(launch to return) in us: lat_p50, lat_p99, lat_max.  With
+ *	HIP_WORK_ALLOC=BYTES each request then does hipMalloc(BYTES) and
+ *	hipFree, timed together: alloc_p50, alloc_p99, alloc_max, alloc_mean.
  *
  *   hip-work copy N BYTES
  *	a warm-up round, "copy_ready", then N rounds of hipMemcpy of BYTES to
@@ -114,20 +116,26 @@ static void launch(hipStream_t s, unsigned int wgs, unsigned long long ns, unsig
 		(*count)++;
 }
 
-static void latencies(std::vector<unsigned long long> &lat)
+/* PREFIX_p50, _p99, _max and _mean of @lat (ns), in us. */
+static void percentiles(const char *prefix, std::vector<unsigned long long> &lat)
 {
 	size_t n = lat.size();
 
 	if (!n)
 		return;
 	std::sort(lat.begin(), lat.end());
-	printf("lat_p50 %llu\nlat_p99 %llu\nlat_max %llu\n", lat[n / 2] / 1000,
-	       lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1000, lat[n - 1] / 1000);
+	printf("%s_p50 %llu\n%s_p99 %llu\n%s_max %llu\n", prefix, lat[n / 2] / 1000, prefix,
+	       lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1000, prefix, lat[n - 1] / 1000);
 	unsigned long long sum = 0;
 
 	for (size_t i = 0; i < n; i++)
 		sum += lat[i];
-	printf("lat_mean %llu\n", sum / n / 1000);
+	printf("%s_mean %llu\n", prefix, sum / n / 1000);
+}
+
+static void latencies(std::vector<unsigned long long> &lat)
+{
+	percentiles("lat", lat);
 }
 
 static void hold(void)
@@ -225,7 +233,9 @@ static int run_lc(int argc, char **argv)
 	unsigned int n, wgs, period, i;
 	unsigned long launched = 0;
 	unsigned long long ns;
-	std::vector<unsigned long long> lat;
+	std::vector<unsigned long long> lat, alloc;
+	const char *alloc_env = getenv("HIP_WORK_ALLOC");
+	size_t alloc_bytes = alloc_env ? strtoull(alloc_env, nullptr, 0) : 0;
 	hipStream_t s;
 
 	if (argc < 6)
@@ -248,9 +258,19 @@ static int run_lc(int argc, char **argv)
 		launch(s, wgs, ns, &launched);
 		CHECK(hipStreamSynchronize(s));
 		lat.push_back(now_ns() - t0);
+		if (alloc_bytes) {
+			void *buf = nullptr;
+
+			/* The request's own driver calls: KFD's memory ioctls. */
+			t0 = now_ns();
+			if (CHECK(hipMalloc(&buf, alloc_bytes)))
+				CHECK(hipFree(buf));
+			alloc.push_back(now_ns() - t0);
+		}
 	}
 	printf("lc_requests %zu\n", lat.size());
 	latencies(lat);
+	percentiles("alloc", alloc);
 	printf("launched_%s %lu\nlc_done\n", getenv("HIP_WORK_PRIO") ?: "normal", launched);
 	fflush(stdout);
 	hold();

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # test/lib/tap.sh - tiny TAP helpers for gpreempt's shell tests (sourced).
 # Each test prints "ok - name" or "not ok - name # reason"; scripts/tap-summary
-# numbers them across files and prints the closing "N passed, N failed".
+# numbers them across files and prints the closing "N passed, N failed,
+# N skipped".
 TAP_FAILED=0
 
 tap_ok() { echo "ok - $*"; }
@@ -47,6 +48,10 @@ tap_check_fails() {
 }
 
 tap_diag() { printf '# %s\n' "$*"; }
+
+# tap_skip NAME WHY: a check that did not run, said as TAP's SKIP directive;
+# scripts/tap-summary counts it as skipped, never as passed.
+tap_skip() { echo "ok - $1 # SKIP $2"; }
 
 # The kernel log lines that fail a run: splats, SLUB debug and KFENCE reports
 # (the memory-debugging guest, scripts/vm --memdebug), UBSAN, list and

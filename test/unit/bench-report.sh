@@ -87,6 +87,15 @@ tap_check "bench-report: make bench's hip table has the gpreempt row (8000, 1500
 	has "$out" '^\| gpreempt \| 1 \| 8000 \[8000\.\.8000\] \| 15000 \[15000\.\.15000\] \| 1\.60 \[1\.60\.\.1\.60\] \| 1\.50 \[1\.50\.\.1\.50\] \| 1\.33 \[1\.33\.\.1\.33\] \| 1\.25 \[1\.25\.\.1\.25\] \| 300 \[300\.\.300\] \| 0\.67 \[0\.67\.\.0\.67\] \| yes \|$'
 tap_check "bench-report: ... and the oracle's row (1.00x the oracle)" \
 	has "$out" '^\| oracle \| 1 \| 6000 \[6000\.\.6000\] \| 12000 \[12000\.\.12000\] \| 1\.20 \[1\.20\.\.1\.20\] \| 1\.20 \[1\.20\.\.1\.20\] \| 1\.00 \[1\.00\.\.1\.00\] \| 1\.00 \[1\.00\.\.1\.00\] \| 500 \[500\.\.500\] \| 1\.00 \[1\.00\.\.1\.00\] \| yes \|$'
+tap_check "bench-report: without LC's hipMalloc timings, no driver-call table" \
+	eval '! grep -q "own driver calls" <<<"$out"'
+# LC's hipMalloc + hipFree per request (HIP_LC_ALLOC): a table of its own.
+jq 'map(.alloc_p50_us = (if .scenario == "gpreempt" then 300 else 100 end)
+	| .alloc_p99_us = (if .scenario == "gpreempt" then 900 else 200 end) | .alloc_max_us = 1000)' \
+	"$tmp/bench/raw/hip.bench.json" >"$tmp/alloc.json" && mv "$tmp/alloc.json" "$tmp/bench/raw/hip.bench.json"
+out=$(python3 scripts/bench-report "$tmp/bench" 2>&1)
+tap_check "bench-report: LC's hipMalloc+hipFree table: gpreempt's row (300, 900 us, p99 4.50x alone)" \
+	has "$out" '^\| gpreempt \| 300 \[300\.\.300\] \| 900 \[900\.\.900\] \| 1000 \[1000\.\.1000\] \| 4\.50 \[4\.50\.\.4\.50\] \|$'
 # The headline's accounting table: gpload rows of one repetition (LC alone,
 # BE alone, the oracle, gpreempt park), each LC row with kfdsim's acct.
 cmp_row() {	# cmp_row DIR VARIANT LC_PRIO BE_PRIO GPREEMPT DETECT_US

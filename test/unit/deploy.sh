@@ -242,6 +242,8 @@ tap_check "deploy: /etc/gpreempt.conf and /etc/modprobe.d/gpreempt.conf (from mo
 tap_check "deploy: DKMS add and install of gpreempt/0.1-ds for the node's kernel, from a copy of the source in /usr/src" \
 	sh -c "grep -qx 'dkms add -m gpreempt -v 0.1-ds' '$t/calls' && grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls' &&
 	       grep -qx 'PACKAGE_VERSION=\"0.1-ds\"' '$C/usr/src/gpreempt-0.1-ds/dkms.conf' && [ -s '$C/usr/src/gpreempt-0.1-ds/.gpreempt-src-id' ]"
+tap_check "deploy: the host's /usr/lib is mounted read-only into the pod" \
+	grep -qx 'mount /host/usr/lib /usr/lib ro' "$t/ds.txt"
 tap_check "deploy: the container's /usr/lib/linux-kbuild-6.12 is the host's (Debian's headers link there)" \
 	sh -c "[ \"\$(readlink '$t/ctr-usr-lib/linux-kbuild-6.12')\" = '$H/usr/lib/linux-kbuild-6.12' ]"
 tap_check "deploy: on the host: modinfo -p (the parameters checked), modprobe gpreempt, then apply of the new conf, then hook resync" \

@@ -26,6 +26,11 @@ left=$(grep -rIl '@SBINDIR@' "$D" | sed "s|^$D||" | tr '\n' ' ')
 tap_check "install: no @SBINDIR@ left # ${left:-none}" test -z "$left"
 tap_check "install: gpreemptctl in /usr/sbin, its man page in /usr/share/man/man8" \
 	test -x "$D/usr/sbin/gpreemptctl" -a -f "$D/usr/share/man/man8/gpreemptctl.8"
+# doctor honours GP_DOCTOR_ROOT and PATH: safe only while it runs with its
+# caller's own rights, never raised by a setuid or setgid bit.
+setid=$(find "$D" -type f -perm /6000 | sed "s|^$D||" | tr '\n' ' ')
+tap_check "install: no installed file is setuid or setgid (gpreemptctl runs with its caller's rights) # ${setid:-none}" \
+	test -z "$setid" -a -x "$D/usr/sbin/gpreemptctl"
 unit_ok() {
 	local u=$D/etc/systemd/system/gpreempt.service
 	[ "$(grep -c '^Exec.*=/usr/sbin/gpreemptctl ' "$u")" = 3 ]

@@ -4,7 +4,10 @@
  * style: "TAP version 13", the plan "1..N" (first, or last when the count
  * is known only at the end), "ok N - name" / "not ok N - name", "#"
  * diagnostics, and last "# N passed, N failed".  Exit status 1 when any
- * test failed.  test/run-unit and scripts/tap-summary renumber the lines
+ * test failed.  Every line is flushed as it is written, so a test that
+ * crashes keeps the lines before the crash; test/run-unit fails a program
+ * whose last line never came (crashed, killed) or whose lines are fewer
+ * than its plan.  test/run-unit and scripts/tap-summary renumber the lines
  * across files.  Header-only: each test is one program.
  *
  * Two ways to use it:
@@ -50,6 +53,8 @@ static inline __attribute__((format(printf, 2, 3))) bool tap_ok(bool ok, const c
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+	/* Piped, stdout is fully buffered: a crash must not take the lines before it. */
+	fflush(stdout);
 	tap_failed += !ok;
 	return ok;
 }
@@ -64,6 +69,7 @@ static inline __attribute__((format(printf, 1, 2))) void tap_diag(const char *fm
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+	fflush(stdout);
 }
 
 /* The end: the plan if not given first, "# N passed, N failed"; the exit status. */

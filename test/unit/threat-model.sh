@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test/unit/threat-model.sh - docs/threat-model.md's table is what make check
-# runs: every row names at least one test as `FILE`: "NAME", FILE exists, is
-# a test that make check runs (test/vm/, test/unit/) and prints a TAP line
-# whose name contains NAME.  A row whose test was renamed or dropped fails
-# here, so the table cannot silently point at nothing.
+# test/unit/threat-model.sh - docs/threat-model.md's table is what the
+# suites run: every row names at least one test case as `FILE`: "NAME",
+# FILE exists, is a test make check or make check-long runs (test/vm/,
+# test/unit/), and a line of FILE that is not a comment holds NAME, the
+# name of one of its TAP lines.  A row whose test was renamed or dropped
+# fails here, so the table cannot silently point at nothing.
+#
+# test/unit/threat-model.sh --reached LOG check|check-long: after a run,
+# each named case of the files that target runs (check: test/unit/ and the
+# sim, amdgpu and oci tests; check-long: test/vm/long-* and matrix-*) must
+# have printed its line in LOG, the run's TAP output, as a pass or a failure,
+# never a SKIP: a case that silently stopped running fails its rows.
 set -uo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
 . test/lib/tap.sh
 doc=docs/threat-model.md
+reached=
+if [ "${1:-}" = --reached ]; then
+	reached=$2 target=$3
+	[ -r "$reached" ] || { tap_not_ok "threat model: the run's TAP output $reached is readable"; exit 1; }
+fi
+
+# in_target FILE: does the target being checked run FILE?
+in_target() {
+	case $1 in
+	test/vm/long-* | test/vm/matrix-*) [ "$target" = check-long ] ;;
+	*) [ "$target" = check ] ;;
+	esac
+}
 
 rows=$(awk '/^## The table/ { t = 1; next } /^## / { t = 0 } t && /^\| [0-9]+ \|/' "$doc")
 n=$(printf '%s\n' "$rows" | grep -c .)
-tap_check "threat model: the table has its rows ($n)" test "$n" -ge 15
+[ -n "$reached" ] || tap_check "threat model: the table has its rows ($n)" test "$n" -ge 15
 
 while IFS= read -r row; do
 	[ -n "$row" ] || continue
@@ -25,7 +45,7 @@ while IFS= read -r row; do
 		tap_not_ok "threat model row $id ($input): names a test # no \`FILE\`: \"NAME\" in its last cell"
 		continue
 	fi
-	bad=
+	bad= ran=0
 	while IFS= read -r ref; do
 		f=$(printf '%s\n' "$ref" | sed 's/^`\([^`]*\)`.*/\1/')
 		name=$(printf '%s\n' "$ref" | sed 's/^[^"]*"\(.*\)"$/\1/')
@@ -33,13 +53,25 @@ while IFS= read -r row; do
 		test/vm/*.sh | test/unit/*) ;;
 		*) bad="$bad $f: not a test make check runs;" ; continue ;;
 		esac
-		if [ ! -f "$f" ]; then
+		if [ -n "$reached" ]; then
+			in_target "$f" || continue
+			ran=$((ran + 1))
+			grep -E '^(not )?ok( [0-9]+)? - ' "$reached" | grep -vE '#[[:space:]]*SKIP' |
+				grep -F -- "$name" >/dev/null || bad="$bad $f: \"$name\" never printed;"
+		elif [ ! -f "$f" ]; then
 			bad="$bad $f: no such file;"
-		elif ! grep -qF -- "$name" "$f"; then
+		elif ! grep -vE '^[[:space:]]*(#|//|/?\*)' "$f" | grep -F -- "$name" >/dev/null; then
 			bad="$bad $f has no test named \"$name\";"
 		fi
 	done <<<"$refs"
-	if [ -n "$bad" ]; then
+	if [ -n "$reached" ]; then
+		[ "$ran" -gt 0 ] || continue
+		if [ -n "$bad" ]; then
+			tap_not_ok "threat model row $id ($input): its tests ran in make $target #$bad"
+		else
+			tap_ok "threat model row $id ($input): its tests ran in make $target"
+		fi
+	elif [ -n "$bad" ]; then
 		tap_not_ok "threat model row $id ($input): its tests exist #$bad"
 	else
 		tap_ok "threat model row $id ($input): its tests exist"

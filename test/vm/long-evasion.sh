@@ -37,7 +37,7 @@ be_parked() { [ "$(qf "$be" preempts)" -gt "$1" ] 2>/dev/null; }
 lc_start() {
 	$GPLOAD lc --wg 8 --wg-us 500 --period-us 20000 --duration 600 --quiet &
 	lc=$!
-	wait_for 10 test -n "$(qf $lc state)"
+	wait_for 10 eval '[ -n "$(qf $lc state)" ]'
 	$CTL set pid $lc high >/dev/null
 }
 
@@ -49,7 +49,7 @@ insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F20: gpreempt loads"; rmmod kf
 $GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --mutex-threads 4 \
 	--mutex-us 500 >"$T/be.out" 2>&1 &
 be=$!
-wait_for 10 test -n "$(qf $be pasid)"
+wait_for 10 eval '[ -n "$(qf $be pasid)" ]'
 bepasid=$(qf $be pasid)
 r0=$(gstat busy_retries)
 lc_start
@@ -109,7 +109,7 @@ hammer_on() { kill -0 "$hammer" 2>/dev/null; }
 insmod "$OBJ/module/gpreempt.ko" || tap_not_ok "F20 hammer: gpreempt loads"
 $GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 be=$!
-wait_for 10 test -n "$(qf $be pasid)"
+wait_for 10 eval '[ -n "$(qf $be pasid)" ]'
 bepasid=$(qf $be pasid)
 wait_for 10 be_running
 sh -c "echo '$bepasid 60000' >$F/hammer_mutex" &
@@ -163,7 +163,7 @@ insmod "$OBJ/module/gpreempt.ko" || tap_not_ok "S4-1 hold: gpreempt loads"
 dmesg -C
 $GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 be=$!
-wait_for 10 test -n "$(qf $be pasid)"
+wait_for 10 eval '[ -n "$(qf $be pasid)" ]'
 bepasid=$(qf $be pasid)
 wait_for 10 be_running
 h0=$(fcount mutex_holds)

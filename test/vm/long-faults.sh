@@ -59,6 +59,7 @@ for round in 1 2 3; do
 	wait_for 30 ks_idle
 	rmmod kfdsim
 done
+tap_check "C5: the race happened: queues were recreated over parked ones' memory ($aba reuses in 3 rounds)" test "$aba" -gt 0
 tap_check "C5: recreated queue never parked by the old decision, none left suspended ($aba reuses)" test $fails -eq 0
 
 # 2. C7b: a failed park leaves the queue running and counted.

@@ -120,8 +120,10 @@ if insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 max_suspend_ms=5000; th
 		few_parks "$s_on" $((p1 - p0)) $((r1 - r0))
 	tap_check "deps+gpreempt: cross-process: barriers seen passing for at least half the requests (passed $((r2 - r1)))" \
 		test "$((r2 - r1))" -ge "$(( $(linefield "$i_on" requests) / 2 ))"
+	tap_check "deps+gpreempt: cross-stream: the same process's producer inherited its waiter's level ($d1 provider ticks)" \
+		test "${d1:-0}" -gt 0 2>/dev/null
 	tap_check "S4-3: cross-process: the other process's producer inherits nothing (provider ticks $d1 -> $d2)" \
-		test "$d1" = "$d2"
+		test "${d1:-0}" -gt 0 -a "$d1" = "$d2"
 	tap_check "deps+gpreempt: cross-process: the producer served every request" served "$i_on"
 	tap_check "deps+gpreempt: cross-stream: every packet exactly once" once "$s_on"
 	tap_check "deps+gpreempt: cross-stream: no park until the starvation guard (starvation_slices $st0 -> $st1)" \

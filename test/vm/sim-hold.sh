@@ -3,8 +3,9 @@
 #
 # The hold: a level stays busy for hysteresis_us after its last work.  LC
 # arrives every 30 ms; with hysteresis_us=20000 BE is parked while LC has
-# work and released only after 20 ms of LC idle; gp_stats.hold_us shows the
-# hold; every packet runs exactly once.
+# work and released after 20 ms of LC idle, between requests; with 300 ms
+# it stays parked across them (counts of unparks, no clock);
+# gp_stats.hold_us shows the hold; every packet runs exactly once.
 # The latency percentiles of gp_stats (detection, park and unpark
 # calls): present in gpreemptctl stats (text and --json), ordered
 # (p50 <= p90 <= p99 <= max), their counts those of gp_stats (preempts,
@@ -26,9 +27,9 @@ lat_read() {
 	done
 	return 1
 }
-run() {	# LC every 30 ms over BE, 4 s
+run() {	# LC every 30 ms over BE, 4 s; $1: hysteresis_us, then more parameters
 	insmod "$OBJ/test/kfdsim/kfdsim.ko"
-	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us=$HYST
+	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us="$@"
 	$GPLOAD --mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet &
 	be=$!
 	sleep 0.5
@@ -41,9 +42,19 @@ run() {	# LC every 30 ms over BE, 4 s
 	sim_unload
 }
 dmesg -C
-run
+# A hold far above LC's 30 ms period: LC's level never goes idle for that
+# long, so BE is released only after LC's last request (the starvation
+# guard out of the way), not between requests.
+run 300000 max_suspend_ms=60000
+long_resumes=$resumes long_parks=$parks long_rc=$lc_rc.$be_rc
+run $HYST
 tap_check "hold: hold_us is hysteresis_us ($hold)" test "$hold" = $HYST
 tap_check "hold: BE parked and released ($parks/$resumes)" test "${parks:-0}" -gt 0 -a "${resumes:-0}" -gt 0
+# LC's ~130 requests each leave about 28 ms idle: a 20 ms hold runs out
+# between them and BE is released many times; a 300 ms hold never does.
+tap_check "hold: a 20 ms hold releases BE between LC's requests ($resumes unparks)" test "${resumes:-0}" -ge 10
+tap_check "hold: a 300 ms hold keeps BE parked across them ($long_parks parks, $long_resumes unparks)" \
+	test "${long_parks:-0}" -ge 1 -a "${long_resumes:-99}" -le 2 -a "$long_rc" = 0.0
 tap_check "hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
 tap_diag "latency (us): $(jq -c .latency <<<"$ctl")"
 tap_check "latency: detect, park and unpark have samples and p50 <= p90 <= p99 <= max" \

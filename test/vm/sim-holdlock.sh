@@ -45,7 +45,7 @@ hold() {
 be_start() {
 	$GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 	be=$!
-	wait_for 10 test -n "$(qf $be pasid)"
+	wait_for 10 eval '[ -n "$(qf $be pasid)" ]'
 }
 park() { $CTL park queue "$1:$(qf "$1" qid)" >/dev/null; }
 qline() { grep "pasid=$1 " /sys/kernel/debug/kfdsim/queues | head -1; }
@@ -143,11 +143,11 @@ evil=$!
 wait_for 20 grep -q 'read stalled' "$T/fuse.out"
 tap_check "S4-1 FUSE: uid 65534's USERPTR map waits on the FUSE page" \
 	sh -c "grep -q 'userptr: mapping' '$T/evil.out' && ! grep -q 'userptr: done' '$T/evil.out' && grep -q 'read stalled' '$T/fuse.out'"
-wait_for 10 test -n "$(qf $evil pasid)"
+wait_for 10 eval '[ -n "$(qf $evil pasid)" ]'
 ep=$(qf $evil pasid)
 $GPLOAD lc --wg 8 --wg-us 500 --period-us 20000 --duration 600 --quiet &
 lc=$!
-wait_for 10 test -n "$(qf $lc state)"
+wait_for 10 eval '[ -n "$(qf $lc state)" ]'
 $CTL set pid $lc high >/dev/null
 if wait_for 30 off "$ep"; then
 	tap_ok "S4-1 FUSE: the holder is parked for LC ($(qf $evil preempts) parks, mutex_held $(qf $evil mutex_held))"

@@ -119,6 +119,18 @@ print('acquire_again', call(ACQUIRE_VM, struct.pack('II', r0, gpu0)))
 r0b = os.open('/dev/dri/renderD128', os.O_RDWR)
 print('acquire_second_file', call(ACQUIRE_VM, struct.pack('II', r0b, gpu0)))
 print('get_tile_config', call(GET_TILE_CONFIG, bytearray(40)))
+# Counts far above the 32 tile and 16 macro-tile configurations, into
+# arrays of exactly that many entries and a canary after each: the counts
+# are cut, and nothing is written past the arrays.
+import ctypes
+tiles = (ctypes.c_uint32 * 33)(*([0xa5a5a5a5] * 33))
+macro = (ctypes.c_uint32 * 17)(*([0xa5a5a5a5] * 17))
+args = bytearray(struct.pack('QQIIIIII', ctypes.addressof(tiles), ctypes.addressof(macro),
+                             1000, 1000, gpu0, 0, 0, 0))
+rc = call(GET_TILE_CONFIG, args)
+_, _, nt, nm, _, gb, _, _ = struct.unpack('QQIIIIII', args)
+print('tile_config_cut', rc, nt, nm, 'written' if tiles[0] == 0 and macro[0] == 0 else 'unwritten',
+      'canary' if tiles[32] == 0xa5a5a5a5 and macro[16] == 0xa5a5a5a5 else 'overrun')
 print('unknown', call(ioc(3, 0xf0, 8), bytearray(8)))
 EOF
 python3 $T/ioc.py >$T/ioc 2>&1
@@ -132,8 +144,10 @@ tap_check "ACQUIRE_VM takes the device's render node, again with the same file" 
 	eval 'has $T/ioc acquire 0 && has $T/ioc acquire_again 0'
 tap_check "ACQUIRE_VM refuses a second render file for the same VM (EBUSY)" \
 	has $T/ioc acquire_second_file 16
-tap_check "an ioctl not simulated yet fails (GET_TILE_CONFIG: EINVAL) and is counted" \
-	eval 'has $T/ioc get_tile_config 22 && test "$(calls GET_TILE_CONFIG)" = 1'
+tap_check "GET_TILE_CONFIG refuses gpu_id 0 (EINVAL); both calls are counted" \
+	eval 'has $T/ioc get_tile_config 22 && test "$(calls GET_TILE_CONFIG)" = 2'
+tap_check "GET_TILE_CONFIG cuts counts of 1000 to 32 and 16 and writes nothing past the arrays" \
+	has $T/ioc tile_config_cut "0 32 16 written canary"
 tap_check "an ioctl KFD does not have fails (ENOTTY) and is counted" \
 	eval 'has $T/ioc unknown 25 && test "$(calls 0xf0)" = 1'
 
@@ -182,7 +196,7 @@ tap_check "the doorbell page is mapped through /dev/kfd and writable" has $T/q d
 tap_check "hsaKmtSetQueueCUMask, hsaKmtUpdateQueue, hsaKmtDestroyQueue = SUCCESS" \
 	eval 'has $T/q cu_mask 0 && has $T/q update 0 && has $T/q destroy 0'
 tap_check "the queue is gone from kfdsim and gpreempt" \
-	eval 'wait_for 5 ks_idle && wait_for 2 test "$(gstat queues)" = 0'
+	eval 'wait_for 5 ks_idle && wait_for 2 eval "[ \"\$(gstat queues)\" = 0 ]"'
 tap_diag "KFD ioctls of 1 hsakmt-open queue run: $(for c in $(awk '{print $1}' $DBG/kfd_ioctls); do printf '%s %s ' $c $(delta $c); done)"
 tap_check "one CREATE_QUEUE, SET_CU_MASK, UPDATE_QUEUE, DESTROY_QUEUE" \
 	eval 'test "$(delta CREATE_QUEUE)$(delta SET_CU_MASK)$(delta UPDATE_QUEUE)$(delta DESTROY_QUEUE)" = 1111'

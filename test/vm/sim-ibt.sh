@@ -57,3 +57,4 @@ for fixture in endbr noendbr; do
 	unload
 done
 tap_dmesg_clean "ibt: dmesg clean"
+tap_done

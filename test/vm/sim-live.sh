@@ -114,7 +114,7 @@ if insmod "$OK"; then
 	wait_for 20 ks_queues_ge 1
 	tap_check "live: right layout, the first queue passes the check" \
 		wait_for 10 bash -c 'dmesg | grep -q "the first queue and its process match the layout"'
-	tap_check "live: and is managed" wait_for 10 test "$(nqueues)" = 1
+	tap_check "live: and is managed" wait_for 10 eval '[ "$(nqueues)" = 1 ]'
 	rmmod gpreempt
 else
 	tap_not_ok "live: right layout, no process: loads # $(dmesg | tail -n 1)"

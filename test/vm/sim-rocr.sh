@@ -213,7 +213,7 @@ stage4() {
 		eval 'test $be_rc = 0 && test "${be_n:-0}" -gt 0 && has $T/be signals_zero "$be_n/$be_n"'
 	tap_diag "LC latency (simulation numbers; a request alone is one round of 2 ms workgroups): p50 $(field $T/lc lat_p50) us, p99 $lc_ms us, max $(field $T/lc lat_max) us; BE completed $be_n dispatches; gpreempt: $(gstat preempts) parks, $(gstat resumes) unparks"
 	tap_check "the ROCr processes are gone, from kfdsim and gpreempt" \
-		eval 'wait_for 10 ks_idle && wait_for 5 test "$(gstat queues)" = 0'
+		eval 'wait_for 10 ks_idle && wait_for 5 eval "[ \"\$(gstat queues)\" = 0 ]"'
 	tap_diag "KFD ioctls of ROCr (LC + BE under gpreempt): $(deltas)"
 	tap_check "LC + BE: 4 CREATE_QUEUE, 4 DESTROY_QUEUE" \
 		test "$(delta CREATE_QUEUE) $(delta DESTROY_QUEUE)" = "4 4"
