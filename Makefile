@@ -394,7 +394,8 @@ vmtest: all
 # without printing a failing line still fails the run.  check is the default
 # kernel's suites (about 26 minutes on the 2-core host); check-long adds what
 # only grows with the matrix and with time: every other cached kernel (build
-# and reduced suite), the short soak, the fault and evasion tests and the DaemonSet
+# and reduced suite, and the 7.x teardown race: test/run-teardown), the short
+# soak, the fault and evasion tests and the DaemonSet
 # image (about 14 minutes in all): its offline build, contents and DKMS build on the host
 # (test/run-image), its node script in the guest (test/vm/long-image.sh).
 # .ci/run runs both.
@@ -419,6 +420,7 @@ check-long: setup
 		$(TOP)/test/run-image || echo "not ok - test/run-image exit status"; \
 		$(TOP)/test/run-vm long || echo "not ok - test/run-vm long exit status"; \
 		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
+		$(TOP)/test/run-teardown || echo "not ok - test/run-teardown exit status"; \
 		} | tee $(TOP)/build/check-long.tap; \
 		$(TOP)/test/unit/threat-model.sh --reached $(TOP)/build/check-long.tap check-long || \
 			echo "not ok - test/unit/threat-model.sh --reached exit status"; \

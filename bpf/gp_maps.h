@@ -253,6 +253,12 @@ struct gp_stats {
 	 */
 	__u64 off_hw_scans;
 	/*
+	 * Per-queue actions not done because no live thread of the process
+	 * had its mm any more: KFD may be tearing the process down (7.x frees
+	 * its queues then, without p->mutex), so nothing of it is touched.
+	 */
+	__u64 mm_gone;
+	/*
 	 * Latency distributions (gpreemptctl stats prints their percentiles):
 	 * detection, the time from the scan before the one that found new
 	 * work at the top of a device with an inversion to that scan (the

@@ -377,6 +377,8 @@ int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);
 bool gp_ptr_head_blocked(struct gp_queue *e, u64 rptr);
 void gp_ptr_read_end(void);
 struct kfd_process *gp_ptr_window(const struct gp_queue *e);
+struct mm_struct *gp_ptr_mm_pin(struct kfd_process *p);
+void gp_ptr_mm_unpin(struct mm_struct *mm);
 int gp_ptr_read_env(struct gp_proc *pr, char *buf, size_t max, bool *partial);
 
 /* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c, preempt_shrink.c) ---- */

@@ -5,10 +5,21 @@
  *   kfd_lookup_process_by_pasid() (+1 reference; the process cannot be
  *   freed) -> identity check -> p->mutex (trylock on the monitor's path: a
  *   contended mutex means an ioctl is running; retry next tick, and after a
- *   few busy ticks in a row the helper thread waits for it, defer.c) -> the
+ *   few busy ticks in a row the helper thread waits for it, defer.c) -> a
+ *   reference on the users of its mm (its teardown cannot start) -> the
  *   queue still exists (walk of pqm->queues) and the registry entry is not
  *   gone (its generation) -> checks (mm, debugger, has_reset_queue, CWSR,
- *   device health) -> act -> unlock -> kfd_unref_process().
+ *   device health) -> act -> unlock -> mmput_async() -> kfd_unref_process().
+ *
+ * The mm reference is what keeps the queue on 7.x and ROCm's DKMS tree:
+ * there KFD dequeues and frees a process's queues in its mm's notifier
+ * release (exit_mmap()), without p->mutex, however many references others
+ * hold; an update_queue() on a queue it dequeued counts it out of the
+ * device's active queues a second time and writes its freed MQD.  No
+ * per-queue action is made without it, on any kernel.  A secondary context
+ * (7.2+) is torn down when its file is closed, which nothing here can hold
+ * off: its queues are never acted on one by one (parked by eviction only,
+ * and their properties are the probes').
  *
  * A device whose preemption failed with -EIO/-ETIME (HWS hang: KFD is
  * resetting the GPU) gets no parks for a back-off; unparks always go on.
@@ -97,23 +108,47 @@ struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid)
 }
 
 /**
+ * gp_backend_pin_mm() - hold off @p's teardown (p->mutex held)
+ * @p: referenced process
+ * @mmp: out: the mm to release with gp_ptr_mm_unpin()
+ *
+ * Return: 0, -EOPNOTSUPP (a secondary context: nothing holds off its
+ * teardown) or -ESRCH (no live thread has its mm: the teardown may run).
+ */
+static int gp_backend_pin_mm(struct kfd_process *p, struct mm_struct **mmp)
+{
+	if (kfd_p_secondary(p))
+		return -EOPNOTSUPP;
+	*mmp = gp_ptr_mm_pin(p);
+	if (*mmp)
+		return 0;
+	gp_stats.mm_gone++;
+	return -ESRCH;
+}
+
+/**
  * gp_backend_lock_queue() - @e's KFD process, referenced and locked, and its queue
  * @e: queue
  * @blocking: may wait for p->mutex (module unload) or only try (monitor tick)
  * @qp: out: KFD's queue, the very one @e was registered for
+ * @mmp: out: the process's mm, referenced: its teardown cannot start
  *
  * The start of every per-queue action.  Under p->mutex the entry is
  * re-checked: destroy marks it gone under the same mutex, so a queue that
  * reuses the qid (and maybe the memory) of a destroyed one is never acted
- * on by the old entry's decision.
+ * on by the old entry's decision.  The mm's users are held before the queue
+ * is looked for (7.x frees it at the mm's release, without p->mutex).
  *
  * Return: the process, p->mutex held (release with gp_backend_unlock()),
  * or an ERR_PTR: -ESRCH (the process or its mm is gone), -EBUSY (mutex
- * contended, not @blocking) or -ENOENT (the queue is gone).
+ * contended, not @blocking), -ENOENT (the queue is gone) or -EOPNOTSUPP
+ * (a secondary context: parked by eviction only).
  */
-struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp)
+struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp,
+					  struct mm_struct **mmp)
 {
 	struct kfd_process *p = gp_backend_get_process(e->proc);
+	struct mm_struct *mm = NULL;
 	struct queue *q;
 	int ret;
 
@@ -123,6 +158,9 @@ struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, str
 	ret = gp_backend_trylock(p, blocking);
 	if (ret)
 		goto out_unref;
+	ret = gp_backend_pin_mm(p, &mm);
+	if (ret)
+		goto out_unlock;
 	q = gp_backend_find_queue(p, e->qid);
 	if (READ_ONCE(e->gone) || !q || q != e->q)
 		ret = -ENOENT;
@@ -130,8 +168,11 @@ struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, str
 		ret = -ESRCH;
 	if (!ret) {
 		*qp = q;
+		*mmp = mm;
 		return p;
 	}
+	gp_ptr_mm_unpin(mm);
+out_unlock:
 	gp_backend_mutex_unlock(p);
 out_unref:
 	gp_kfd_unref(p);
@@ -141,10 +182,12 @@ out_unref:
 /**
  * gp_backend_unlock() - release what gp_backend_lock_queue() took
  * @p: the process it returned
+ * @mm: the mm it returned
  */
-void gp_backend_unlock(struct kfd_process *p)
+void gp_backend_unlock(struct kfd_process *p, struct mm_struct *mm)
 {
 	gp_backend_mutex_unlock(p);
+	gp_ptr_mm_unpin(mm);
 	gp_kfd_unref(p);
 }
 
@@ -161,14 +204,18 @@ void gp_backend_mutex_unlock(struct kfd_process *p)
  * gp_backend_read_props() - @e's priority and queue_percent, from KFD
  * @e: queue
  *
- * Read from q->properties under p->mutex (only tried), KFD's own state:
- * the update ioctl writes them before update_queue(), which may fail.
+ * Read from q->properties under p->mutex (only tried) and the mm's users
+ * (gp_backend_lock_queue()), KFD's own state: the update ioctl writes them
+ * before update_queue(), which may fail.  A secondary context's queues are
+ * not read: what the update probe recorded stays.
  *
- * Return: 0 (props_stale cleared), -EBUSY (retry next tick) or -ENOENT.
+ * Return: 0 (props_stale cleared), -EBUSY (retry next tick), -ENOENT or
+ * -ESRCH (gone or going).
  */
 int gp_backend_read_props(struct gp_queue *e)
 {
 	struct kfd_process *p = gp_backend_get_process(e->proc);
+	struct mm_struct *mm = NULL;
 	struct queue *q;
 	int ret;
 
@@ -178,6 +225,11 @@ int gp_backend_read_props(struct gp_queue *e)
 	if (ret)
 		goto out_unref;
 	WRITE_ONCE(e->props_stale, false);
+	ret = gp_backend_pin_mm(p, &mm);
+	if (ret == -EOPNOTSUPP)
+		ret = 0;
+	if (ret)
+		goto out_unlock;
 	q = gp_backend_find_queue(p, e->qid);
 	if (READ_ONCE(e->gone) || !q || q != e->q) {
 		ret = -ENOENT;
@@ -188,6 +240,8 @@ int gp_backend_read_props(struct gp_queue *e)
 		WRITE_ONCE(e->ring_uva, READ_ONCE(*KFD_QP(q, queue_address, u64)));
 		WRITE_ONCE(e->ring_size, READ_ONCE(*KFD_QP(q, queue_size, u64)));
 	}
+	gp_ptr_mm_unpin(mm);
+out_unlock:
 	mutex_unlock(kfd_p_mutex(p));
 out_unref:
 	gp_kfd_unref(p);

@@ -14,8 +14,9 @@ struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid);
 int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
 			    struct kfd_process_device **pdd, bool park);
 int gp_backend_trylock(struct kfd_process *p, bool blocking);
-struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp);
-void gp_backend_unlock(struct kfd_process *p);
+struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp,
+					  struct mm_struct **mmp);
+void gp_backend_unlock(struct kfd_process *p, struct mm_struct *mm);
 void gp_backend_mutex_unlock(struct kfd_process *p);
 int gp_backend_queue_active(struct kfd_process *p, struct gp_queue *e, bool *active);
 

@@ -23,6 +23,17 @@
  * restore is done without it (a process's own lock never delays giving
  * it back, at unload either), and so is an evict of a process that holds
  * its mutex (gp_proc.lock_held), which could otherwise never be parked.
+ *
+ * A process KFD tears down: on 7.x (and ROCm's DKMS tree) its termination
+ * leaves each dequeued queue's is_active set, and keeps the ones whose MQD
+ * it has not freed yet on the qpd's list while it drops the dqm lock around
+ * each free_mqd(): an evict or restore that gets the lock in between counts
+ * them out of (or into) the device's active queues a second time.  For a
+ * primary the mm's users are held across the call, so its teardown cannot
+ * start (backend.c).  A secondary context's teardown (its file's close)
+ * cannot be held off: only its pr->dead, set by the release probe before
+ * KFD's table removal and SRCU grace period, keeps the call out, a window
+ * of the time between that check and the dqm lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -90,6 +101,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 {
 	struct kfd_process_device *pdd;
 	struct device_queue_manager *dqm;
+	struct mm_struct *mm = NULL;
 	struct kfd_process *p;
 	bool locked = true;
 	int i, ret;
@@ -127,6 +139,15 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 	}
 	if (ret)
 		goto out_unref;
+	if (!kfd_p_secondary(p)) {
+		mm = gp_ptr_mm_pin(p);
+		if (!mm) {
+			/* Its teardown may run: a restore is then owed to no one. */
+			gp_stats.mm_gone++;
+			ret = -ESRCH;
+			goto out_unlock;
+		}
+	}
 	ret = gp_backend_dev_parkable(p, dev, &pdd, evict);
 	if (ret) {
 		if (!evict) {
@@ -178,6 +199,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 out_unlock:
 	if (locked)
 		gp_backend_mutex_unlock(p);
+	gp_ptr_mm_unpin(mm);
 out_unref:
 	gp_kfd_unref(p);
 	return ret;

@@ -45,11 +45,12 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	struct kfd_process_device *pdd = NULL;
 	struct device_queue_manager *dqm;
 	struct kfd_process *p;
+	struct mm_struct *mm;
 	struct queue *q;
 	u32 bits;
 	int ret;
 
-	p = gp_backend_lock_queue(e, blocking, &q);
+	p = gp_backend_lock_queue(e, blocking, &q, &mm);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
 	/* M1: a debugged process is never shrunk; growing back is its own mask. */
@@ -115,6 +116,6 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 			ret = 0;
 	}
 out_unlock:
-	gp_backend_unlock(p);
+	gp_backend_unlock(p, mm);
 	return ret;
 }

@@ -52,11 +52,12 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	struct kfd_process_device *pdd = NULL;
 	struct device_queue_manager *dqm;
 	struct kfd_process *p;
+	struct mm_struct *mm;
 	struct queue *q;
 	bool *flag, prev, reset;
 	int ret;
 
-	p = gp_backend_lock_queue(e, blocking, &q);
+	p = gp_backend_lock_queue(e, blocking, &q, &mm);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
 	flag = kfd_q_suspended_flag(q);
@@ -120,7 +121,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 			WRITE_ONCE(*flag, prev);
 	}
 out_unlock:
-	gp_backend_unlock(p);
+	gp_backend_unlock(p, mm);
 	return ret;
 }
 #else

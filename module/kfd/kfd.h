@@ -191,6 +191,23 @@ static inline u16 kfd_p_context_id(struct kfd_process *p)
 }
 
 /**
+ * kfd_p_secondary() - is @p a secondary context (7.2+)?
+ * @p: KFD process
+ *
+ * A secondary has no mm notifier: it is torn down, queues freed and no
+ * p->mutex taken, when its file is closed (7.3 kfd_chardev.c:226-238),
+ * which nothing gpreempt can hold off.  Its queues are parked only by
+ * eviction, which touches its qpd, not its queues.
+ *
+ * Return: true for a secondary context; false for a primary, and on
+ * kernels without contexts.
+ */
+static inline bool kfd_p_secondary(struct kfd_process *p)
+{
+	return kfd_p_context_id(p) != GP_KFD_CONTEXT_PRIMARY;
+}
+
+/**
  * kfd_p_debugged() - is a debugger attached to @p
  * @p: KFD process
  *

@@ -145,6 +145,50 @@ struct kfd_process *gp_ptr_window(const struct gp_queue *e)
 	if (gp_cur.pr != e->proc || !gp_cur.mm)
 		return NULL;
 	return gp_cur.p;
+ * gp_ptr_mm_pin() - hold off @p's teardown for one action on its queues
+ * @p: referenced KFD process, a primary (its mm's notifier tears it down)
+ *
+ * 7.x and ROCm's DKMS tree tear a process down in its mm's notifier
+ * release, without p->mutex: its queues are dequeued (their MQDs freed) and
+ * freed there (kfd_process_notifier_release_internal()), so neither a
+ * process reference nor p->mutex keeps a queue gpreempt acts on.  That
+ * release runs in exit_mmap(), once mm_users has dropped to 0: a reference
+ * on mm_users keeps it from starting.  The reference is taken from a live
+ * thread whose mm is still p->mm (as gp_ptr_use(); mm_users cannot come
+ * back from 0, so a teardown under way is never "pinned"), and never
+ * installed (no kthread_use_mm(): KFD's calls see no mm of the caller's).
+ * Harmless before 7.x, where the teardown waits for the last reference.
+ *
+ * Return: the mm, referenced (release with gp_ptr_mm_unpin()), or NULL: no
+ * live thread has p->mm any more; its teardown may be running.
+ */
+struct mm_struct *gp_ptr_mm_pin(struct kfd_process *p)
+{
+	struct task_struct *lead = kfd_p_lead_thread(p), *task;
+	struct mm_struct *mm = NULL;
+	void *want = kfd_p_mm(p);
+
+	if (!lead || !want)
+		return NULL;
+	task = gp_thread_with_mm(lead, want, &mm);
+	if (!task)
+		return NULL;
+	put_task_struct(task);
+	return mm;
+}
+
+/**
+ * gp_ptr_mm_unpin() - release what gp_ptr_mm_pin() took
+ * @mm: its mm, or NULL
+ *
+ * If the process exited meanwhile this is the last reference: exit_mmap()
+ * and KFD's teardown then run from a workqueue (mmput_async()), not in the
+ * caller, which may be the monitor.
+ */
+void gp_ptr_mm_unpin(struct mm_struct *mm)
+{
+	if (mm)
+		mmput_async(mm);
 }
 
 /**

@@ -17,13 +17,16 @@
 
 /*
  * Process granularity is forced: the evict backend, a kernel or device that
- * cannot suspend one queue, or a debugged process (the debugger owns the
- * queues' is_suspended flag; KFD evicts debugged processes itself).
+ * cannot suspend one queue, a debugged process (the debugger owns the
+ * queues' is_suspended flag; KFD evicts debugged processes itself), or a
+ * secondary context (7.2+: its file's close frees its queues at any moment,
+ * without p->mutex, and nothing holds that off; eviction touches only its
+ * qpd).
  */
 static bool gp_must_evict(struct gp_queue *e)
 {
 	return READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT || !kfd_have_queue_suspend() ||
-	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged);
+	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged) || e->proc->ctx;
 }
 
 static bool gp_wants_evict(struct gp_queue *e, int n)

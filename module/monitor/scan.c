@@ -76,7 +76,8 @@ static void gp_scan_cu_mask(struct gp_queue *e, u64 t0)
  * that takes one.  Else the queue is parked.  A shrink needs p->mutex and
  * the debugger's leave: a debugged process, or one that holds its own
  * mutex, is parked by eviction instead (a shrink it could refuse for ever
- * would let it run beside the work above it).
+ * would let it run beside the work above it), and so is a secondary context
+ * (7.2+), whose queues are never acted on one by one (backend.c).
  */
 static bool gp_shrinkable(const struct gp_queue *e)
 {
@@ -84,7 +85,7 @@ static bool gp_shrinkable(const struct gp_queue *e)
 
 	return READ_ONCE(gp_param.shrink_pct) && READ_ONCE(gp_reg.have_cu_masks) &&
 	       e->pq.parkable && !e->no_shrink && !READ_ONCE(e->cu_mask_unknown) && cus > 1 &&
-	       !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->lock_held);
+	       !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->lock_held) && !e->proc->ctx;
 }
 
 /* S3 F7: a hold older than max_hold_s is released, in the map too. */

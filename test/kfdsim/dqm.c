@@ -30,7 +30,10 @@
 #include <linux/moduleparam.h>
 #include <linux/objtool.h>
 #include <linux/delay.h>
+#include <linux/poison.h>
 #include <linux/sched/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
 #include "kfdsim.h"
 
 static void ks_wait_us(unsigned int us)
@@ -100,6 +103,108 @@ static void ks_remove_queue_mes(struct queue *q)
 	ks_wait_fw(ks_param.mes_us);
 }
 
+/*
+ * A queue's MQD, what update_mqd() writes: kmalloc'd, so that a write after
+ * free_mqd() (a queue KFD tore down) is caught by SLUB debug or KFENCE, as a
+ * sub-allocated MQD of the real driver would be silently corrupted.
+ */
+struct ks_mqd {
+	u32 se_mask[KS_MAX_SE];	/* compute_static_thread_mgmt_se0..7 */
+	u32 active;		/* cp_hqd_active */
+	u32 priority;		/* cp_hqd_queue_priority */
+};
+
+/* allocate_mqd() + init_mqd(), before the dqm lock as create_queue_cpsch(). */
+static int ks_allocate_mqd(struct queue *q)
+{
+	struct ks_mqd *mqd = kzalloc(sizeof(*mqd), GFP_KERNEL);
+
+	if (!mqd)
+		return -ENOMEM;
+	q->mqd = mqd;
+	return 0;
+}
+
+/* update_mqd(): the CU mask, the priority and the active bit. */
+static void ks_write_mqd(struct queue *q)
+{
+	struct ks_mqd *mqd = q->mqd;
+
+	memcpy(mqd->se_mask, q->ks.se_mask, sizeof(mqd->se_mask));
+	WRITE_ONCE(mqd->priority, q->properties.priority);
+	WRITE_ONCE(mqd->active, q->properties.is_active);
+}
+
+/*
+ * free_mqd(): poisoned and freed, q->mqd left pointing at it as in KFD
+ * (6.12 kfd_mqd_manager.c:224-233; 7.3 dqm.c:3157-3168 calls it with the
+ * dqm lock dropped).
+ */
+static void ks_free_mqd(struct queue *q)
+{
+	struct ks_mqd *mqd = q->mqd;
+
+	if (!mqd)
+		return;
+	memset(mqd, POISON_FREE, sizeof(*mqd));
+	kfree(mqd);
+}
+
+/*
+ * increment_queue_count() / decrement_queue_count() (7.3 dqm.c:512-538):
+ * @d = +1 or -1, dqm lock held.  unsigned: a second decrement wraps.
+ */
+static void ks_queue_count(struct device_queue_manager *dqm, struct queue *q, int d)
+{
+	lockdep_assert_held(&dqm->lock);
+	dqm->active_queue_count += d;
+	if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE)
+		dqm->active_cp_queue_count += d;
+}
+
+/*
+ * The counters must equal the active queues of the processes registered on
+ * the device: map_queues_cpsch() and pm_calc_rlib_size() size the runlist
+ * from them.  Checked under the dqm lock after every change; a mismatch
+ * is counted (stats active_count_mismatches) and warned about once.
+ */
+static void ks_check_counts(struct device_queue_manager *dqm, const char *where)
+{
+	unsigned int cp, n = ks_gpu_count_active(ks_dev_of_dqm(dqm), &cp);
+
+	lockdep_assert_held(&dqm->lock);
+	if (n == dqm->active_queue_count && cp == dqm->active_cp_queue_count)
+		return;
+	atomic64_inc(&ks_stats.active_count_mismatches);
+	WARN_ONCE(1, "kfdsim: dev%u after %s: active_queue_count %u active_cp_queue_count %u, but %u active queues (%u compute)\n",
+		  ks_dev_of_dqm(dqm)->id, where, dqm->active_queue_count,
+		  dqm->active_cp_queue_count, n, cp);
+}
+
+/**
+ * ks_dqm_counts_show() - stats lines: the dqm counters and the active queues
+ * @m: seq_file
+ *
+ * Sums over the devices; each device's pair is compared by ks_check_counts().
+ */
+void ks_dqm_counts_show(struct seq_file *m)
+{
+	unsigned int i, cnt = 0, cpcnt = 0, n = 0, cp = 0, c;
+
+	for (i = 0; i < ks_param.ndev; i++) {
+		struct device_queue_manager *dqm = &ks_devs[i].dqm;
+
+		mutex_lock(&dqm->lock);
+		cnt += dqm->active_queue_count;
+		cpcnt += dqm->active_cp_queue_count;
+		n += ks_gpu_count_active(&ks_devs[i], &c);
+		cp += c;
+		mutex_unlock(&dqm->lock);
+	}
+	seq_printf(m, "active_queue_count %u\nactive_cp_queue_count %u\nactive_queues %u\nactive_cp_queues %u\nactive_count_mismatches %lld\n",
+		   cnt, cpcnt, n, cp, atomic64_read(&ks_stats.active_count_mismatches));
+}
+
 /* dqm->ops.update_queue: the real update_queue() of 6.12 dqm.c:934. */
 static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
@@ -108,6 +213,9 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 	bool prev_active;
 	int ret = 0;
 
+	/* Injected: the caller reaches the dqm lock late (a race window). */
+	ks_fault_sleep(&ks_fault_knobs.update_queue_lock_delay_us,
+		       &ks_fault_counts.update_queue_lock_delays);
 	mutex_lock(&dqm->lock);
 	prev_active = q->properties.is_active;
 	/* Injected: the unmap (HWS) or remove (MES) failed, nothing changes. */
@@ -134,6 +242,12 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 	/* update_mqd(): update_cu_mask(), then is_active */
 	ks_update_mqd_cu_mask(q, minfo);
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
+	ks_write_mqd(q);
+	/* The counters follow is_active (7.3 dqm.c:1160-1164). */
+	if (q->properties.is_active && !prev_active)
+		ks_queue_count(dqm, q, 1);
+	else if (!q->properties.is_active && prev_active)
+		ks_queue_count(dqm, q, -1);
 	if (!ks_param.mes && prev_active && !q->properties.is_active)
 		ks_note_unmap(q);
 	if (!ks_param.mes) {
@@ -158,6 +272,7 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 	if (!ret)
 		ret = ks_fault(KS_F_UPDATE_MAP);
 out:
+	ks_check_counts(dqm, "update_queue");
 	mutex_unlock(&dqm->lock);
 	return ret;
 }
@@ -179,6 +294,7 @@ static int ks_evict_process_queues(struct device_queue_manager *dqm,
 		if (!q->properties.is_active)
 			continue;
 		q->properties.is_active = false;
+		ks_queue_count(dqm, q, -1);
 		if (ks_param.mes) {
 			ks_remove_queue_mes(q);
 		} else {
@@ -191,6 +307,7 @@ static int ks_evict_process_queues(struct device_queue_manager *dqm,
 out:
 	/* Injected: KFD keeps the count, the caller sees the error. */
 	ret = ks_fault(KS_F_EVICT) ?: ret;
+	ks_check_counts(dqm, "evict_process_queues");
 	mutex_unlock(&dqm->lock);
 	return ret;
 }
@@ -240,6 +357,7 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 		if (!QUEUE_IS_ACTIVE(q->properties))
 			continue;
 		q->properties.is_active = true;
+		ks_queue_count(dqm, q, 1);
 		if (ks_param.mes)
 			ks_add_queue_mes(q);
 		else
@@ -252,6 +370,7 @@ out:
 	/* Injected (HWS): the count is dropped all the same, as in KFD. */
 	if (!injected)
 		ret = ks_fault(KS_F_RESTORE) ?: ret;
+	ks_check_counts(dqm, "restore_process_queues");
 	mutex_unlock(&dqm->lock);
 	if (mm)
 		mmput(mm);
@@ -263,21 +382,25 @@ out:
  * @q: queue
  * @qpd: its process's device data
  *
- * Return: 0.
+ * Return: 0 or -ENOMEM (no MQD).
  */
 int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 {
 	struct device_queue_manager *dqm = qpd->dqm;
 
+	if (ks_allocate_mqd(q))
+		return -ENOMEM;
 	mutex_lock(&dqm->lock);
 	ks_cu_mask_init(q);	/* init_mqd() */
 	list_add(&q->list, &qpd->queues_list);
 	if (qpd->evicted)
 		q->properties.is_evicted = true;
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
+	ks_write_mqd(q);
 	ks_gpu_add_queue(q);
 	atomic_inc(&ks_stats.queues);
 	if (q->properties.is_active) {
+		ks_queue_count(dqm, q, 1);
 		if (ks_param.mes) {
 			ks_add_queue_mes(q);
 		} else {
@@ -285,6 +408,7 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 			ks_execute_queues(dqm);
 		}
 	}
+	ks_check_counts(dqm, "create_queue");
 	mutex_unlock(&dqm->lock);
 	return 0;
 }
@@ -306,6 +430,7 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
 	mutex_lock(&dqm->lock);
 	if (q->properties.is_active) {
 		q->properties.is_active = false;
+		ks_queue_count(dqm, q, -1);
 		if (ks_param.mes) {
 			ks_remove_queue_mes(q);
 		} else {
@@ -316,25 +441,37 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
 	ks_gpu_remove_queue(q);
 	list_del(&q->list);
 	atomic_dec(&ks_stats.queues);
+	ks_check_counts(dqm, "destroy_queue");
 	mutex_unlock(&dqm->lock);
+	/* destroy_queue_cpsch(): free_mqd() after dqm_unlock(). */
+	ks_free_mqd(q);
 	return 0;
 }
 
 /**
  * ks_dqm_process_termination() - the process is gone: drop all its queues
- * (process_termination_cpsch)
+ * (process_termination_cpsch, 7.3 dqm.c:3091-3170; 6.12 dqm.c:2675-2765)
  * @qpd: its device data
+ *
+ * As KFD, under the dqm lock: the counters drop for each active queue, but
+ * is_active stays set; the process is unregistered (here: its queues leave
+ * the simulated hardware) and the runlist rebuilt without it.  Then each
+ * queue leaves qpd->queues_list and its MQD is freed with the lock dropped
+ * ("Do free_mqd() after dqm_unlock to avoid circular locking"): anyone
+ * waiting for the lock gets it in between.  qpd->evicted is left as it is
+ * (never cleared there): a late restore counts it down.  The struct queue
+ * themselves are freed by pqm_uninit().
  */
 void ks_dqm_process_termination(struct qcm_process_device *qpd)
 {
 	struct device_queue_manager *dqm = qpd->dqm;
-	struct queue *q, *tmp;
+	struct queue *q;
 	bool hws = false;
 
 	mutex_lock(&dqm->lock);
-	list_for_each_entry_safe(q, tmp, &qpd->queues_list, list) {
+	list_for_each_entry(q, &qpd->queues_list, list) {
 		if (q->properties.is_active) {
-			q->properties.is_active = false;
+			ks_queue_count(dqm, q, -1);
 			if (ks_param.mes) {
 				ks_remove_queue_mes(q);
 			} else {
@@ -343,13 +480,18 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd)
 			}
 		}
 		ks_gpu_remove_queue(q);
-		list_del(&q->list);
 		atomic_dec(&ks_stats.queues);
 	}
 	if (hws)
 		ks_execute_queues(dqm);
-	atomic_sub(qpd->evicted, &ks_stats.evicted_refs);
-	qpd->evicted = 0;
+	ks_check_counts(dqm, "process_termination");
+	while (!list_empty(&qpd->queues_list)) {
+		q = list_first_entry(&qpd->queues_list, struct queue, list);
+		list_del(&q->list);
+		mutex_unlock(&dqm->lock);
+		ks_free_mqd(q);
+		mutex_lock(&dqm->lock);
+	}
 	mutex_unlock(&dqm->lock);
 }
 

@@ -67,6 +67,11 @@ module_param_named(fault_lookup_delay_us, ks_fault_knobs.lookup_delay_us, uint, 
 MODULE_PARM_DESC(fault_lookup_delay_us, "kfd_lookup_process_by_pasid sleeps this long after taking its reference, in us");
 module_param_named(fault_unref_delay_us, ks_fault_knobs.unref_delay_us, uint, 0444);
 MODULE_PARM_DESC(fault_unref_delay_us, "kfd_unref_process called from outside kfdsim sleeps this long before the put, in us");
+module_param_named(fault_teardown_delay_us, ks_fault_knobs.teardown_delay_us, uint, 0444);
+MODULE_PARM_DESC(fault_teardown_delay_us, "7.x layouts: a process's teardown sleeps this long between its dequeue and pqm_uninit, in us");
+module_param_named(fault_update_queue_lock_delay_us, ks_fault_knobs.update_queue_lock_delay_us,
+		   uint, 0444);
+MODULE_PARM_DESC(fault_update_queue_lock_delay_us, "update_queue sleeps this long before it takes the dqm lock, in us");
 module_param_named(fault_reuse_queue_mem, ks_fault_knobs.reuse_queue_mem, bool, 0444);
 MODULE_PARM_DESC(fault_reuse_queue_mem, "The next created queue gets the memory of the last destroyed one");
 
@@ -177,6 +182,21 @@ void ks_fault_lookup_delay(void)
 	if (!us)
 		return;
 	atomic64_inc(&ks_fault_counts.lookup_delays);
+	usleep_range(us, us + us / 8 + 1);
+}
+
+/**
+ * ks_fault_sleep() - an injected delay that widens a race window
+ * @knob_us: the knob, in us (0: off)
+ * @count: its counter in fault/counts
+ */
+void ks_fault_sleep(const unsigned int *knob_us, atomic64_t *count)
+{
+	unsigned int us = READ_ONCE(*knob_us);
+
+	if (!us)
+		return;
+	atomic64_inc(count);
 	usleep_range(us, us + us / 8 + 1);
 }
 
@@ -403,6 +423,9 @@ static int ks_fault_counts_show(struct seq_file *m, void *unused)
 	seq_printf(m, "unref_delays %lld\nmutex_hammers %lld\n",
 		   atomic64_read(&ks_fault_counts.unref_delays),
 		   atomic64_read(&ks_fault_counts.mutex_hammers));
+	seq_printf(m, "teardown_delays %lld\nupdate_queue_lock_delays %lld\n",
+		   atomic64_read(&ks_fault_counts.teardown_delays),
+		   atomic64_read(&ks_fault_counts.update_queue_lock_delays));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_fault_counts);
@@ -453,6 +476,10 @@ void ks_fault_debugfs(struct dentry *parent)
 			   &ks_fault_knobs.lookup_delay_us);
 	debugfs_create_u32("unref_delay_us", 0600, ks_fault_dir,
 			   &ks_fault_knobs.unref_delay_us);
+	debugfs_create_u32("teardown_delay_us", 0600, ks_fault_dir,
+			   &ks_fault_knobs.teardown_delay_us);
+	debugfs_create_u32("update_queue_lock_delay_us", 0600, ks_fault_dir,
+			   &ks_fault_knobs.update_queue_lock_delay_us);
 	debugfs_create_u32("lookup_fail_pasid", 0600, ks_fault_dir,
 			   &ks_fault_knobs.lookup_fail_pasid);
 	debugfs_create_bool("reuse_queue_mem", 0600, ks_fault_dir,

@@ -1253,6 +1253,32 @@ void ks_gpu_oracle_refresh(void)
 }
 
 /**
+ * ks_gpu_count_active() - the active queues of processes registered on @d
+ * @d: device, its dqm lock held (queues join and leave under it)
+ * @cp: out: of them, the compute queues (active_cp_queue_count's share)
+ *
+ * Return: how many queues on the device have is_active set.
+ */
+unsigned int ks_gpu_count_active(struct ks_device *d, unsigned int *cp)
+{
+	struct ks_gpu *g = d->gpu;
+	unsigned int n = 0;
+	struct queue *q;
+
+	*cp = 0;
+	spin_lock(&g->lock);
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
+		if (!q->properties.is_active)
+			continue;
+		n++;
+		if (q->properties.type == KFD_QUEUE_TYPE_COMPUTE)
+			(*cp)++;
+	}
+	spin_unlock(&g->lock);
+	return n;
+}
+
+/**
  * ks_gpu_remove_queue() - a queue is destroyed: its in-flight work is dropped
  * @q: queue, already unmapped
  */

@@ -412,6 +412,13 @@ struct device_queue_manager {
 		KS_AT(device_queue_manager, sched_running, bool sched_running);
 	};
 	struct mutex lock;	/* "dqm_lock": after p->mutex, before the gpu lock */
+	/*
+	 * increment/decrement_queue_count() (7.3 dqm.c): active queues of
+	 * registered processes, under the lock.  unsigned, as KFD's: a second
+	 * decrement wraps.
+	 */
+	unsigned int active_queue_count;
+	unsigned int active_cp_queue_count;
 };
 
 /* The one member of amdgpu's kgd2kfd_shared_resources gpreempt reads. */
@@ -561,6 +568,7 @@ struct ks_stats {
 	atomic64_t notifier_releases;	/* kfd_process_notifier_release() runs */
 	atomic64_t notifier_releases_foreign;	/* ... in a task not of the process */
 	atomic64_t fence_spin_us;	/* fence_spin=1: firmware waits spun on the CPU */
+	atomic64_t active_count_mismatches;	/* dqm counters != its active queues */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;
@@ -584,6 +592,8 @@ struct ks_fault_knobs {
 	unsigned int lookup_delay_us;
 	unsigned int unref_delay_us;
 	unsigned int lookup_fail_pasid;
+	unsigned int teardown_delay_us;
+	unsigned int update_queue_lock_delay_us;
 	bool reuse_queue_mem;
 };
 
@@ -596,6 +606,8 @@ struct ks_fault_counts {
 	atomic64_t lookup_fails;
 	atomic64_t unref_delays;
 	atomic64_t mutex_hammers;
+	atomic64_t teardown_delays;
+	atomic64_t update_queue_lock_delays;
 };
 
 extern struct ks_fault_knobs ks_fault_knobs;
@@ -604,6 +616,7 @@ int ks_fault(enum ks_fault_point fp);
 unsigned int ks_fault_runlist(void);
 void ks_fault_lookup_delay(void);
 void ks_fault_unref_delay(unsigned long caller);
+void ks_fault_sleep(const unsigned int *knob_us, atomic64_t *count);
 struct queue *ks_queue_alloc(void);
 void ks_queue_free(struct queue *q);
 int ks_fault_init(void);
@@ -611,6 +624,12 @@ void ks_fault_debugfs(struct dentry *parent);
 void ks_fault_exit(void);
 
 /* ---- process.c ---- */
+/*
+ * 7.x layouts: a process's queues are dequeued and freed at its teardown,
+ * without p->mutex (7.3 kfd_process.c:1416-1417), not at its last reference.
+ */
+#define KS_DEQUEUE_AT_TEARDOWN GP_HAVE_kfd_process__context_id
+
 int ks_process_create(struct kfd_process **out);
 int ks_process_create_secondary(struct file *filp);
 int ks_pdd_bind(struct kfd_process_device *pdd);
@@ -641,6 +660,7 @@ void ks_gpu_hws_mark(struct queue *q, bool mapped);
 bool ks_gpu_hws_execute(struct ks_device *d);
 bool ks_gpu_hws_unmap_all(struct ks_device *d);
 void ks_gpu_oracle_refresh(void);
+unsigned int ks_gpu_count_active(struct ks_device *d, unsigned int *cp);
 
 /* ---- sdma.c: the SDMA v4 engine of /dev/kfd SDMA queues ---- */
 int ks_sdma_check_params(void);
@@ -670,6 +690,7 @@ void ks_dqm_init(struct ks_device *d);
 int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd);
 int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd);
 void ks_dqm_process_termination(struct qcm_process_device *qpd);
+void ks_dqm_counts_show(struct seq_file *m);
 
 /* ---- pqm.c ---- */
 struct kfd_process_device *ks_pdd(struct kfd_process *p, struct kfd_node *dev);

@@ -94,6 +94,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "evict_calls %lld\nrestore_calls %lld\nevicted_refs %d\n",
 		   atomic64_read(&ks_stats.evict_calls), atomic64_read(&ks_stats.restore_calls),
 		   atomic_read(&ks_stats.evicted_refs));
+	ks_dqm_counts_show(m);
 	seq_printf(m, "event_interrupts %lld\n", atomic64_read(&ks_stats.event_interrupts));
 	seq_printf(m, "aql_dispatches %lld\naql_utility %lld\naql_barriers %lld\naql_vendor %lld\n",
 		   atomic64_read(&ks_stats.aql_dispatches), atomic64_read(&ks_stats.aql_utility),

@@ -240,6 +240,9 @@ KS_KFD_ENTRY struct queue *pqm_get_user_queue(struct process_queue_manager *pqm,
 /**
  * pqm_uninit() - free every queue of a dead process (after termination)
  * @pqm: queue manager
+ *
+ * 7.3 kfd_process_queue_manager.c:220-245: every struct queue is freed,
+ * without p->mutex; on 7.x layouts this runs at the process's teardown.
  */
 KS_KFD_ENTRY void pqm_uninit(struct process_queue_manager *pqm)
 {

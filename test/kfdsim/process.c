@@ -12,8 +12,8 @@
  * kfd_process_notifier_release_internal() tears down when its file is
  * closed, as in amdkfd's kfd_release().  There, as in 7.x, the teardown
  * also dequeues the process's queues (it is not safe for the GPU to touch
- * the process's memory after it), long before a last reference someone
- * else may hold frees them in pqm_uninit().
+ * the process's memory after it) and frees them in pqm_uninit(), without
+ * p->mutex, however many references others still hold.
  *
  * 6.17+ layouts (GP_HAVE_kfd_process_device__pasid): PASIDs are per process
  * device, set only when the process first uses that device (ACQUIRE_VM on
@@ -172,9 +172,16 @@ static void ks_process_dequeue_all(struct kfd_process *p)
 static void ks_process_wq_release(struct work_struct *work)
 {
 	struct kfd_process *p = container_of(work, struct kfd_process, release_work);
+	u32 i;
 
-	ks_process_dequeue_all(p);
-	pqm_uninit(&p->pqm);
+	/* 7.x: dequeued and freed at the teardown already. */
+	if (!KS_DEQUEUE_AT_TEARDOWN) {
+		ks_process_dequeue_all(p);
+		pqm_uninit(&p->pqm);
+	}
+	/* Its qpds go: their evictions stop counting (a late restore counted down). */
+	for (i = 0; i < p->n_pdds; i++)
+		atomic_sub(p->pdds[i]->qpd.evicted, &ks_stats.evicted_refs);
 	ks_kfd_process_free(p);
 	put_task_struct(p->lead_thread);
 	ks_free_pdd_pasids(p);
@@ -305,10 +312,12 @@ bool ks_process_is_primary(struct kfd_process *p)
  * @p: process, referenced by the caller
  *
  * As in KFD: no lookup finds the process any more and p->mm is cleared.
- * On 7.x layouts the queues are dequeued here (under p->mutex, where
- * kfdsim's ioctls and gpreempt's backends work on them), and only the
- * primary has a notifier to drop.  Before 7.x the queues stay until the
- * last reference.
+ * Before 7.x the queues stay until the last reference.  On 7.x layouts,
+ * as 7.3 kfd_process.c:1398-1451 (and ROCm's DKMS tree), the queues are
+ * dequeued here (kfd_process_dequeue_from_all_devices(), :1416) and freed
+ * (pqm_uninit(), :1417), and only then is p->mm cleared (:1428), all
+ * without p->mutex: a reference to the process no longer keeps its queues
+ * or their MQDs.  Only the primary has a notifier to drop.
  */
 KS_KFD_ENTRY void kfd_process_notifier_release_internal(struct kfd_process *p)
 {
@@ -317,12 +326,14 @@ KS_KFD_ENTRY void kfd_process_notifier_release_internal(struct kfd_process *p)
 	list_del_rcu(&p->table_node);
 	mutex_unlock(&ks_table_lock);
 	synchronize_srcu(&ks_processes_srcu);
+	if (KS_DEQUEUE_AT_TEARDOWN) {
+		ks_process_dequeue_all(p);
+		/* Injected: the dequeued queues outlive their MQDs longer. */
+		ks_fault_sleep(&ks_fault_knobs.teardown_delay_us,
+			       &ks_fault_counts.teardown_delays);
+		pqm_uninit(&p->pqm);
+	}
 	WRITE_ONCE(p->mm, NULL);
-#if GP_HAVE_kfd_process__context_id
-	mutex_lock(&p->mutex);
-	ks_process_dequeue_all(p);
-	mutex_unlock(&p->mutex);
-#endif
 	if (ks_process_is_primary(p))
 		mmu_notifier_put(&p->mmu_notifier);
 }

@@ -183,6 +183,7 @@ static const struct {
 	GP_STAT(rate_peak_sec), GP_STAT(mutex_held), GP_STAT(lockless_evicts),
 	GP_STAT(load_skipped_busy), GP_STAT(hold_sleeps), GP_STAT(yield_parks),
 	GP_STAT(off_hw_scans),
+	GP_STAT(mm_gone),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -363,8 +364,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.busy_retries, st.busy_deferred, st.busy_deferred_expired);
 	printf("mutex held       %llu (%llu evictions without it), %llu skipped at load\n",
 	       st.mutex_held, st.lockless_evicts, st.load_skipped_busy);
-	printf("skipped          %llu debugged, %llu reset\nbad control      %llu\n",
-	       st.skipped_debugged, st.skipped_reset, st.bad_control);
+	printf("skipped          %llu debugged, %llu reset, %llu mm gone\nbad control      %llu\n",
+	       st.skipped_debugged, st.skipped_reset, st.mm_gone, st.bad_control);
 	printf("probe missed     %llu\nevicts held      %llu (%llu restores retried)\n",
 	       st.probe_missed, st.evicts_outstanding, st.restore_retries);
 	printf("rule resolves    %llu, mean %llu ns, max %llu ns; %llu environments read\n",
