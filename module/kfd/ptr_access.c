@@ -145,6 +145,9 @@ struct kfd_process *gp_ptr_window(const struct gp_queue *e)
 	if (gp_cur.pr != e->proc || !gp_cur.mm)
 		return NULL;
 	return gp_cur.p;
+}
+
+/**
  * gp_ptr_mm_pin() - hold off @p's teardown for one action on its queues
  * @p: referenced KFD process, a primary (its mm's notifier tears it down)
  *
