@@ -205,7 +205,7 @@ unload
 load "" ""
 $GPLOAD --mode idle --queues 1000 --duration 30 --quiet &
 idle=$!
-if wait_for 20 stat_is queues 1000; then
+if wait_for 60 stat_is queues 1000; then
 	tap_ok "1000 queues registered"
 else
 	tap_not_ok "1000 queues registered # $(gstat queues)"
