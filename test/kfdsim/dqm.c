@@ -52,15 +52,27 @@ static void ks_wait_fw(unsigned int us)
  */
 static int ks_execute_queues(struct device_queue_manager *dqm)
 {
+	bool skip;
+	int ret = ks_reset_unmap(dqm, NULL, &skip);
+
+	/* A preemption that timed out, or a GPU reset running (reset.c). */
+	if (skip)
+		return ret;
 	if (ks_gpu_hws_execute(ks_dev_of_dqm(dqm)))
 		ks_wait_fw(ks_param.runlist_us);
 	return READ_ONCE(dqm->is_hws_hang) ? -EIO : 0;
 }
 
-static void ks_add_queue_mes(struct queue *q)
+static int ks_add_queue_mes(struct queue *q)
 {
+	/* During a GPU reset the reset domain's trylock fails (reset.c). */
+	int ret = ks_reset_add(q->device->dqm);
+
+	if (ret)
+		return ret;
 	ks_gpu_mes_set(q, true);
 	ks_wait_fw(ks_param.mes_us);
+	return 0;
 }
 
 /* Without CWSR an unmap waits for the running waves to finish: count it. */
@@ -70,11 +82,18 @@ static void ks_note_unmap(struct queue *q)
 		atomic64_inc(&ks_stats.drain_unmaps);
 }
 
-static void ks_remove_queue_mes(struct queue *q)
+static int ks_remove_queue_mes(struct queue *q)
 {
+	bool skip;
+	int ret = ks_reset_unmap(q->device->dqm, q, &skip);
+
+	/* A remove that timed out, or a GPU reset running (reset.c). */
+	if (skip)
+		return ret;
 	ks_note_unmap(q);
 	ks_gpu_mes_set(q, false);
 	ks_wait_fw(ks_param.mes_us);
+	return ret;
 }
 
 /* dqm->ops.update_queue: the real update_queue() of 6.12 dqm.c:934. */
@@ -82,7 +101,7 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
 {
 	struct kfd_process_device *pdd = ks_pdd(q->process, q->device);
-	bool prev_active;
+	bool prev_active, skip = false;
 	int ret = 0;
 
 	mutex_lock(&dqm->lock);
@@ -96,8 +115,14 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 		ret = -EIO;
 		goto out;
 	}
-	if (ks_param.mes && prev_active)
-		ks_remove_queue_mes(q);
+	/*
+	 * The unmap (HWS) or remove (MES) first: one that times out resets a
+	 * queue or the GPU, and then this pdd may be flagged (reset.c).
+	 */
+	if (!ks_param.mes)
+		ret = ks_reset_unmap(dqm, NULL, &skip);
+	else if (prev_active)
+		ret = ks_remove_queue_mes(q);
 	if (READ_ONCE(pdd->has_reset_queue)) {
 		/*
 		 * "queue is reset so inaccessable": HWS has unmapped the whole
@@ -108,9 +133,16 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 		ret = -EACCES;
 		goto out;
 	}
+	if (ret)	/* "unmap queue failed" */
+		goto out;
 	/* update_mqd(): update_cu_mask(), then is_active */
 	ks_update_mqd_cu_mask(q, minfo);
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
+	if (skip && !ks_param.mes) {
+		/* dqm stopped for a GPU reset: the map returns 0, no hardware */
+		ks_gpu_hws_mark(q, q->properties.is_active);
+		goto out;
+	}
 	if (!ks_param.mes && prev_active && !q->properties.is_active)
 		ks_note_unmap(q);
 	if (!ks_param.mes) {
@@ -124,7 +156,7 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			atomic64_inc(&ks_stats.nohws_refused);
 			ret = -EFAULT;
 		} else {
-			ks_add_queue_mes(q);
+			ret = ks_add_queue_mes(q);
 		}
 	}
 	/*
