@@ -156,6 +156,8 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		gp_ev_set(pr, i, 1);
 		if (ret)
 			gp_backend_note_error(dqm, ret, "evict_process_queues");
+		else if (kfd_pdd_has_reset_queue(pdd))
+			gp_backend_note_reset(dqm, "evict_process_queues");
 	} else {
 		struct qcm_process_device *qpd = kfd_pdd_qpd(pdd);
 		u32 before = kfd_qpd_evicted(qpd);

@@ -102,6 +102,10 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	mi.cu_mask.count = bits;
 	mi.cu_mask.ptr = shrink ? mask : base;
 	ret = kfd_dqm_update_queue(dqm)(dqm, q, (struct mqd_update_info *)&mi);
+	if (!ret && shrink && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
+		e->reset = true;
+		gp_backend_note_reset(dqm, "update_queue (shrink)");
+	}
 	if (ret) {
 		gp_backend_note_error(dqm, ret, shrink ? "update_queue (shrink)" :
 					     "update_queue (grow back)");

@@ -104,6 +104,11 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	prev = READ_ONCE(*flag);
 	WRITE_ONCE(*flag, park);
 	ret = kfd_dqm_update_queue(dqm)(dqm, q, NULL);
+	/* A park whose unmap timed out: KFD reset a queue of this process. */
+	if (!ret && park && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
+		e->reset = true;
+		gp_backend_note_reset(dqm, "update_queue (park)");
+	}
 	if (ret) {
 		gp_backend_note_error(dqm, ret, park ? "update_queue (park)" :
 					     "update_queue (unpark)");
