@@ -37,6 +37,15 @@
 /* After a preemption that did not finish: 2 s, doubling per strike, to 5 min. */
 #define GP_FENCE_STRIKE_MS 2000
 #define GP_FENCE_STRIKE_MAX_MS 300000
+/*
+ * A KFD call that took this long waited out a preemption that did not
+ * finish: the CP gives a queue KFD_UNMAP_LATENCY_MS (4 s with the default
+ * queue_preemption_timeout_ms, 0.45 s at 1 s) and MES 2.1 s, while a
+ * preemption that completes takes micro- to milliseconds (gp_stats.park_lat).
+ * It is how gpreempt learns that its park met another process's wave: KFD
+ * reset that queue and returned 0 to gpreempt's call.
+ */
+#define GP_SLOW_CALL_NS (400 * NSEC_PER_MSEC)
 
 static struct gp_dev_health {
 	struct device_queue_manager *dqm;
@@ -215,6 +224,23 @@ void gp_backend_note_error(struct device_queue_manager *dqm, int err, const char
 	if (!dqm || (err != -EIO && err != -ETIME && err != -ETIMEDOUT && err != -EACCES))
 		return;
 	gp_dev_fence(dqm, err, err != -EIO);
+}
+
+/**
+ * gp_backend_note_slow() - fence the device if a KFD call took as long as a
+ * preemption that timed out
+ * @dqm: device
+ * @t0: ktime_get_ns() before the call
+ * @what: the call, for the log
+ */
+void gp_backend_note_slow(struct device_queue_manager *dqm, u64 t0, const char *what)
+{
+	u64 ns = ktime_get_ns() - t0;
+
+	if (ns < GP_SLOW_CALL_NS)
+		return;
+	pr_warn_ratelimited("%s took %llu ms: a preemption timed out\n", what, ns / NSEC_PER_MSEC);
+	gp_dev_fence(dqm, -ETIME, true);
 }
 
 /**

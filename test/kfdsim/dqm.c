@@ -338,9 +338,16 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd)
 {
 	struct device_queue_manager *dqm = qpd->dqm;
 	struct queue *q, *tmp;
-	bool hws = false;
+	bool hws = false, skip;
 
 	mutex_lock(&dqm->lock);
+	/*
+	 * HWS: the runlist change at the end unmaps the queues while their
+	 * waves are still on the hardware: one that cannot be saved times
+	 * out there (6.12 dqm.c:2733, reset.c).
+	 */
+	if (!ks_param.mes)
+		ks_reset_unmap(dqm, NULL, &skip);
 	list_for_each_entry_safe(q, tmp, &qpd->queues_list, list) {
 		if (q->properties.is_active) {
 			q->properties.is_active = false;
