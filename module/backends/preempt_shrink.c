@@ -105,7 +105,8 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	mi.cu_mask.ptr = shrink ? mask : base;
 	t0 = ktime_get_ns();
 	ret = kfd_dqm_update_queue(dqm)(dqm, q, (struct mqd_update_info *)&mi);
-	gp_backend_note_slow(dqm, t0, shrink ? "update_queue (shrink)" : "update_queue (grow back)");
+	gp_backend_note_slow(dqm, t0, shrink ? "update_queue (shrink)" :
+				       "update_queue (grow back)");
 	if (!ret && shrink && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
 		e->reset = true;
 		gp_backend_note_reset(dqm, "update_queue (shrink)");
