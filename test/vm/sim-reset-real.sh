@@ -51,7 +51,7 @@ tap_check "reset-real: no retry storm on the flagged BE ($c0 -> $c1 calls)" test
 tap_check "reset-real: no retry storm on the flagged LC ($l0 -> $l1 calls)" test $((l1 - l0)) -le 1
 tap_check "reset-real: the old processes are flagged, none is not" \
 	sh -c "grep -q 'pdd_reset=1' $R/resets && ! grep -q 'pdd_reset=0' $R/resets" ||
-	grep '^queue' $R/resets | sed 's/^/# /
+	grep '^queue' $R/resets | sed 's/^/# /'
 # Their work is lost (as on a real reset, where ROCr aborts them).
 kill -KILL $be $lc 2>/dev/null
 wait $be $lc 2>/dev/null
