@@ -259,6 +259,15 @@ struct gp_stats {
 	 */
 	__u64 mm_gone;
 	/*
+	 * Device fences: a preemption failed there (KFD reset a queue or is
+	 * resetting the GPU, or returned -EACCES/-EIO/-ETIME): no parks on it
+	 * until it has recovered.  Fences begun, devices fenced now, and
+	 * actions held back by a device's remap budget (remap_budget).
+	 */
+	__u64 dev_fences;
+	__u64 dev_fenced;
+	__u64 remap_throttled;
+	/*
 	 * Latency distributions (gpreemptctl stats prints their percentiles):
 	 * detection, the time from the scan before the one that found new
 	 * work at the top of a device with an inversion to that scan (the

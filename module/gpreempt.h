@@ -38,6 +38,7 @@ struct gp_params {
 	unsigned int min_slice_ms;
 	unsigned int max_actions;
 	unsigned int max_rate;	/* state changes per device per second (M3) */
+	unsigned int remap_budget;	/* ... per device per minute, sustained */
 	int backend;		/* enum gp_backend_kind */
 	unsigned int shrink_pct;	/* 0: park; else shrink BE to this share of its CUs */
 	bool enable;

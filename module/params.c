@@ -24,6 +24,7 @@ struct gp_params gp_param = {
 	.min_slice_ms = 20,
 	.max_actions = 8,
 	.max_rate = 1000,
+	.remap_budget = 6000,
 	.sdma_hint = true,
 	.tiers = true,
 	.backend = GP_BACKEND_AUTO,
@@ -214,6 +215,14 @@ static struct gp_uint_range gp_range_max_rate = {
 module_param_cb(max_rate, &gp_uint_ops, &gp_range_max_rate, 0644);
 MODULE_PARM_DESC(max_rate,
 		 "Expert: Most park/unpark state changes per device per second, in bursts of a tenth of that, on top of max_actions; a device backs off 1 ms..1 s after a failed action (default 1000) [10..100000]");
+
+static struct gp_uint_range gp_range_remap_budget = {
+	.val = &gp_param.remap_budget, .min = 60, .max = 6000000, .name = "remap_budget",
+};
+
+module_param_cb(remap_budget, &gp_uint_ops, &gp_range_remap_budget, 0644);
+MODULE_PARM_DESC(remap_budget,
+		 "Expert: Most park/unpark/shrink calls per device per minute, sustained (a token bucket of one minute's worth beside max_rate): each HWS call preempts every queue of the device, and a wave that cannot be preempted turns one into a queue or GPU reset (default 6000) [60..6000000]");
 
 static struct gp_uint_range gp_range_shrink_pct = {
 	.val = &gp_param.shrink_pct, .min = 0, .max = 99, .name = "shrink_pct",

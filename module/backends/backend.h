@@ -25,5 +25,7 @@ bool gp_backend_dev_failed(struct device_queue_manager *dqm);
 bool gp_backend_dev_usable(struct kfd_node *dev);
 bool gp_backend_needs_evict(struct kfd_node *dev);
 void gp_backend_note_error(struct device_queue_manager *dqm, int err, const char *what);
+void gp_backend_note_reset(struct device_queue_manager *dqm, const char *what);
+void gp_backend_note_slow(struct device_queue_manager *dqm, u64 t0, const char *what);
 
 #endif /* GP_BACKEND_H */

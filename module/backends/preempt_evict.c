@@ -37,6 +37,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ktime.h>
 #include <linux/mutex.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
@@ -105,6 +106,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 	struct kfd_process *p;
 	bool locked = true;
 	int i, ret;
+	u64 t0;
 
 	i = gp_ev_slot(pr, dev, evict);
 	if (i < 0)
@@ -169,7 +171,9 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 	}
 	if (evict) {
 		pr->ev[i].dev = dev;
+		t0 = ktime_get_ns();
 		ret = kfd_dqm_evict_process_queues(dqm)(dqm, kfd_pdd_qpd(pdd));
+		gp_backend_note_slow(dqm, t0, "evict_process_queues");
 		/*
 		 * evict_process_queues_cpsch() counts qpd->evicted before it
 		 * touches the HWS: whatever it returned, a restore balances it.
@@ -177,11 +181,15 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		gp_ev_set(pr, i, 1);
 		if (ret)
 			gp_backend_note_error(dqm, ret, "evict_process_queues");
+		else if (kfd_pdd_has_reset_queue(pdd))
+			gp_backend_note_reset(dqm, "evict_process_queues");
 	} else {
 		struct qcm_process_device *qpd = kfd_pdd_qpd(pdd);
 		u32 before = kfd_qpd_evicted(qpd);
 
+		t0 = ktime_get_ns();
 		ret = kfd_dqm_restore_process_queues(dqm)(dqm, qpd);
+		gp_backend_note_slow(dqm, t0, "restore_process_queues");
 		/*
 		 * A restore balances the evict when KFD dropped its count,
 		 * whatever it returned.  Two error paths keep the count (S3

@@ -17,6 +17,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ktime.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
 
@@ -48,6 +49,7 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	struct mm_struct *mm;
 	struct queue *q;
 	u32 bits;
+	u64 t0;
 	int ret;
 
 	p = gp_backend_lock_queue(e, blocking, &q, &mm);
@@ -102,7 +104,14 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	}
 	mi.cu_mask.count = bits;
 	mi.cu_mask.ptr = shrink ? mask : base;
+	t0 = ktime_get_ns();
 	ret = kfd_dqm_update_queue(dqm)(dqm, q, (struct mqd_update_info *)&mi);
+	gp_backend_note_slow(dqm, t0, shrink ? "update_queue (shrink)" :
+				       "update_queue (grow back)");
+	if (!ret && shrink && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
+		e->reset = true;
+		gp_backend_note_reset(dqm, "update_queue (shrink)");
+	}
 	if (ret) {
 		gp_backend_note_error(dqm, ret, shrink ? "update_queue (shrink)" :
 					     "update_queue (grow back)");

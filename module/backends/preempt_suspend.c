@@ -12,6 +12,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ktime.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
 
@@ -55,6 +56,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	struct mm_struct *mm;
 	struct queue *q;
 	bool *flag, prev, reset;
+	u64 t0;
 	int ret;
 
 	p = gp_backend_lock_queue(e, blocking, &q, &mm);
@@ -104,7 +106,14 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 
 	prev = READ_ONCE(*flag);
 	WRITE_ONCE(*flag, park);
+	t0 = ktime_get_ns();
 	ret = kfd_dqm_update_queue(dqm)(dqm, q, NULL);
+	gp_backend_note_slow(dqm, t0, park ? "update_queue (park)" : "update_queue (unpark)");
+	/* A park whose unmap timed out: KFD reset a queue of this process. */
+	if (!ret && park && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
+		e->reset = true;
+		gp_backend_note_reset(dqm, "update_queue (park)");
+	}
 	if (ret) {
 		gp_backend_note_error(dqm, ret, park ? "update_queue (park)" :
 					     "update_queue (unpark)");

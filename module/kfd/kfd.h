@@ -351,6 +351,12 @@ static inline bool kfd_dqm_hws_hang(struct device_queue_manager *dqm)
 	return KFD_GET(dqm, device_queue_manager, is_hws_hang, bool);
 }
 
+/* False from a GPU reset's pre_reset (stop_cpsch) until its post_reset. */
+static inline bool kfd_dqm_sched_running(struct device_queue_manager *dqm)
+{
+	return KFD_GET(dqm, device_queue_manager, sched_running, bool);
+}
+
 /*
  * kfd_call_lookup_pasid() - call kfd_lookup_process_by_pasid() @fn on any
  * kernel.  6.17+ can also return the matching process device: gpreempt

@@ -20,6 +20,8 @@ static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
 static u32 gp_ndevs;
 /* M3: each device's allowance of state changes, and its count this second. */
 static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
+/* Each device's remap budget (remap_budget): the sustained bound beside it. */
+static struct gp_budget gp_remap[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
 static u64 gp_rate_window_ns;
@@ -35,6 +37,7 @@ void gp_dev_charge(u32 d, int ret, u64 now)
 		  ret == -EIO;
 
 	gp_bucket_take(&gp_bkt[d], READ_ONCE(gp_param.max_rate), 1);
+	gp_budget_take(&gp_remap[d], READ_ONCE(gp_param.remap_budget), 1);
 	gp_dev_changes[d]++;
 	if (gp_bucket_result(&gp_bkt[d], ok, now))
 		gp_stats.backoffs++;
@@ -48,9 +51,19 @@ void gp_dev_charge(u32 d, int ret, u64 now)
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 {
 	u32 d, rate = READ_ONCE(gp_param.max_rate), busiest = 0;
+	u32 per_min = READ_ONCE(gp_param.remap_budget);
 
-	for (d = 0; d < gp_ndevs; d++)
+	for (d = 0; d < gp_ndevs; d++) {
+		u32 remaps = gp_budget_avail(&gp_remap[d], per_min, now);
+
 		gp_dev_budget[d] = gp_bucket_avail(&gp_bkt[d], rate, now);
+		if (remaps < gp_dev_budget[d]) {
+			/* The remap budget, not max_rate, binds this tick. */
+			if (!remaps)
+				gp_stats.remap_throttled++;
+			gp_dev_budget[d] = remaps;
+		}
+	}
 	pp->dev_budget = gp_dev_budget;
 	gp_stats.hold_us = pp->hysteresis_ns / NSEC_PER_USEC;
 	gp_stats.rate_limit = rate;

@@ -243,6 +243,20 @@ struct gp_bucket {
 	u64 blocked_until_ns;
 };
 
+/**
+ * struct gp_budget - one device's remap budget: a token bucket of one
+ * minute's worth of calls, refilled at remap_budget a minute
+ * @credit_ns: accumulated credit, at most a minute
+ * @last_ns: time of the last refill, 0: never
+ */
+struct gp_budget {
+	u64 credit_ns;
+	u64 last_ns;
+};
+
+u32 gp_budget_avail(struct gp_budget *b, u32 per_min, u64 now);
+void gp_budget_take(struct gp_budget *b, u32 per_min, u32 n);
+
 #define GP_BACKOFF_MIN_NS 1000000ULL		/* 1 ms */
 #define GP_BACKOFF_MAX_NS 1000000000ULL		/* 1 s */
 

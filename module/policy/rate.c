@@ -83,3 +83,48 @@ bool gp_bucket_result(struct gp_bucket *b, bool ok, u64 now)
 	b->blocked_until_ns = now + b->backoff_ns;
 	return true;
 }
+
+#define GP_BUDGET_WINDOW_NS (60 * GP_NS_PER_SEC)
+
+static u64 gp_budget_cost(u32 per_min)
+{
+	return GP_BUDGET_WINDOW_NS / (per_min ? per_min : 1);
+}
+
+/**
+ * gp_budget_avail() - refill @b and tell how many calls its remap budget allows now
+ * @b: the device's remap budget
+ * @per_min: allowed calls per minute (remap_budget)
+ * @now: monotonic time in ns
+ *
+ * Over any minute a device gets at most two minutes' worth (a full bucket
+ * and its refill); sustained, @per_min.
+ *
+ * Return: the whole calls in the bucket.
+ */
+u32 gp_budget_avail(struct gp_budget *b, u32 per_min, u64 now)
+{
+	u64 n;
+
+	if (!b->last_ns)
+		b->credit_ns = GP_BUDGET_WINDOW_NS;
+	else if (now > b->last_ns)
+		b->credit_ns = b->credit_ns + (now - b->last_ns) < GP_BUDGET_WINDOW_NS ?
+			       b->credit_ns + (now - b->last_ns) : GP_BUDGET_WINDOW_NS;
+	b->last_ns = now;
+	n = b->credit_ns / gp_budget_cost(per_min);
+	return n > 0xffffffffULL ? 0xffffffffU : (u32)n;
+}
+
+/**
+ * gp_budget_take() - charge @n calls to @b
+ * @b: the device's remap budget
+ * @per_min: allowed calls per minute
+ * @n: calls made, whatever their outcome
+ */
+void gp_budget_take(struct gp_budget *b, u32 per_min, u32 n)
+{
+	u64 c = gp_budget_cost(per_min) * n;
+
+	b->credit_ns = b->credit_ns > c ? b->credit_ns - c : 0;
+}

@@ -46,6 +46,9 @@
  * for the copy, then submit its --k dispatches: the latency covers the copy;
  * --wg-us-max V draws each dispatch's workgroup time uniformly in
  * [--wg-us, V] (seeded: a training loop's kernels of varying length).
+ * --nopreempt-us U adds a queue at --prio with one workgroup of U us that
+ * CWSR cannot save (KFDSIM_PKT_F_NOPREEMPT: a wave spinning in its trap
+ * handler); it is never drained nor verified.
  * --json reports gpu_busy_us: workgroups x workgroup time of the completed
  * dispatches (copies excluded; their time is copy_us x copies).
  * Cross-queue dependencies (AQL barrier-AND packets, HIP's hipStreamWaitEvent):
@@ -141,6 +144,7 @@ static struct {
 	int drain_ms, reset_ms, destroy_ms, mutex_threads, mutex_us;
 	int dep_prio, dep_backlog;
 	double duration, wg_us, period_us, be_wg_us, wg_us_max, copy_us, dep_wg_us, start_at;
+	double nopreempt_us;
 	const char *dep_shm;
 	bool poisson, rocr, quiet, debug, secondary;
 	const char *json, *lat_out;
@@ -181,6 +185,8 @@ static int parse_gpus(const char *s)
 }
 /* --copy-us: the process's SDMA queue for its requests' input copies. */
 static struct gq copyq;
+/* --nopreempt-us: a queue with one workgroup CWSR cannot save (never drained). */
+static struct gq npq;
 static long copies;
 
 /* Workgroup time of the next dispatch: --wg-us, or uniform up to --wg-us-max. */
@@ -630,6 +636,18 @@ static int run(void)
 			return 1;
 		}
 	}
+	if (opt.nopreempt_us > 0) {
+		uint16_t saved = pkt_flags;
+		int r = q_create(&npq, opt.prio, opt.rocr);
+
+		if (r) {
+			fprintf(stderr, "gpload: create the no-preempt queue: %s\n", strerror(-r));
+			return 1;
+		}
+		pkt_flags |= KFDSIM_PKT_F_NOPREEMPT;
+		q_submit(&npq, 1, opt.nopreempt_us);
+		pkt_flags = saved;
+	}
 	if (opt.be_prio >= 0) {
 		int r;
 
@@ -999,6 +1017,7 @@ static void usage(void)
 		"              [--mutex-threads N [--mutex-us US]] [--userptr-stall FILE]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
+		"              [--nopreempt-us US]\n"
 		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
 		"              [--dep-shm NAME] (lc), --shm NAME (producer)\n"
 		"              [--gap-ms MS] [--drain-ms MS] (churn)\n"
@@ -1024,7 +1043,7 @@ int main(int argc, char **argv)
 		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
 		{ "gpu", 1, 0, 'G' }, { "barrier", 0, 0, 'B' }, { "copy-us", 1, 0, 'c' },
-		{ "wg-us-max", 1, 0, 'X' }, { "remap-ids", 1, 0, 'M' },
+		{ "wg-us-max", 1, 0, 'X' }, { "nopreempt-us", 1, 0, 'J' }, { "remap-ids", 1, 0, 'M' },
 		{ "reset-ms", 1, 0, 'T' }, { "start-at", 1, 0, 'a' },
 		{ "dep-stream", 1, 0, 'e' }, { "dep-backlog", 1, 0, 'n' },
 		{ "dep-wg-us", 1, 0, 'y' }, { "dep-shm", 1, 0, 'z' }, { "shm", 1, 0, 'Z' },
@@ -1078,6 +1097,7 @@ int main(int argc, char **argv)
 		case 'H': opt.hold_ms = atoi(optarg); break;
 		case 'B': pkt_flags |= KFDSIM_PKT_F_BARRIER; break;
 		case 'c': opt.copy_us = atof(optarg); break;
+		case 'J': opt.nopreempt_us = atof(optarg); break;
 		case 'X': opt.wg_us_max = atof(optarg); break;
 		case 'M': remap_ids = optarg; break;
 		case 'L': userptr_file = optarg; break;

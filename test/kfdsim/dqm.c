@@ -78,15 +78,27 @@ static void ks_wait_fw(unsigned int us)
  */
 static int ks_execute_queues(struct device_queue_manager *dqm)
 {
+	bool skip;
+	int ret = ks_reset_unmap(dqm, NULL, &skip);
+
+	/* A preemption that timed out, or a GPU reset running (reset.c). */
+	if (skip)
+		return ret;
 	if (ks_gpu_hws_execute(ks_dev_of_dqm(dqm)))
 		ks_wait_fw(ks_param.runlist_us);
 	return READ_ONCE(dqm->is_hws_hang) ? -EIO : 0;
 }
 
-static void ks_add_queue_mes(struct queue *q)
+static int ks_add_queue_mes(struct queue *q)
 {
+	/* During a GPU reset the reset domain's trylock fails (reset.c). */
+	int ret = ks_reset_add(q->device->dqm);
+
+	if (ret)
+		return ret;
 	ks_gpu_mes_set(q, true);
 	ks_wait_fw(ks_param.mes_us);
+	return 0;
 }
 
 /* Without CWSR an unmap waits for the running waves to finish: count it. */
@@ -96,11 +108,18 @@ static void ks_note_unmap(struct queue *q)
 		atomic64_inc(&ks_stats.drain_unmaps);
 }
 
-static void ks_remove_queue_mes(struct queue *q)
+static int ks_remove_queue_mes(struct queue *q)
 {
+	bool skip;
+	int ret = ks_reset_unmap(q->device->dqm, q, &skip);
+
+	/* A remove that timed out, or a GPU reset running (reset.c). */
+	if (skip)
+		return ret;
 	ks_note_unmap(q);
 	ks_gpu_mes_set(q, false);
 	ks_wait_fw(ks_param.mes_us);
+	return ret;
 }
 
 /*
@@ -154,7 +173,7 @@ static void ks_free_mqd(struct queue *q)
  * increment_queue_count() / decrement_queue_count() (7.3 dqm.c:512-538):
  * @d = +1 or -1, dqm lock held.  unsigned: a second decrement wraps.
  */
-static void ks_queue_count(struct device_queue_manager *dqm, struct queue *q, int d)
+void ks_queue_count(struct device_queue_manager *dqm, struct queue *q, int d)
 {
 	lockdep_assert_held(&dqm->lock);
 	dqm->active_queue_count += d;
@@ -210,7 +229,7 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			   struct mqd_update_info *minfo)
 {
 	struct kfd_process_device *pdd = ks_pdd(q->process, q->device);
-	bool prev_active;
+	bool prev_active, skip = false;
 	int ret = 0;
 
 	/* Injected: the caller reaches the dqm lock late (a race window). */
@@ -227,8 +246,14 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 		ret = -EIO;
 		goto out;
 	}
-	if (ks_param.mes && prev_active)
-		ks_remove_queue_mes(q);
+	/*
+	 * The unmap (HWS) or remove (MES) first: one that times out resets a
+	 * queue or the GPU, and then this pdd may be flagged (reset.c).
+	 */
+	if (!ks_param.mes)
+		ret = ks_reset_unmap(dqm, NULL, &skip);
+	else if (prev_active)
+		ret = ks_remove_queue_mes(q);
 	if (READ_ONCE(pdd->has_reset_queue)) {
 		/*
 		 * "queue is reset so inaccessable": HWS has unmapped the whole
@@ -239,6 +264,8 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 		ret = -EACCES;
 		goto out;
 	}
+	if (ret)	/* "unmap queue failed" */
+		goto out;
 	/* update_mqd(): update_cu_mask(), then is_active */
 	ks_update_mqd_cu_mask(q, minfo);
 	q->properties.is_active = QUEUE_IS_ACTIVE(q->properties);
@@ -248,6 +275,11 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 		ks_queue_count(dqm, q, 1);
 	else if (!q->properties.is_active && prev_active)
 		ks_queue_count(dqm, q, -1);
+	if (skip && !ks_param.mes) {
+		/* dqm stopped for a GPU reset: the map returns 0, no hardware */
+		ks_gpu_hws_mark(q, q->properties.is_active);
+		goto out;
+	}
 	if (!ks_param.mes && prev_active && !q->properties.is_active)
 		ks_note_unmap(q);
 	if (!ks_param.mes) {
@@ -261,7 +293,7 @@ static int ks_update_queue(struct device_queue_manager *dqm, struct queue *q,
 			atomic64_inc(&ks_stats.nohws_refused);
 			ret = -EFAULT;
 		} else {
-			ks_add_queue_mes(q);
+			ret = ks_add_queue_mes(q);
 		}
 	}
 	/*
@@ -466,18 +498,27 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd)
 {
 	struct device_queue_manager *dqm = qpd->dqm;
 	struct queue *q;
-	bool hws = false;
+	bool hws = false, skip;
 
 	mutex_lock(&dqm->lock);
+	/*
+	 * HWS: the runlist change at the end unmaps the queues while their
+	 * waves are still on the hardware: one that cannot be saved times
+	 * out there (6.12 dqm.c:2733, reset.c).
+	 */
+	if (!ks_param.mes)
+		ks_reset_unmap(dqm, NULL, &skip);
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		if (q->properties.is_active) {
-			ks_queue_count(dqm, q, -1);
+			/* A remove that times out resets @q, counted there. */
 			if (ks_param.mes) {
 				ks_remove_queue_mes(q);
 			} else {
 				ks_gpu_hws_mark(q, false);
 				hws = true;
 			}
+			if (q->properties.is_active)
+				ks_queue_count(dqm, q, -1);
 		}
 		ks_gpu_remove_queue(q);
 		atomic_dec(&ks_stats.queues);

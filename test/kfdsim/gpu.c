@@ -243,6 +243,9 @@ static void ks_save_cu_locked(struct ks_gpu *g, u32 i, u64 now)
 	struct ks_cu *cu = &g->cu[i];
 	struct ks_queue *ks = &cu->q->ks;
 
+	/* Its trap handler never finishes the save: it runs on (reset.c). */
+	if (ks->inflight[cu->slot].nopreempt)
+		return;
 	if (WARN_ON_ONCE(ks->nsaved >= ks_param.num_cu))
 		return;
 	ks->saved[ks->nsaved].slot = cu->slot;
@@ -638,7 +641,7 @@ static void ks_fetch_locked(struct queue *q)
 			break;	/* reserved but not written yet: wait, like the CP */
 		}
 		flags = READ_ONCE(pkt->flags);
-		if (flags & ~KFDSIM_PKT_F_BARRIER)
+		if (flags & ~(KFDSIM_PKT_F_BARRIER | KFDSIM_PKT_F_NOPREEMPT))
 			pr_warn_ratelimited("queue %u packet %llu: unknown flags %#x ignored\n",
 					    q->properties.queue_id, ks->fetched, flags);
 		memset(r, 0, sizeof(*r));
@@ -647,6 +650,7 @@ static void ks_fetch_locked(struct queue *q)
 		/* time_scale: the packet's modelled time, like every other, xK. */
 		r->ns_per_wg = min_t(u64, ns * ks_param.time_scale, KFDSIM_MAX_WG_NS);
 		r->barrier = flags & KFDSIM_PKT_F_BARRIER;
+		r->nopreempt = flags & KFDSIM_PKT_F_NOPREEMPT;
 		r->signal = ks_signal_locked(q, sig);
 		if (!r->signal && sig)
 			pr_warn_ratelimited("queue %u packet %llu: signal outside the signal area\n",
@@ -1082,6 +1086,7 @@ static void ks_oracle_preempt_locked(struct ks_gpu *g, u64 now)
 					struct ks_cu *cu = &g->cu[i];
 
 					if (cu->q && !test_bit(i, g->claimed) &&
+					    !cu->q->ks.inflight[cu->slot].nopreempt &&
 					    (int)ks_prio(cu->q) < vprio && ks_cu_allowed(q, i)) {
 						vprio = ks_prio(cu->q);
 						victim = i;
@@ -1411,6 +1416,160 @@ bool ks_gpu_hws_execute(struct ks_device *d)
 	atomic64_inc(&ks_stats.runlist_updates);
 	ks_kick(g);
 	return true;
+}
+
+/**
+ * ks_gpu_unsaveable() - the queue whose running wave a preemption cannot save
+ * @d: device
+ * @only: that queue only (MES remove), or NULL: any mapped queue (HWS unmap)
+ *
+ * Return: a queue with a KFDSIM_PKT_F_NOPREEMPT workgroup on a CU, or NULL.
+ */
+struct queue *ks_gpu_unsaveable(struct ks_device *d, struct queue *only)
+{
+	struct ks_gpu *g = d->gpu;
+	struct queue *q = NULL;
+	u32 i;
+
+	spin_lock(&g->lock);
+	ks_finish_locked(g, ks_now());	/* a wave that has ended is no hang */
+	for (i = 0; i < ks_param.num_cu && !q; i++) {
+		struct ks_cu *cu = &g->cu[i];
+
+		if (cu->q && (!only || cu->q == only) &&
+		    cu->q->ks.inflight[cu->slot].nopreempt)
+			q = cu->q;
+	}
+	spin_unlock(&g->lock);
+	return q;
+}
+
+/* Drop @q's workgroups, running and saved: a reset killed its waves. */
+static void ks_kill_queue_locked(struct ks_gpu *g, struct queue *q)
+{
+	u32 i, n = q->ks.nsaved;
+
+	for (i = 0; i < ks_param.num_cu; i++) {
+		if (g->cu[i].q == q) {
+			g->cu[i].q = NULL;
+			n++;
+		}
+	}
+	q->ks.running = 0;
+	q->ks.nsaved = 0;
+	q->ks.mapped = false;
+	atomic64_add(n, &ks_stats.workgroups_reset);
+}
+
+/**
+ * ks_gpu_kill() - a queue reset (hqd_reset) or a GPU reset kills waves
+ * @d: device
+ * @only: the reset queue, or NULL: every queue of the device (GPU reset)
+ *
+ * The killed workgroups never complete; their packets never retire.
+ */
+void ks_gpu_kill(struct ks_device *d, struct queue *only)
+{
+	struct ks_gpu *g = d->gpu;
+	struct queue *q;
+
+	spin_lock(&g->lock);
+	ks_acct_locked(g, ks_now(), false);
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		if (!only || q == only)
+			ks_kill_queue_locked(g, q);
+	if (!only)
+		g->runlist_active = false;
+	spin_unlock(&g->lock);
+	ks_kick(g);
+}
+
+/**
+ * ks_gpu_flag_reset() - kfd_hws_hang(): every process with a queue on @d
+ * gets pdd->has_reset_queue (6.12 dqm.c:154-174)
+ * @d: device (dqm lock held)
+ */
+void ks_gpu_flag_reset(struct ks_device *d)
+{
+	struct ks_gpu *g = d->gpu;
+	struct queue *q;
+
+	spin_lock(&g->lock);
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		WRITE_ONCE(ks_pdd(q->process, q->device)->has_reset_queue, true);
+	spin_unlock(&g->lock);
+}
+
+/**
+ * ks_gpu_reset_evict() - pre_reset: every process with a queue on @d is
+ * evicted once more, for ever (6.12 dev.c:948-975)
+ * @d: device (dqm lock held)
+ * @gen: this reset's generation: each process is counted once
+ */
+void ks_gpu_reset_evict(struct ks_device *d, u32 gen)
+{
+	struct ks_gpu *g = d->gpu;
+	struct queue *q;
+
+	spin_lock(&g->lock);
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
+		struct kfd_process_device *pdd = ks_pdd(q->process, q->device);
+
+		if (pdd->ks_reset_gen != gen) {
+			pdd->ks_reset_gen = gen;
+			pdd->qpd.evicted++;
+			atomic_inc(&ks_stats.evicted_refs);
+			atomic64_inc(&ks_stats.reset_events);
+		}
+		q->properties.is_evicted = true;
+		/* evict_process_queues_cpsch() keeps the dqm's counters. */
+		if (q->properties.is_active) {
+			q->properties.is_active = false;
+			ks_queue_count(&d->dqm, q, -1);
+		}
+	}
+	spin_unlock(&g->lock);
+}
+
+/**
+ * ks_gpu_reset_restart() - post_reset: the scheduler maps the active queues
+ * again (start_cpsch, 6.12 dev.c:976-1001)
+ * @d: device (dqm lock held)
+ */
+void ks_gpu_reset_restart(struct ks_device *d)
+{
+	struct ks_gpu *g = d->gpu;
+	struct queue *q;
+
+	spin_lock(&g->lock);
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		q->ks.mapped = q->properties.is_active;
+	spin_unlock(&g->lock);
+	if (!ks_param.mes)
+		ks_gpu_hws_execute(d);
+	ks_kick(g);
+}
+
+/**
+ * ks_gpu_reset_show() - debugfs "resets": each queue's reset state
+ * @d: device
+ * @m: seq file
+ */
+void ks_gpu_reset_show(struct ks_device *d, struct seq_file *m)
+{
+	struct ks_gpu *g = d->gpu;
+	struct queue *q;
+
+	spin_lock(&g->lock);
+	list_for_each_entry(q, &g->queues, ks.gpu_node) {
+		struct kfd_process_device *pdd = ks_pdd(q->process, q->device);
+
+		seq_printf(m, "queue pasid=%u qid=%u dev=%u pdd_reset=%d evicted=%u active=%d\n",
+			   q->process->pasid, q->properties.queue_id, d->id,
+			   READ_ONCE(pdd->has_reset_queue), pdd->qpd.evicted,
+			   q->properties.is_active);
+	}
+	spin_unlock(&g->lock);
 }
 
 /**

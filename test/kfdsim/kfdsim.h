@@ -192,6 +192,7 @@ struct kfd_process_device {
 	/* /dev/kfd (kfd.c): the render-node file ACQUIRE_VM bound, not held */
 	const struct file *ks_drm_file;
 	struct ks_buf *ks_doorbells;	/* the process's doorbell slice */
+	u32 ks_reset_gen;	/* reset.c: the GPU reset that last evicted it */
 };
 
 /* kfdsim-private per-queue state: pinned user memory and the CP's view. */
@@ -205,6 +206,7 @@ struct ks_packet_run {
 	u32 wg_done;
 	u64 ns_per_wg;
 	bool barrier;		/* KFDSIM_PKT_F_BARRIER */
+	bool nopreempt;		/* KFDSIM_PKT_F_NOPREEMPT: CWSR cannot save it */
 	u64 start_ns;		/* model time its first workgroup started, 0: none */
 	u64 *signal;		/* kernel mapping, or NULL */
 	u64 signal_va;		/* AQL: the completion amd_signal_t, or 0 */
@@ -569,6 +571,12 @@ struct ks_stats {
 	atomic64_t notifier_releases_foreign;	/* ... in a task not of the process */
 	atomic64_t fence_spin_us;	/* fence_spin=1: firmware waits spun on the CPU */
 	atomic64_t active_count_mismatches;	/* dqm counters != its active queues */
+	atomic64_t preempt_timeouts;	/* unmaps/removes a wave did not let finish (reset.c) */
+	atomic64_t fence_timeouts;	/* HIQ/MES fences that timed out (reset.c) */
+	atomic64_t queues_reset;	/* queues KFD reset after a preemption timed out */
+	atomic64_t gpu_resets;		/* modelled GPU resets (and 6.1 HWS hangs) */
+	atomic64_t workgroups_reset;	/* workgroups killed by those resets */
+	atomic64_t reset_events;	/* reset/HW-exception events owed to processes */
 	atomic_t evicted_refs;		/* sum of qpd->evicted over live processes */
 	atomic_t processes;
 	atomic_t queues;
@@ -659,6 +667,20 @@ void ks_gpu_mes_set(struct queue *q, bool mapped);
 void ks_gpu_hws_mark(struct queue *q, bool mapped);
 bool ks_gpu_hws_execute(struct ks_device *d);
 bool ks_gpu_hws_unmap_all(struct ks_device *d);
+struct queue *ks_gpu_unsaveable(struct ks_device *d, struct queue *only);
+void ks_gpu_kill(struct ks_device *d, struct queue *only);
+void ks_gpu_flag_reset(struct ks_device *d);
+void ks_gpu_reset_evict(struct ks_device *d, u32 gen);
+void ks_gpu_reset_restart(struct ks_device *d);
+void ks_gpu_reset_show(struct ks_device *d, struct seq_file *m);
+
+/* ---- reset.c: preemptions that time out, queue and GPU resets ---- */
+int ks_reset_unmap(struct device_queue_manager *dqm, struct queue *only, bool *skip);
+int ks_reset_add(struct device_queue_manager *dqm);
+void ks_reset_evicted(struct device_queue_manager *dqm);
+int ks_reset_init(void);
+void ks_reset_debugfs(struct dentry *parent);
+void ks_reset_exit(void);
 void ks_gpu_oracle_refresh(void);
 unsigned int ks_gpu_count_active(struct ks_device *d, unsigned int *cp);
 
@@ -691,6 +713,7 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd);
 int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd);
 void ks_dqm_process_termination(struct qcm_process_device *qpd);
 void ks_dqm_counts_show(struct seq_file *m);
+void ks_queue_count(struct device_queue_manager *dqm, struct queue *q, int d);
 
 /* ---- pqm.c ---- */
 struct kfd_process_device *ks_pdd(struct kfd_process *p, struct kfd_node *dev);

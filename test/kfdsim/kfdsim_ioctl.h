@@ -47,6 +47,12 @@
 /* kfdsim_packet.flags */
 /* AQL barrier bit: the packet starts once every earlier one of its queue is complete */
 #define KFDSIM_PKT_F_BARRIER 1
+/*
+ * A workgroup whose CWSR save never finishes, like a wave spinning in its
+ * trap handler (ROCm/amdgpu#72: s_trap 2): it runs its time out unless
+ * preempted, and a preemption of it times out (kfdsim's reset.c).
+ */
+#define KFDSIM_PKT_F_NOPREEMPT 2
 
 struct kfdsim_packet {
 	__u16 header;		/* KFDSIM_PKT_*; written last by the producer */

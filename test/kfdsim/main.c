@@ -102,6 +102,12 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "notifier_releases %lld\nnotifier_releases_foreign %lld\n",
 		   atomic64_read(&ks_stats.notifier_releases),
 		   atomic64_read(&ks_stats.notifier_releases_foreign));
+	seq_printf(m, "preempt_timeouts %lld\nfence_timeouts %lld\nqueues_reset %lld\ngpu_resets %lld\nworkgroups_reset %lld\nreset_events %lld\n",
+		   atomic64_read(&ks_stats.preempt_timeouts),
+		   atomic64_read(&ks_stats.fence_timeouts),
+		   atomic64_read(&ks_stats.queues_reset), atomic64_read(&ks_stats.gpu_resets),
+		   atomic64_read(&ks_stats.workgroups_reset),
+		   atomic64_read(&ks_stats.reset_events));
 	ks_sdma_stats_show(m);
 	ks_kfd_evict_stats_show(m);
 	seq_printf(m, "fence_spin_us %lld\n", atomic64_read(&ks_stats.fence_spin_us));
@@ -231,6 +237,8 @@ static int __init ks_init(void)
 		ret = ks_sdma_check_params();
 	if (!ret)
 		ret = ks_fault_init();
+	if (!ret)
+		ret = ks_reset_init();
 	if (ret)
 		return ret;
 	for (i = 0; i < ks_param.ndev; i++) {
@@ -271,6 +279,7 @@ static int __init ks_init(void)
 		ks_chardev_exit();
 		goto err_gpu;
 	}
+	ks_reset_debugfs(ks_debugfs);
 	pr_info("simulated GPU: %u device(s) of %u CUs, %s, runlist %u us, CWSR save %u us / restore %u us\n",
 		ks_param.ndev, ks_param.num_cu,
 		ks_param.oracle ? "oracle" : ks_param.mes ? "MES" : "HWS", ks_param.runlist_us,
@@ -286,6 +295,7 @@ err_gpu:
 static void __exit ks_exit(void)
 {
 	debugfs_remove_recursive(ks_debugfs);
+	ks_reset_exit();
 	ks_kfd_exit();
 	ks_chardev_exit();
 	ks_processes_exit();

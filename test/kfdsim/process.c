@@ -567,6 +567,7 @@ KS_KFD_ENTRY int kfd_process_evict_queues(struct kfd_process *p, uint32_t trigge
 		struct device_queue_manager *dqm = pdd->dev->dqm;
 
 		r = dqm->ops.evict_process_queues(dqm, &pdd->qpd);
+		ks_reset_evicted(dqm);	/* 6.12+: is_hws_hang = false */
 		/* -EIO (HWS hang): the queues count as evicted, restore balances. */
 		if (r && r != -EIO) {
 			pr_err_ratelimited("failed to evict process queues\n");

@@ -1143,6 +1143,24 @@ static void t_bucket(void)
 	EXPECT(b.backoff_ns == GP_BACKOFF_MAX_NS);
 }
 
+/* Remap budget: a minute's worth, refilled at per_min a minute, no wrap. */
+static void t_remap_budget(void)
+{
+	struct gp_budget b = { 0 };
+	u64 now = T0;
+
+	EXPECT(gp_budget_avail(&b, 6000, now) == 6000);	/* starts full */
+	gp_budget_take(&b, 6000, 6000);
+	EXPECT(gp_budget_avail(&b, 6000, now) == 0);
+	EXPECT(gp_budget_avail(&b, 6000, now += 9 * MS) == 0);
+	EXPECT(gp_budget_avail(&b, 6000, now += MS) == 1);	/* 10 ms per call */
+	EXPECT(gp_budget_avail(&b, 6000, now += 3600 * 1000 * MS) == 6000);	/* capped */
+	gp_budget_take(&b, 6000, 100000);			/* over-charge: empty */
+	EXPECT(gp_budget_avail(&b, 6000, now) == 0);
+	/* 60 a minute: one a second. */
+	EXPECT(gp_budget_avail(&b, 60, now += 1000 * MS) == 1);
+}
+
 /* Device budgets: each device spends only its own; the rest are throttled. */
 
 /* Shrink: where a park would be, a shrinkable queue is shrunk; it grows back when LC idles. */
@@ -1747,6 +1765,7 @@ static const struct tap_test tests[] = {
 	{ "per device: LC on dev 0 never parks BE on dev 1; spanning BE parked where contended", t_per_device },
 	{ "device index past GP_POLICY_MAX_DEVS shares the last slot", t_device_clamp },
 	{ "token bucket: burst, refill, cap, back-off doubles to its cap and ends on success", t_bucket },
+	{ "remap budget: a minute's worth, refilled at remap_budget a minute, capped, no wrap", t_remap_budget },
 	{ "device budgets: spent per device, the rest throttled; max_actions on top", t_dev_budget },
 	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
 	{ "tiers: only the lowest busy level (BE) is parked; middle tiers never", t_tiers },

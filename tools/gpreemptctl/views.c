@@ -123,6 +123,9 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	       st->rate_limit, st->rate_last_sec, st->rate_peak_sec, st->throttled, st->backoffs,
 	       st->queues_untracked);
 	lat_status(st);
+	if (st->dev_fenced)
+		printf("warning: %llu device(s) fenced after a failed preemption (a queue or GPU reset): no parks there until recovered (%llu fences since load)\n",
+		       st->dev_fenced, st->dev_fences);
 	if (st->queues_unseen)
 		printf("warning: KFD changed or destroyed %llu queues gpreempt never saw created: its creation probe does not fire (an LTO kernel?); new queues are not managed\n",
 		       st->queues_unseen);
@@ -184,6 +187,7 @@ static const struct {
 	GP_STAT(load_skipped_busy), GP_STAT(hold_sleeps), GP_STAT(yield_parks),
 	GP_STAT(off_hw_scans),
 	GP_STAT(mm_gone),
+	GP_STAT(dev_fences), GP_STAT(dev_fenced), GP_STAT(remap_throttled),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -375,6 +379,9 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.rate_limit, st.rate_last_sec, st.rate_peak_sec);
 	printf("throttled        %llu actions (max_rate bucket or device back-off)\n", st.throttled);
 	printf("back-offs        %llu (a device after a failed action)\n", st.backoffs);
+	printf("device fences    %llu (a preemption failed: queue or GPU reset), %llu fenced now\n",
+	       st.dev_fences, st.dev_fenced);
+	printf("remap budget     %llu actions held back (remap_budget)\n", st.remap_throttled);
 	printf("LC preempted     %llu times, %llu us (calls while a higher level had work: under HWS\n"
 	       "                 each unmaps it too)\n", st.lc_preempts, st.lc_preempt_ns / 1000);
 	printf("untracked        %llu queues (GP_MAX_QUEUES reached or no memory)\n",
