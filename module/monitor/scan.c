@@ -269,8 +269,13 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.blocked = blocked;
 	/* F10: completed work, to find whom a queue at a barrier waited on. */
 	e->pq.progressed = progressed;
-	/* S4-12: an AQL queue whose ids cannot be read is parked below a busy level. */
-	e->pq.unknown = rd && e->aql;
+	/*
+	 * An AQL queue whose ids cannot be read is parked below a busy level.
+	 * So is work KFD holds off the hardware: it makes no level busy, but
+	 * when KFD gives it back (a restore, the debugger's resume) it must
+	 * not run beside the work above it until the next tick.
+	 */
+	e->pq.unknown = (rd && e->aql) || off_hw;
 	e->pq.id = (u64)(uintptr_t)e;
 	/* S4-3: a barrier's providers come from its own process only. */
 	e->pq.group = (u64)(uintptr_t)e->proc;
