@@ -47,9 +47,11 @@ round() {
 	be=$!
 	fences=0 p1=0 p2=0
 	if [ "$gp" = 1 ]; then
-		wait_for 4 sh -c '[ "$(bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.dev_fences")" -ge 1 ] 2>/dev/null'
+		# The parks are counted only once the fence is seen, over half a
+		# second: well inside its 2 s, however slow the guest is to get there.
+		wait_for 60 sh -c '[ "$(bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.dev_fences")" -ge 1 ] 2>/dev/null'
 		p1=$(gstat preempts)
-		sleep 1
+		sleep 0.5
 		p2=$(gstat preempts)
 		fences=$(gstat dev_fences)
 		sleep 2
