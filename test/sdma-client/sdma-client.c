@@ -133,6 +133,20 @@ static void churn(HSAuint32 node)
 	check("hsaKmtDestroyQueue(AQL)", hsaKmtDestroyQueue(res.QueueId));
 }
 
+/*
+ * SDMA_CLIENT_HOLD=PATH keeps the SDMA queue until PATH exists (at most 60 s),
+ * so a test can read gpreempt's and kfdsim's views of the queue in a guest
+ * whose tools are slower than the queue's whole life.
+ */
+static void hold_queue(void)
+{
+	const char *path = getenv("SDMA_CLIENT_HOLD");
+	int i;
+
+	for (i = 0; path && i < 600 && access(path, F_OK); i++)
+		usleep(100000);
+}
+
 static void run(HSAuint32 node)
 {
 	uint8_t *host = alloc_mem(0, 3 * COPY_SIZE, 0), *vram = alloc_mem(node, COPY_SIZE, 1);
@@ -235,6 +249,7 @@ static void run(HSAuint32 node)
 	usleep(500000);
 	printf("bad_rptr_stuck %d\n", rptr(&r) == at_poll && *fen2 == 0);
 	fflush(stdout);
+	hold_queue();
 	st = hsaKmtDestroyQueue(r.res.QueueId);
 	printf("destroy %d\n", st);
 	check("hsaKmtDestroyQueue", st);

@@ -18,12 +18,13 @@ dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" ndev=2 || { tap_not_ok "F13: kfdsim ndev=2 loads"; exit 1; }
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=evict ||
 	{ tap_not_ok "F13: gpreempt loads"; rmmod kfdsim; exit 1; }
-# BE: a queue on each device; its device-1 queue goes after 3 s.
+# BE: a queue on each device; its device-1 queue goes after 8 s (a loaded
+# guest can take seconds to start each load: LC must be running by then).
 $GPLOAD be --prio 3 --queues 2 --gpu 0,1 --wg 8 --wg-us 2000 --inflight 4 --duration 600 \
-	--destroy-ms 3000 --quiet &
+	--destroy-ms 8000 --quiet &
 be=$!
-# LC on device 1 only, for 5 s: BE is evicted there, and loses that queue meanwhile.
-$GPLOAD lc --prio 12 --gpu 1 --wg 8 --wg-us 3000 --period-us 2000 --duration 5 --quiet &
+# LC on device 1 only, for 12 s: BE is evicted there, and loses that queue meanwhile.
+$GPLOAD lc --prio 12 --gpu 1 --wg 8 --wg-us 3000 --period-us 2000 --duration 12 --quiet &
 lc=$!
 tap_check "F13: BE evicted on device 1 for LC" wait_for 20 refs_ge1
 wait $lc

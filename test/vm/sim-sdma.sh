@@ -26,11 +26,14 @@ kfdclient_need $CLIENT fail "build/sdma-client built # libhsakmt-dev missing: ru
 # queue after both copies had ended: 0 preemptions).
 tap_check "insmod kfdsim sdma_mbps=5" insmod $KO sdma_mbps=5
 tap_check "insmod gpreempt" insmod $OBJ/module/gpreempt.ko
-$CLIENT >$T/out 2>$T/err &
+# The client keeps its SDMA queue until $T/hold exists: its work takes about
+# two seconds, one gpreemptctl run can take as long in a loaded guest.
+SDMA_CLIENT_HOLD=$T/hold $CLIENT >$T/out 2>$T/err &
 pid=$!
-wait_for 20 grep -q '^queue_id' $T/out
-$CTL --json status >$T/status 2>/dev/null
+wait_for 60 grep -q '^queue_id' $T/out
 cat $DBG/queues >$T/queues.early
+$CTL --json status >$T/status 2>/dev/null
+touch $T/hold
 wait $pid
 rc=$?
 grep -v 'amdgpu_get_auth' $T/err | head -5 | sed 's/^/# /'
