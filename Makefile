@@ -89,7 +89,7 @@ TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open $(BUILD)/sdma-client)
 HSA_H := $(wildcard /usr/include/hsa/hsa.h)
 TOOLS += $(if $(HSA_H),$(BUILD)/rocr-client)
 # Debian's HIP (hipcc, libamdhip64-dev; scripts/setup installs them) for the
-# gfx908 kfdsim's topology shows; without hipcc test/vm/sim-hip.sh skips.
+# gfx908 kfdsim's topology shows; without hipcc test/vm/long-hip.sh skips.
 HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
@@ -391,14 +391,16 @@ vmtest: all
 	@{ $(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; } | $(TOP)/scripts/tap-summary
 
 # Every runner's exit status is a test of its own, so a runner that dies
-# without printing a failing line still fails the run.  check is the default
-# kernel's suites (about 26 minutes on the 2-core host); check-long adds what
-# only grows with the matrix and with time: every other cached kernel (build
-# and reduced suite, and the 7.x teardown race: test/run-teardown), the short
-# soak, the fault and evasion tests and the DaemonSet
-# image (about 14 minutes in all): its offline build, contents and DKMS build on the host
-# (test/run-image), its node script in the guest (test/vm/long-image.sh).
-# .ci/run runs both.
+# without printing a failing line still fails the run.  check is the test
+# command CI runs (.ci/run): the unit tests, lint, and the default kernel's
+# amdgpu and sim suites, under 30 minutes on the 2-core host.  check-long
+# adds what takes minutes per test or grows with the matrix: every other
+# cached kernel (build and reduced suite, and the 7.x teardown race:
+# test/run-teardown), the container suite (oci: podman, containerd, NRI), the
+# short soak, the fault and evasion tests, the minute-long kfdsim tests
+# (long-*.sh) in the memory-debugging guest, and the DaemonSet image: its
+# offline build, contents and DKMS build on the host (test/run-image), its
+# node script in the guest (test/vm/long-image.sh).
 check: setup
 	@$(MAKE) --no-print-directory all
 	@start=$$(date +%s); { { \
@@ -418,7 +420,7 @@ check-long: setup
 	@$(MAKE) --no-print-directory matrix
 	@start=$$(date +%s); { { \
 		$(TOP)/test/run-image || echo "not ok - test/run-image exit status"; \
-		$(TOP)/test/run-vm long || echo "not ok - test/run-vm long exit status"; \
+		$(TOP)/test/run-vm long oci || echo "not ok - test/run-vm long oci exit status"; \
 		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
 		$(TOP)/test/run-teardown || echo "not ok - test/run-teardown exit status"; \
 		} | tee $(TOP)/build/check-long.tap; \

@@ -4,7 +4,7 @@
  * unmodified) for kfdsim's /dev/kfd.  kfdsim never runs the ISA: it models
  * a dispatch as the first 8 kernarg bytes in ns per workgroup, which is
  * `ns` of work(ns, magic, out).  On real hardware work() spins for about
- * as long.  Prints one "key value" line per result (test/vm/sim-hip.sh
+ * as long.  Prints one "key value" line per result (test/vm/long-hip.sh
  * reads them); "launched_<stream> N" is how many kernels the program put on
  * each of its streams (hi: priority high, lo: low, null: the null stream).
  *

@@ -1390,7 +1390,7 @@ static void t_signal_only(void)
 
 
 /*
- * HIP streams (sim-hip): a producer stream (KFD 0) and a consumer stream
+ * HIP streams (long-hip): a producer stream (KFD 0) and a consumer stream
  * (15) of one process that waits on it at a barrier, its null stream (7),
  * beside a BE of another process (7) with a backlog, tiers on (the
  * default).  Each round the producer's work arrives first (parked below

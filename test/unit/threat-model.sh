@@ -10,7 +10,7 @@
 #
 # test/unit/threat-model.sh --reached LOG check|check-long: after a run,
 # each named case of the files that target runs (check: test/unit/ and the
-# sim, amdgpu and oci tests; check-long: test/vm/long-* and matrix-*) must
+# sim and amdgpu tests; check-long: test/vm/long-*, matrix-* and oci-*) must
 # have printed its line in LOG, the run's TAP output, as a pass or a failure,
 # never a SKIP: a case that silently stopped running fails its rows.
 set -uo pipefail
@@ -26,7 +26,7 @@ fi
 # in_target FILE: does the target being checked run FILE?
 in_target() {
 	case $1 in
-	test/vm/long-* | test/vm/matrix-*) [ "$target" = check-long ] ;;
+	test/vm/long-* | test/vm/matrix-* | test/vm/oci-*) [ "$target" = check-long ] ;;
 	*) [ "$target" = check ] ;;
 	esac
 }
