@@ -26,7 +26,18 @@ lc=$!
 # request can leave a gap longer than the hysteresis, and BE runs in it.
 tap_check "F12: the BE queue is parked for LC" wait_for 30 is $v state parked
 kill -USR1 $v	# its device resets while it is parked
-sleep 1
+vpasid=$(qf $v pasid)
+# The reset must land while BE's queue is still suspended in KFD (LC's
+# backlog keeps it so): else BE would be unparked by the ordinary path and
+# nothing here is tested.  gpreempt itself drops the park once it sees the
+# reset, so its own state may already say running.
+reset_seen() { grep -q "queue pasid=$vpasid .*pdd_reset=1 evicted=[0-9]* active=0" /sys/kernel/debug/kfdsim/resets; }
+if wait_for 10 reset_seen; then
+	tap_ok "F12: the reset landed while BE was parked (kfdsim's pdd has_reset_queue, the queue inactive)"
+else
+	tap_not_ok "F12: the reset landed while BE was parked # pasid ${vpasid:-?}, state $(qf $v state)"
+	sed 's/^/# resets: /' /sys/kernel/debug/kfdsim/resets
+fi
 kill -TERM $lc
 wait $lc
 lrc0=$?
