@@ -92,6 +92,35 @@ tap_check "deploy: the Containerfile installs every interpreter and program the 
 tap_check "deploy: every GPREEMPT_* the DaemonSet sets is one the script reads" \
 	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
 	       for v in \$(ds env | cut -d' ' -f1); do grep -q \"\\\${\$v:-\" '$SCRIPT' || { echo \"\$v\"; exit 1; }; done"
+# Privileged pods can unload gpreempt, so the shipped manifests confine them:
+# a Namespace that admits privileged pods (Pod Security's enforce label) is
+# only gpu-shared, every privileged pod is in it or is gpreempt's own
+# DaemonSet in kube-system, and no shipped RBAC object lets users create pods
+# anywhere (who may is the cluster's RBAC, docs/containers.md).  A second
+# privileged namespace, a privileged pod elsewhere, or a binding for
+# system:authenticated fails here.
+tap_check "deploy: privileged pods only in gpu-shared (and gpreempt's DaemonSet), no shipped RBAC grants pod creation" python3 - <<'EOF2'
+import yaml
+docs = [x for f in ("deploy/gpreempt.yaml", "deploy/example-pods.yaml")
+        for x in yaml.safe_load_all(open(f)) if x]
+priv_ns = [x["metadata"]["name"] for x in docs if x["kind"] == "Namespace" and
+           x["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged"]
+assert priv_ns == ["gpu-shared"], "namespaces admitting privileged pods: %r" % priv_ns
+for x in docs:
+    if x["kind"] not in ("Deployment", "DaemonSet", "Pod", "StatefulSet", "Job"):
+        continue
+    spec = x["spec"]["template"]["spec"] if "template" in x.get("spec", {}) else x["spec"]
+    priv = any(c.get("securityContext", {}).get("privileged") for c in
+               spec.get("containers", []) + spec.get("initContainers", []))
+    where = (x["kind"], x["metadata"].get("namespace"), x["metadata"]["name"])
+    if priv:
+        assert where[1] == "gpu-shared" or where == ("DaemonSet", "kube-system", "gpreempt"), \
+            "privileged outside gpu-shared: %r" % (where,)
+for x in docs:
+    assert x["kind"] not in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"), \
+        "the manifests ship %s %s: who creates pods is the cluster's RBAC" % (x["kind"], x["metadata"]["name"])
+EOF2
+
 # The example pods (the GPU sharing the docs recommend): LC and BE annotated
 # with values the hook accepts, LC above BE; both on a node the DaemonSet
 # runs on, BE on LC's node, both on the same GPU with /dev/kfd and /dev/dri
