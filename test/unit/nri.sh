@@ -65,6 +65,17 @@ plugin_start
 tap_check "nri: a restarted plugin is synchronized with the 2 running containers" waitfor 30 grep -q '^sync 2$' $W/out
 tap_check "nri: ... and runs the hook for the annotated one" \
 	waitfor 30 sh -c "[ \$(grep -c 'container good: no rule set' $W/hook.log) = 2 ]"
+# The runtime (root) names the cgroup; a path that climbs out of its slice
+# or names the root cgroup gets no rule, whatever the annotation asks.
+tap_check "nri: cgroupsPath with .. : the container starts" \
+	test "$(nri run esc /nri-test/../../system.slice 0 high)" = ok
+tap_check "nri: cgroupsPath with .. : no rule on another cgroup, the hook says why" \
+	waitfor 30 grep -q 'container esc: no rule set: cannot read cgroupsPath "/nri-test/../../system.slice"' $W/hook.log
+tap_check "nri: cgroupsPath / : the container starts" test "$(nri run rootc / 0 high)" = ok
+tap_check "nri: cgroupsPath / : no rule over the whole node, the hook says why" \
+	waitfor 30 grep -q 'container rootc: no rule set: cannot read cgroupsPath "/"' $W/hook.log
+nri stop esc >/dev/null
+nri stop rootc >/dev/null
 tap_check "nri: stop: ok" test "$(nri stop good)" = ok
 tap_check "nri: no record left" sh -c "[ -z \"\$(ls $W/run 2>/dev/null)\" ]"
 tap_done
