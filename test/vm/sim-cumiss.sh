@@ -35,13 +35,13 @@ if ! insmod "$OBJ/build/testing/module/gpreempt.ko" test_maxactive=1 shrink_pct=
 fi
 hammers=()
 for i in 1 2 3 4 5 6 7 8; do
-	$GPLOAD idle --prio 5 --cu-mask 0-7 --cu-mask-loop --duration 40 --quiet \
+	$GPLOAD idle --prio 5 --cu-mask 0-7 --cu-mask-loop --duration 300 --quiet \
 		>"$T/h$i.out" 2>&1 &
 	hammers+=($!)
 done
 sleep 2
 m0=$(gstat probe_missed)
-$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 40 --cu-mask 0-3 \
+$GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 300 --cu-mask 0-3 \
 	--quiet --json "$T/be.json" &
 be=$!
 wait_for 10 kq_is 3 cu_mask_cus 4
