@@ -83,6 +83,22 @@ static void ks_ttm_evict_worker(struct work_struct *work)
 	queue_delayed_work(ks_evict_wq, &ev->restore_work, msecs_to_jiffies(ev->ttm_restore_ms));
 }
 
+/*
+ * The end of either restore: the queues back, the eviction of that kind over,
+ * and the process reference its scheduling took dropped.
+ */
+static void ks_ev_restore_done(struct ks_kfd_evict *ev, struct kfd_process *p,
+			       atomic64_t *restores, bool *pending)
+{
+	if (kfd_process_restore_queues(p))
+		pr_err_ratelimited("failed to restore queues of pasid 0x%x\n", p->pasid);
+	atomic64_inc(restores);
+	mutex_lock(&ev->lock);
+	*pending = false;
+	mutex_unlock(&ev->lock);
+	kfd_unref_process(p);
+}
+
 /* restore_process_worker(): the BOs first, the queues only once they validate. */
 static void ks_ttm_restore_worker(struct work_struct *work)
 {
@@ -98,13 +114,7 @@ static void ks_ttm_restore_worker(struct work_struct *work)
 				   msecs_to_jiffies(KS_PROCESS_RESTORE_TIME_MS));
 		return;
 	}
-	if (kfd_process_restore_queues(p))
-		pr_err_ratelimited("failed to restore queues of pasid 0x%x\n", p->pasid);
-	atomic64_inc(&ks_ev_stats.ttm_restores);
-	mutex_lock(&ev->lock);
-	ev->ttm = false;
-	mutex_unlock(&ev->lock);
-	kfd_unref_process(p);
+	ks_ev_restore_done(ev, p, &ks_ev_stats.ttm_restores, &ev->ttm);
 }
 
 /* amdgpu_amdkfd_restore_userptr_worker() -> kgd2kfd_resume_mm() */
@@ -114,13 +124,7 @@ static void ks_userptr_restore_worker(struct work_struct *work)
 					       userptr_work);
 	struct kfd_process *p = ks_ev_process(ev);
 
-	if (kfd_process_restore_queues(p))
-		pr_err_ratelimited("failed to restore queues of pasid 0x%x\n", p->pasid);
-	atomic64_inc(&ks_ev_stats.userptr_restores);
-	mutex_lock(&ev->lock);
-	ev->userptr = false;
-	mutex_unlock(&ev->lock);
-	kfd_unref_process(p);
+	ks_ev_restore_done(ev, p, &ks_ev_stats.userptr_restores, &ev->userptr);
 }
 
 /**
