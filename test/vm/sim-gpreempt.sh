@@ -142,7 +142,7 @@ tap_check "kill -9 of a parked BE: its queues leave gp_queues" wait_for 10 no_qu
 tap_check "kill -9 of a parked BE: gpreempt holds no eviction" wait_for 10 stat_is evicts_outstanding 0
 $GPLOAD $BE_ARGS --duration 20 --quiet &
 be=$!
-tap_check "kill -9 of LC mid-run: the second BE parked before LC's kill" wait_for 10 state_is $be 2
+tap_check "kill -9 of LC mid-run: the second BE parked before LC's kill" wait_for 30 state_is $be 2
 kill -9 $lc
 wait $lc 2>/dev/null
 tap_check "kill -9 of LC mid-run: BE resumes" wait_for 10 state_is $be 0

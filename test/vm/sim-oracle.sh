@@ -33,10 +33,11 @@ $GPLOAD be --prio 9 --wg 8 --wg-us 200000 --inflight 2 --duration 120 --quiet --
 be=$!
 sleep 1
 sh -c "echo \$\$ >$CG/gp-oracle-lc/cgroup.procs && exec $GPLOAD lc --prio 7 --wg 4 --wg-us 2000 \
-	--period-us 20000 --duration 3 --quiet --json $T/lc.json" &
+	--period-us 20000 --duration 6 --quiet --json $T/lc.json" &
 lc=$!
 lcq() { grep ' prio=7 ' $DBG/queues | head -1; }
-wait_for 10 sh -c "grep -q ' prio=7 ' $DBG/queues"
+# A loaded guest can take many seconds to start LC: its queue is read while it lives.
+wait_for 60 sh -c "grep -q ' prio=7 ' $DBG/queues"
 tap_check "LC's queue has level 12 from its cgroup's rule (MQD priority 7)" \
 	test "$(linefield "$(lcq)" oracle)" = 12
 tap_check "BE's queue has no rule (level -1: its MQD priority 9)" \
