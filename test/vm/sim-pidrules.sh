@@ -46,7 +46,8 @@ brc=$?
 tap_check "F7: the live process, released, ran every packet exactly once" test $brc = 0
 wait_for 20 no_rules $b
 # A hold ends after max_hold_s, in the map too.
-echo 2 >/sys/module/gpreempt/parameters/max_hold_s
+# 8 s: a loaded guest can take seconds between the park and its check.
+echo 8 >/sys/module/gpreempt/parameters/max_hold_s
 $GPLOAD be --wg 4 --wg-us 1000 --inflight 2 --duration 600 --quiet &
 c=$!
 wait_for 20 has_queue $c
@@ -54,9 +55,9 @@ $CTL park queue "$c:$(qf $c qid)" >/dev/null
 held() { $CTL --json list | jq -e --arg t "$c:$(qf $c qid)" 'any(.[]; .target == $t and .hold == true)' >/dev/null; }
 tap_check "F7: a hold is set" held
 if wait_for 30 sh -c "! $CTL --json list | jq -e --arg t '$c:' 'any(.[]; (.target | startswith(\$t)) and .hold == true)' >/dev/null"; then
-	tap_ok "F7: the hold is released after max_hold_s (2 s)"
+	tap_ok "F7: the hold is released after max_hold_s (8 s)"
 else
-	tap_not_ok "F7: the hold is released after max_hold_s (2 s) # $($CTL list | grep -w "$c")"
+	tap_not_ok "F7: the hold is released after max_hold_s (8 s) # $($CTL list | grep -w "$c")"
 fi
 tap_check "F7: ... and the queue runs again" wait_for 20 sh -c "[ \"\$($CTL --json status | jq -r '[.queues[] | select(.tgid == $c)][0].state')\" = running ]"
 kill -TERM $c

@@ -45,7 +45,8 @@ dmesg -C
 # ---- kfdsim alone: masks over engines, and dispatch honours them --------------
 tap_check "kfdsim loads (8 CUs, 4 engines)" insmod "$OBJ/test/kfdsim/kfdsim.ko" num_cu=8
 tap_check "kfdsim reports num_se 4" grep -qx "num_se 4" /sys/kernel/debug/kfdsim/params
-$GPLOAD be --prio 3 --wg 8 --wg-us 5000 --inflight 4 --duration 3 --cu-mask 5 --quiet &
+# Each load runs until the sampling is over (a loaded guest is slow to start one).
+$GPLOAD be --prio 3 --wg 8 --wg-us 5000 --inflight 4 --duration 120 --cu-mask 5 --quiet &
 p1=$!
 wait_for 10 kq_is 3 cu_mask_cus 1
 # CU 5 is engine 5 % 4 = 1, CU 5 / 4 = 1 of it: bit 1 of se_mask[1].
@@ -54,14 +55,17 @@ tap_check "SET_CU_MASK 5: one CU, engine 1 bit 1 (KFD's symmetric mapping)" \
 sample_running 3 2
 tap_check "a queue masked to 1 CU never runs more than 1 workgroup at once (saw $maxrun)" \
 	test "$maxrun" = 1
+kill -TERM $p1
 wait $p1
 tap_check "the masked queue completed every packet" test $? = 0
 tap_check "kfdsim counts the CU-mask updates" test "$(kstat cu_mask_updates)" -ge 1
-$GPLOAD be --prio 3 --wg 8 --wg-us 5000 --inflight 4 --duration 3 --quiet &
+$GPLOAD be --prio 3 --wg 8 --wg-us 5000 --inflight 4 --duration 120 --quiet &
 p1=$!
+wait_for 30 sh -c "grep -q ' prio=3 ' $Q"
 sleep 1
 sample_running 3 1
 tap_check "an unmasked queue uses all 8 CUs (saw $maxrun)" test "$maxrun" = 8
+kill -TERM $p1
 wait $p1
 
 # ---- gpreempt shrink_pct=50 --------------------------------------------------
