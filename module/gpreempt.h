@@ -177,6 +177,8 @@ struct gp_defer {
  * @lockless: set by the evict backend (monitor, unload): the last action
  *	      found p->mutex busy and was done without it
  * @held_count: times @lock_held was set (gp_queue_info.mutex_held)
+ * @unload_spent: unload only: jiffies spent in this round waiting for its
+ *		  p->mutex (each process has its own share of the deadline)
  * @defer: monitor-owned while idle: the action handed to the helper thread
  * @ev: per-device evictions gpreempt holds (monitor-owned)
  * @ev.dev: the device (NULL: free slot)
@@ -210,6 +212,7 @@ struct gp_proc {
 	bool lock_held;
 	bool lockless;
 	u32 held_count;
+	unsigned long unload_spent;
 	struct gp_defer defer;
 	struct {
 		struct kfd_node *dev;
