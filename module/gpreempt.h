@@ -96,6 +96,7 @@ int gp_layout_check(struct module *owner);
 /* ---- live KFD objects match the built-in layout (layout_live.c) ---- */
 int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq,
 			   unsigned long deadline);
+int gp_layout_live_queues_locked(struct kfd_process *p, u32 pasid, unsigned int *nq);
 void gp_layout_live_passed(unsigned int nproc, unsigned int nq, ktime_t t0);
 bool gp_layout_live_admit(struct queue *q);
 
@@ -367,6 +368,7 @@ void gp_registry_free_all(void (*release)(struct gp_queue *e));
 struct gp_proc *gp_registry_next_evicted(struct gp_proc *prev);
 int gp_registry_walk_existing(bool adopt);
 int gp_registry_adopt_skipped(void);
+void gp_registry_adopt_stop(void);
 int gp_registry_adopt_queue(struct queue *q);
 bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 int gp_registry_restores_owed(struct gp_proc **out, int max);
