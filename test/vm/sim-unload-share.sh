@@ -6,8 +6,9 @@
 # spends its own share, not every other process's.
 #  - BE1 starts first (its queues come first in the registry) with 16
 #    queues, all parked by suspend, then holds its p->mutex.
-#  - BE2 keeps its own p->mutex busy (--mutex-threads, the cheap-ioctl
-#    hammer: a try rarely wins it, a waiter gets it) and is parked.
+#  - BE2 is parked, then its p->mutex is hammered (kfdsim's hammer_mutex:
+#    owned at every instant, handed over only to a waiter, as by threads
+#    looping on cheap ioctls: a try never wins it).
 #  - rmmod returns; BE2's queue runs; BE1's stay parked and are named, BE2
 #    is not; BE2's packets each ran exactly once.
 # Before, the unload waited up to 1 s per queue in registry order: BE1's 16
@@ -54,22 +55,25 @@ $GPLOAD be --queues $NQ --wg 4 --wg-us 2000 --inflight 2 --duration 600 --quiet 
 be1=$!
 wait_for 20 nq $be1 $NQ
 p1=$(qf $be1 pasid)
-$GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet \
-	--mutex-threads 4 --mutex-us 500 &
+$GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 be2=$!
 wait_for 20 eval '[ -n "$(qf $be2 pasid)" ]'
 p2=$(qf $be2 pasid)
 park_all $be1
 park_all $be2
 tap_check "unload share: BE1's $NQ queues parked by suspend" wait_for 30 all_susp "$p1" $NQ
-tap_check "unload share: BE2 (hammering its p->mutex) parked by suspend" wait_for 30 all_susp "$p2" 1
+tap_check "unload share: BE2 parked by suspend" wait_for 30 all_susp "$p2" 1
 h0=$(fcount mutex_holds)
 sh -c "echo '$p1 90000' >$F/hold_mutex" &
 hold=$!
 wait_for 10 fc_ge mutex_holds $((h0 + 1))
+h0=$(fcount mutex_hammers)
+sh -c "echo '$p2 120000' >$F/hammer_mutex" &
+hammer=$!
+wait_for 10 fc_ge mutex_hammers $((h0 + 1))
 run_bounded 60 rmmod gpreempt
 tap_check "unload share: rmmod returns within 60 s while BE1 holds its p->mutex" \
-	test "$rc" = 0 -a -n "$(on $hold && echo on)"
+	test "$rc" = 0 -a -n "$(on $hold && on $hammer && echo on)"
 if running "$p2"; then
 	tap_ok "unload share: BE2's queue runs after rmmod"
 else
@@ -82,6 +86,8 @@ tap_check "unload share: the kernel log names BE1 (pasid $p1) as left parked" \
 tap_check "unload share: the kernel log does not name BE2 (pasid $p2)" \
 	sh -c "! dmesg | grep -q 'pasid $p2 .*left parked at unload'"
 dmesg | grep gpreempt | tail -n 4 | sed 's/^/# /'
+kill -TERM $hammer 2>/dev/null
+wait $hammer
 stop_be $be2
 tap_check "unload share: BE2: every packet ran exactly once" test "$be_rc" = 0
 kill -TERM $hold 2>/dev/null
