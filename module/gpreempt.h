@@ -96,6 +96,7 @@ int gp_layout_check(struct module *owner);
 /* ---- live KFD objects match the built-in layout (layout_live.c) ---- */
 int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq,
 			   unsigned long deadline);
+int gp_layout_live_queues_locked(struct kfd_process *p, u32 pasid, unsigned int *nq);
 void gp_layout_live_passed(unsigned int nproc, unsigned int nq, ktime_t t0);
 bool gp_layout_live_admit(struct queue *q);
 
@@ -177,6 +178,8 @@ struct gp_defer {
  * @lockless: set by the evict backend (monitor, unload): the last action
  *	      found p->mutex busy and was done without it
  * @held_count: times @lock_held was set (gp_queue_info.mutex_held)
+ * @unload_spent: unload only: jiffies spent in this round waiting for its
+ *		  p->mutex (each process has its own share of the deadline)
  * @defer: monitor-owned while idle: the action handed to the helper thread
  * @ev: per-device evictions gpreempt holds (monitor-owned)
  * @ev.dev: the device (NULL: free slot)
@@ -210,6 +213,7 @@ struct gp_proc {
 	bool lock_held;
 	bool lockless;
 	u32 held_count;
+	unsigned long unload_spent;
 	struct gp_defer defer;
 	struct {
 		struct kfd_node *dev;
@@ -364,6 +368,7 @@ void gp_registry_free_all(void (*release)(struct gp_queue *e));
 struct gp_proc *gp_registry_next_evicted(struct gp_proc *prev);
 int gp_registry_walk_existing(bool adopt);
 int gp_registry_adopt_skipped(void);
+void gp_registry_adopt_stop(void);
 int gp_registry_adopt_queue(struct queue *q);
 bool gp_registry_tgid_managed(pid_t tgid, const struct gp_proc *except);
 int gp_registry_restores_owed(struct gp_proc **out, int max);

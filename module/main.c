@@ -62,6 +62,7 @@ static int __init gp_init(void)
 	return 0;
 
 err_hooks:
+	gp_registry_adopt_stop();
 	gp_hooks_exit();
 	gp_registry_free_all(gp_ptr_release);
 err_maps:
@@ -74,6 +75,7 @@ err_ksyms:
 static void __exit gp_exit(void)
 {
 	gp_monitor_stop();
+	gp_registry_adopt_stop();
 	gp_monitor_release_all();
 	gp_hooks_exit();
 	gp_monitor_free();

@@ -269,6 +269,35 @@ int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq,
 }
 
 /**
+ * gp_layout_live_queues_locked() - check a live process's queues, p->mutex held
+ * @p: a process found by PASID, with a KFD reference held, that passed
+ *     gp_layout_live_process() but whose mutex was busy then (-EBUSY)
+ * @pasid: the PASID it was found by
+ * @nq: its queues are added here
+ *
+ * The adoption of a process insmod skipped: the caller waited for its
+ * p->mutex (a waiter, never a try) and holds it.
+ *
+ * Return: 0, or -ENOEXEC after one line that names the field.
+ */
+int gp_layout_live_queues_locked(struct kfd_process *p, u32 pasid, unsigned int *nq)
+{
+	struct gp_live_why why;
+	u32 ndevs;
+	int ret;
+
+	ret = gp_live_process(p, pasid, &ndevs, &why);
+	if (!ret)
+		ret = gp_live_queues(p, ndevs, nq, &why);
+	if (ret) {
+		atomic_set(&gp_live_state, GP_LIVE_FAILED);
+		pr_err("live KFD objects do not match the layout gpreempt was built for (from %s): %s (PASID %u); rebuild gpreempt against this amdgpu\n",
+		       GP_LAYOUT_FROM, why.msg, pasid);
+	}
+	return ret;
+}
+
+/**
  * gp_layout_live_passed() - every live KFD process passed (insmod)
  * @nproc: processes checked
  * @nq: their queues

@@ -124,7 +124,7 @@ void gp_restore_owed(void)
  * Unload: rounds for KFD's refusals (an MES add_queue that keeps the
  * process evicted, a device that hung for a moment), the pause between
  * them, the deadline for the waits for busy p->mutexes (over every
- * process, S4-1), and the longest one wait.
+ * process, S4-1), and the longest wait of one process in a round.
  */
 #define GP_UNLOAD_ROUNDS 6
 #define GP_UNLOAD_PAUSE_MS 300
@@ -168,40 +168,98 @@ static int gp_resume_blocking(void *arg)
 	return gp_resume_one(arg, true);
 }
 
+/* Unload: nothing left to give back of @e, or the evict backend's. */
+static bool gp_resume_skip(struct gp_queue *e)
+{
+	if (e->gone || e->pq.state == GP_PS_RUNNING)
+		return true;
+	if (e->pq.state == GP_PS_PARKED && e->backend == GP_BACKEND_EVICT) {
+		/* Its process's eviction: gp_restore_evictions(). */
+		e->pq.state = GP_PS_RUNNING;
+		return true;
+	}
+	return false;
+}
+
+/* Unload: the result @ret of resuming @e, counted in @left and @busy. */
+static void gp_resume_count(struct gp_queue *e, int ret, int *left, int *busy)
+{
+	if (ret && ret != -ESRCH && ret != -ENOENT && ret != -EPERM) {
+		(*left)++;
+		if (ret == -EBUSY)
+			(*busy)++;
+		return;
+	}
+	e->pq.state = GP_PS_RUNNING;
+}
+
 /*
- * Unload: resume the queues parked one by one: only tried, or (@wait) then
- * waited for in the helper, each wait bounded and none past @deadline.
- * Returns those left parked; @busy: of them, those whose p->mutex was busy.
+ * Unload: resume @e, tried, then with its p->mutex busy waited for in the
+ * helper, for what is left of its process's @share of this round.  A wait
+ * that ran out spends the whole share: the other queues of a process that
+ * keeps its mutex are only tried, so it never spends more than one share.
+ */
+static int gp_resume_wait(struct gp_queue *e, unsigned long share, unsigned long deadline)
+{
+	struct gp_proc *pr = e->proc;
+	unsigned long t0, room;
+	int ret = gp_resume_one(e, false);
+
+	if (ret != -EBUSY || pr->unload_spent >= share || !time_before(jiffies, deadline))
+		return ret;
+	room = min(share - pr->unload_spent, deadline - jiffies);
+	t0 = jiffies;
+	ret = gp_defer_call(gp_resume_blocking, e, max(jiffies_to_msecs(room), 1U));
+	pr->unload_spent = ret == -EBUSY ? share : pr->unload_spent + (jiffies - t0);
+	return ret;
+}
+
+/*
+ * Unload: resume the queues parked: only tried, or (@wait) waited for in
+ * the helper.  A wait is bounded per process, not per queue: the processes
+ * with a queue left share what is left of @deadline, GP_UNLOAD_WAIT_MS
+ * each at most, so one process with many queues cannot spend another's
+ * share (S4-1).  The processes not known to hold their own p->mutex
+ * (gp_proc.lock_held) are waited for first.  Returns the queues left
+ * parked; @busy: of them, those whose p->mutex was busy.
  */
 static int gp_resume_queues(int n, bool wait, unsigned long deadline, int *busy)
 {
-	int i, left = 0;
+	unsigned long share = 0;
+	int i, held, left = 0, nprocs = 0;
 
 	*busy = 0;
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
-		long ms;
-		int ret;
 
-		if (e->gone || e->pq.state == GP_PS_RUNNING)
+		if (gp_resume_skip(e))
 			continue;
-		if (e->pq.state == GP_PS_PARKED && e->backend == GP_BACKEND_EVICT) {
-			/* Its process's eviction: gp_restore_evictions(). */
-			e->pq.state = GP_PS_RUNNING;
-			continue;
+		/* Not counted yet among the processes that share the round. */
+		e->proc->unload_spent = ULONG_MAX;
+		if (!wait)
+			gp_resume_count(e, gp_resume_one(e, false), &left, busy);
+	}
+	if (!wait)
+		return left;
+	for (i = 0; i < n; i++) {
+		struct gp_proc *pr = gp_snap[i]->proc;
+
+		if (!gp_resume_skip(gp_snap[i]) && pr->unload_spent == ULONG_MAX) {
+			pr->unload_spent = 0;
+			nprocs++;
 		}
-		ret = gp_resume_one(e, false);
-		if (ret == -EBUSY && wait && time_before(jiffies, deadline)) {
-			ms = min_t(long, jiffies_to_msecs(deadline - jiffies), GP_UNLOAD_WAIT_MS);
-			ret = gp_defer_call(gp_resume_blocking, e, ms);
+	}
+	if (nprocs && time_before(jiffies, deadline))
+		share = min((deadline - jiffies) / nprocs,
+			    msecs_to_jiffies(GP_UNLOAD_WAIT_MS));
+	for (held = 0; held < 2; held++) {
+		for (i = 0; i < n; i++) {
+			struct gp_queue *e = gp_snap[i];
+
+			if (gp_resume_skip(e) || READ_ONCE(e->proc->lock_held) != !!held)
+				continue;
+			gp_resume_count(e, gp_resume_wait(e, share, deadline), &left, busy);
 		}
-		if (ret && ret != -ESRCH && ret != -ENOENT && ret != -EPERM) {
-			left++;
-			if (ret == -EBUSY)
-				(*busy)++;
-			continue;
-		}
-		e->pq.state = GP_PS_RUNNING;
 	}
 	return left;
 }
@@ -257,8 +315,10 @@ static void gp_name_left(int n)
  * process's lock never holds up another's release (S4-1): evictions are
  * restored without waiting for any p->mutex (a busy one: without it), the
  * other parks are first only tried, for every queue, and only then waited
- * for, each wait bounded and all within GP_UNLOAD_DEADLINE_MS.  A KFD call
- * that failed is tried again, GP_UNLOAD_ROUNDS times in all.  What is left
+ * for, each process's waits in a round bounded by its share of what is
+ * left of GP_UNLOAD_DEADLINE_MS (gp_resume_queues()).  A KFD call that
+ * failed, or a busy mutex past the deadline, is tried again,
+ * GP_UNLOAD_ROUNDS times in all.  What is left
  * parked then belongs to a process that holds its own p->mutex (or that
  * KFD refused), and is named.
  */
@@ -279,10 +339,11 @@ void gp_monitor_release_all(void)
 		left = gp_resume_queues(n, round > 0, deadline, &busy);
 		if (!failed && !left)
 			break;
-		if (time_after(jiffies, deadline))
-			break;
-		/* Only KFD's refusals left: as many rounds as for them. */
-		if (round + 1 >= GP_UNLOAD_ROUNDS && !busy)
+		/*
+		 * As many rounds as for KFD's refusals; busy mutexes get more
+		 * until the deadline, and past it only these rounds' tries.
+		 */
+		if (round + 1 >= GP_UNLOAD_ROUNDS && (!busy || time_after(jiffies, deadline)))
 			break;
 		msleep(round ? GP_UNLOAD_PAUSE_MS : 20);
 	}
