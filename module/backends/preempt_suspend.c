@@ -70,6 +70,13 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	 * own, so from then on the flag is the debugger's.
 	 */
 	if (kfd_p_debugged(p) && (park || READ_ONCE(e->proc->dbg_suspended))) {
+		/*
+		 * KFD says debugged where no probe did (an enable probe found
+		 * no free instance; a failed enable that left the flag set):
+		 * the next park is an eviction, not -EPERM for ever.
+		 */
+		if (park && !READ_ONCE(e->proc->debugged))
+			WRITE_ONCE(e->proc->evict_only, true);
 		gp_stats.skipped_debugged++;
 		ret = -EPERM;
 		goto out_unlock;
