@@ -44,16 +44,16 @@ static bool gp_wants_evict(struct gp_queue *e, int n, const struct gp_policy_par
 	 * device goes.  What the policy wanted, not what the budget granted:
 	 * one evict parks them all, and a max_actions below the process's
 	 * queue count must not keep it from ever being parked.  Its idle
-	 * queues go along at any level (gp_policy_goes_along()): ROCr keeps an
-	 * idle queue of its own in every process, and one idle queue above the
-	 * working one must not keep the process running.
+	 * queues below the device's busy top go along (gp_policy_goes_along()):
+	 * ROCr keeps an idle queue of its own in every process, and one idle
+	 * queue above the working one must not keep the process running.
 	 */
 	for (i = 0; i < n; i++) {
 		struct gp_queue *x = gp_snap[i];
 
 		if (x->proc != e->proc || x->dev != e->dev || x->gone || x->sdma)
 			continue;
-		if (!gp_policy_goes_along(pp, &x->pq, now))
+		if (!gp_policy_goes_along(pp, &gp_res, &x->pq, now))
 			return false;
 		if (x->pq.state == GP_PS_PARKED && x->backend != GP_BACKEND_EVICT)
 			return false;
