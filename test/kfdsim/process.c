@@ -676,7 +676,7 @@ struct ks_runtime_info {
  * whoever suspended it (kfd_dbg_trap_deactivate(target, false, 0),
  * kfd_debug.c:817-827 and :595: resume_queues(target, 0, NULL)), and
  * -EFAULT is returned: any process can do this to itself with a bad
- * pointer.  The same in 7.3.
+ * pointer.  The same in 7.3 (kfd_debug.c:833-842).
  *
  * Return: 0 or -EFAULT.
  */
