@@ -388,9 +388,13 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		}
 		/*
 		 * Tiers: only the lowest busy level is held below the top, and
-		 * a queue the hardware would run before a busy provider.
+		 * a queue the hardware would run before a busy provider.  A
+		 * parked queue without work is no tier (nothing of it would
+		 * run): it stays held, as an idle queue its process's park
+		 * took along (gp_policy_goes_along()), until it has work.
 		 */
 		if (below && pp->tiers && x->prio > r.low_prio[xd] &&
+		    (x->state != GP_PS_PARKED || may_run(x, pp, now)) &&
 		    !(r.inheriting && gp_policy_holds_provider(pp, q, n, x, now)))
 			below = false;
 		/* Starvation guard: what the hardware would run before a slice. */

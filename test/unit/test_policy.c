@@ -1783,6 +1783,48 @@ static void t_proc_park_idle_above(void)
 	EXPECT(!gp_policy_goes_along(&P, &r, &q[2], T0));
 }
 
+/*
+ * S5-2 with tiers (the default): the idle queue at 7 sits between the
+ * lowest busy level (BE's working queue at 3) and LC at 12.  Taken along by
+ * its process's park, it stays parked while idle (else its unpark restores
+ * the process at the next tick: a park and an unpark per tick), and is
+ * unparked, as a tier, once it has work.
+ */
+static void t_proc_park_idle_tier(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_policy_result r;
+	struct gp_pq q[3];
+	u64 t = T0;
+	int i;
+
+	pp.tiers = true;
+	qinit(&q[0], 12, true);
+	q[0].group = 1;
+	qinit(&q[1], 3, true);
+	q[1].group = 2;
+	qinit(&q[2], 7, false);
+	q[2].group = 2;
+	gp_policy_decide(&pp, q, 3, t, &r);
+	EXPECT(q[1].wanted == GP_ACT_PARK && q[2].wanted == GP_ACT_NONE);
+	EXPECT(gp_policy_goes_along(&pp, &r, &q[1], t) && gp_policy_goes_along(&pp, &r, &q[2], t));
+	/* The eviction parked both (as apply.c commits a process's queues). */
+	q[2].action = GP_ACT_PARK;
+	for (i = 1; i < 3; i++)
+		gp_policy_commit(&pp, &q[i], true, t);
+	for (i = 0; i < 50; i++) {
+		t += 1 * MS;
+		gp_policy_decide(&pp, q, 3, t, &r);
+		EXPECT(q[1].wanted == GP_ACT_NONE && q[2].wanted == GP_ACT_NONE);
+	}
+	EXPECT(nparked(q, 3) == 2);
+	/* Work at 7: a middle tier, unparked (its process with it). */
+	q[2].pending = true;
+	t += 1 * MS;
+	gp_policy_decide(&pp, q, 3, t, &r);
+	EXPECT(q[2].wanted == GP_ACT_UNPARK);
+}
+
 static const struct tap_test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
@@ -1837,6 +1879,7 @@ static const struct tap_test tests[] = {
 	{ "CU masks: shrink keeps a prefix of the owner's CUs, or what a masked LC leaves", t_cu_shrink_mask },
 	{ "sleep through a hold: one pass over the snapshot equals the nested loops on random snapshots", t_sleep_matches_reference },
 	{ "S5-2: a whole-process park takes the process's idle queues below the busy top along, whatever their level; a queue with work kept running keeps it", t_proc_park_idle_above },
+	{ "S5-2, tiers: an idle queue between the lowest busy level and the top, taken along, stays parked while idle; unparked once it has work", t_proc_park_idle_tier },
 };
 
 int main(void)

@@ -61,9 +61,10 @@ insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "kfdsim loads"; exit 1; }
 # LC at KFD priority 12 ranks at 12 (user_max_priority: no user cap).
 insmod "$OBJ/module/gpreempt.ko" backend=suspend max_suspend_ms=60000 user_max_priority=15 ||
 	{ tap_not_ok "gpreempt loads"; rmmod kfdsim; exit 1; }
-# LC: a backlog of 8 dispatches of 20 ms, busy throughout (root, prio 12).
+# LC: a backlog of 8 dispatches of 50 ms, busy throughout (root, prio 12)
+# while its own process waits for a CPU in a loaded guest.
 lc_start() {
-	$GPLOAD be --prio 12 --wg 8 --wg-us 20000 --inflight 8 --duration 300 --quiet &
+	$GPLOAD be --prio 12 --wg 8 --wg-us 50000 --inflight 8 --duration 300 --quiet &
 	lc=$!
 }
 # LC first (BE is then unparked and drains), then BE: each packet exactly once.
