@@ -108,6 +108,16 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		WRITE_ONCE(*flag, false);
 		goto out_unlock;
 	}
+	/*
+	 * An unpark that finds the flag already clear: KFD undid the park
+	 * (the debugger's resume, between the tick's check and now, e.g. while
+	 * this action waited for p->mutex): the process is parked by eviction
+	 * from now on, as when the tick's check finds it (scan.c).
+	 */
+	if (!park && !READ_ONCE(*flag)) {
+		gp_stats.suspend_lost++;
+		WRITE_ONCE(e->proc->evict_only, true);
+	}
 	if (gp_already_there(q, park))
 		goto out_unlock;
 
