@@ -268,6 +268,17 @@ struct gp_stats {
 	__u64 dev_fenced;
 	__u64 remap_throttled;
 	/*
+	 * Parks by a queue's is_suspended flag that KFD undid behind
+	 * gpreempt's back (the debugger's resume_queues(), which a process
+	 * reaches on itself through a failing DBG_TRAP_ENABLE or an
+	 * enable and disable): seen by the tick's check of every such park,
+	 * its process parked by eviction from then on.  And debugger calls
+	 * whose return probe found no free instance (missed): every process
+	 * known then is parked by eviction only.
+	 */
+	__u64 suspend_lost;
+	__u64 dbg_lost;
+	/*
 	 * Latency distributions (gpreemptctl stats prints their percentiles):
 	 * detection, the time from the scan before the one that found new
 	 * work at the top of a device with an inversion to that scan (the

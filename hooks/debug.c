@@ -21,13 +21,24 @@ static int gp_on_dbg_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return c->p ? 0 : 1;
 }
 
-/* Debugged only once the attach succeeded (m1). */
+/*
+ * Debugged only once the attach succeeded (m1).  A failed one may still
+ * have resumed every queue of the process: when the copy of the runtime
+ * info to the caller fails, kfd_dbg_trap_enable() deactivates the trap
+ * with resume_queues(target, 0, NULL) and returns -EFAULT (6.12
+ * kfd_debug.c:817-827 and :595; 7.3 kfd_debug.c:833-842), and any
+ * process may call it on itself with a bad pointer.  Its process is parked
+ * by eviction only from then on (and the tick's check finds the resumed
+ * park).
+ */
 static int gp_on_dbg_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 
 	if (gp_ret(regs) == 0)
 		gp_registry_proc_debugged(c->p, true);
+	else
+		gp_registry_proc_evict_only(c->p);
 	return 0;
 }
 

@@ -369,30 +369,42 @@ static unsigned long gp_rprobe_missed(const struct kretprobe *rp)
 }
 
 /**
- * gp_hooks_lost() - were SET_CU_MASK or property-update calls missed?
+ * gp_hooks_lost() - were SET_CU_MASK, property-update or debugger calls missed?
  *
  * S4-10: a missed call ran in KFD without gpreempt seeing it: a CU mask
  * it set is not recorded (a grow-back would write the older one back), a
- * priority or percentage update not marked for re-reading.  Monitor only:
- * each call reports what was missed since the previous one.
+ * priority or percentage update not marked for re-reading.  A missed
+ * debugger call leaves a process KFD counts as debugged (its queues'
+ * is_suspended flag the debugger's) that gpreempt does not, or its queues
+ * resumed unseen.  Monitor only: each call reports what was missed since
+ * the previous one.
  *
- * Return: GP_LOST_CU_MASK and/or GP_LOST_PROPS, or 0.
+ * Return: GP_LOST_CU_MASK, GP_LOST_PROPS and/or GP_LOST_DEBUG, or 0.
  */
 u32 gp_hooks_lost(void)
 {
-	static unsigned long seen_cu, seen_props;
-	unsigned long cu = 0, props = 0;
+	static unsigned long seen_cu, seen_props, seen_dbg;
+	unsigned long cu = 0, props = 0, dbg = 0;
 	u32 lost = 0;
+	int i;
 
 	if (READ_ONCE(gp_reg.have_cu_masks))
 		cu = gp_rprobe_missed(&gp_cu_mask_probe);
 	props = gp_rprobe_missed(&gp_update_probe);
+	for (i = 0; i < ARRAY_SIZE(gp_rprobes); i++)
+		if (gp_rprobe_on[i] && (gp_rprobes[i] == &gp_dbg_probe ||
+					gp_rprobes[i] == &gp_dbg_suspend_probe ||
+					gp_rprobes[i] == &gp_dbg_off_probe))
+			dbg += gp_rprobe_missed(gp_rprobes[i]);
 	if (cu != seen_cu)
 		lost |= GP_LOST_CU_MASK;
 	if (props != seen_props)
 		lost |= GP_LOST_PROPS;
+	if (dbg != seen_dbg)
+		lost |= GP_LOST_DEBUG;
 	seen_cu = cu;
 	seen_props = props;
+	seen_dbg = dbg;
 	return lost;
 }
 

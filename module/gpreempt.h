@@ -150,6 +150,11 @@ struct gp_defer {
  * @debugged: a debugger attached: hands off
  * @dbg_suspended: the debugger suspended queues since it attached: a queue
  *                 gpreempt parked is the debugger's (never unparked)
+ * @evict_only: parked by eviction only, for good: KFD undid a park of its
+ *		by is_suspended (the debugger's resume, which the process
+ *		can reach on itself), a debugger call of it failed in KFD
+ *		after it may have resumed its queues, KFD showed it debugged
+ *		where no probe did, or a debugger call went unseen
  * @evicted: devices on which gpreempt holds an eviction not yet restored
  * @nqueues: live queues on this process
  * @rule_prio: monitor-owned: priority from the process rules, or -1
@@ -195,6 +200,7 @@ struct gp_proc {
 	bool dead;
 	bool debugged;
 	bool dbg_suspended;
+	bool evict_only;
 	int evicted;
 	int nqueues;
 	int rule_prio;
@@ -362,6 +368,7 @@ void gp_registry_del_queue(struct kfd_process *p, u32 qid);
 void gp_registry_proc_dead(struct kfd_process *p, bool first);
 void gp_registry_proc_debugged(struct kfd_process *p, bool on);
 void gp_registry_proc_dbg_suspend(struct kfd_process *p);
+void gp_registry_proc_evict_only(struct kfd_process *p);
 int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));
@@ -444,6 +451,7 @@ void gp_hooks_exit(void);
 u64 gp_hooks_missed(void);
 #define GP_LOST_CU_MASK 1	/* a SET_CU_MASK call ran unseen (S4-10) */
 #define GP_LOST_PROPS 2		/* a queue property update ran unseen */
+#define GP_LOST_DEBUG 4		/* a debugger enable, disable or suspend ran unseen */
 u32 gp_hooks_lost(void);
 
 #endif /* GP_GPREEMPT_H */

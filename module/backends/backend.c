@@ -278,6 +278,39 @@ int gp_backend_queue_active(struct kfd_process *p, struct gp_queue *e, bool *act
 }
 
 /**
+ * gp_backend_queue_suspended() - is @e's is_suspended flag still set?
+ * @p: @e's process, referenced, its mm held (gp_ptr_window())
+ * @e: queue
+ * @suspended: out: the flag
+ *
+ * As gp_backend_queue_active(): under p->mutex, only tried.  A queue
+ * gpreempt parked by this flag can have it cleared by KFD itself: the
+ * debugger's resume_queues() resumes every suspended queue of a process,
+ * whoever set the flag (6.12 kfd_device_queue_manager.c:3253-3291,
+ * :1097-1125), and a process can reach it on itself.
+ *
+ * Return: 0, -EBUSY (the mutex is taken), -ENOENT (the queue is gone) or
+ * -EOPNOTSUPP (no such flag in this KFD).
+ */
+int gp_backend_queue_suspended(struct kfd_process *p, struct gp_queue *e, bool *suspended)
+{
+	struct queue *q;
+	int ret = 0;
+
+	if (!kfd_have_queue_suspend())
+		return -EOPNOTSUPP;
+	if (!mutex_trylock(kfd_p_mutex(p)))
+		return -EBUSY;
+	q = gp_backend_find_queue(p, e->qid);
+	if (READ_ONCE(e->gone) || !q || q != e->q)
+		ret = -ENOENT;
+	else
+		*suspended = READ_ONCE(*kfd_q_suspended_flag(q));
+	mutex_unlock(kfd_p_mutex(p));
+	return ret;
+}
+
+/**
  * gp_backend_dev_parkable() - the health checks before any park or evict
  * @p: referenced process, p->mutex held
  * @dev: the device

@@ -19,6 +19,7 @@ struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, str
 void gp_backend_unlock(struct kfd_process *p, struct mm_struct *mm);
 void gp_backend_mutex_unlock(struct kfd_process *p);
 int gp_backend_queue_active(struct kfd_process *p, struct gp_queue *e, bool *active);
+int gp_backend_queue_suspended(struct kfd_process *p, struct gp_queue *e, bool *suspended);
 
 /* Device health (devhealth.c) */
 bool gp_backend_dev_failed(struct device_queue_manager *dqm);

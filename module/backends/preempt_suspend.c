@@ -70,6 +70,13 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 	 * own, so from then on the flag is the debugger's.
 	 */
 	if (kfd_p_debugged(p) && (park || READ_ONCE(e->proc->dbg_suspended))) {
+		/*
+		 * KFD says debugged where no probe did (an enable probe found
+		 * no free instance; a failed enable that left the flag set):
+		 * the next park is an eviction, not -EPERM for ever.
+		 */
+		if (park && !READ_ONCE(e->proc->debugged))
+			WRITE_ONCE(e->proc->evict_only, true);
 		gp_stats.skipped_debugged++;
 		ret = -EPERM;
 		goto out_unlock;
@@ -100,6 +107,16 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		 */
 		WRITE_ONCE(*flag, false);
 		goto out_unlock;
+	}
+	/*
+	 * An unpark that finds the flag already clear: KFD undid the park
+	 * (the debugger's resume, between the tick's check and now, e.g. while
+	 * this action waited for p->mutex): the process is parked by eviction
+	 * from now on, as when the tick's check finds it (scan.c).
+	 */
+	if (!park && !READ_ONCE(*flag)) {
+		gp_stats.suspend_lost++;
+		WRITE_ONCE(e->proc->evict_only, true);
 	}
 	if (gp_already_there(q, park))
 		goto out_unlock;

@@ -112,6 +112,28 @@ void gp_registry_proc_dbg_suspend(struct kfd_process *p)
 }
 
 /**
+ * gp_registry_proc_evict_only() - park @p by eviction only, from now on
+ * @p: KFD process (compared, never dereferenced)
+ *
+ * A debugger call of @p failed in KFD: a failing DBG_TRAP_ENABLE can have
+ * resumed every queue of @p before it returned (kfd_dbg_trap_enable()'s
+ * unwind), and the process can make it fail at will.  KFD's debugger paths
+ * never touch its eviction count.
+ */
+void gp_registry_proc_evict_only(struct kfd_process *p)
+{
+	struct gp_proc *pr;
+	unsigned long flags;
+
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	list_for_each_entry(pr, &gp_reg.procs, node)
+		if (pr->p == p)
+			WRITE_ONCE(pr->evict_only, true);
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
+	gp_reg_ops->changed();
+}
+
+/**
  * gp_registry_restores_owed() - live processes owed an eviction check
  * @out: array to fill
  * @max: its size

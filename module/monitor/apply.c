@@ -18,7 +18,9 @@
 /*
  * Process granularity is forced: the evict backend, a kernel or device that
  * cannot suspend one queue, a debugged process (the debugger owns the
- * queues' is_suspended flag; KFD evicts debugged processes itself), or a
+ * queues' is_suspended flag; KFD evicts debugged processes itself), one
+ * whose park by that flag KFD undid, or that may have been debugged unseen
+ * (gp_proc.evict_only: KFD's debugger paths never touch evictions), or a
  * secondary context (7.2+: its file's close frees its queues at any moment,
  * without p->mutex, and nothing holds that off; eviction touches only its
  * qpd).
@@ -26,10 +28,12 @@
 static bool gp_must_evict(struct gp_queue *e)
 {
 	return READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT || !kfd_have_queue_suspend() ||
-	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged) || e->proc->ctx;
+	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged) || e->proc->ctx ||
+	       READ_ONCE(e->proc->evict_only);
 }
 
-static bool gp_wants_evict(struct gp_queue *e, int n)
+static bool gp_wants_evict(struct gp_queue *e, int n, const struct gp_policy_params *pp,
+			   u64 now)
 {
 	int i;
 
@@ -39,24 +43,17 @@ static bool gp_wants_evict(struct gp_queue *e, int n)
 	 * Process granularity only when every live queue of the process on the
 	 * device goes.  What the policy wanted, not what the budget granted:
 	 * one evict parks them all, and a max_actions below the process's
-	 * queue count must not keep it from ever being parked.
+	 * queue count must not keep it from ever being parked.  Its idle
+	 * queues below the device's busy top go along (gp_policy_goes_along()):
+	 * ROCr keeps an idle queue of its own in every process, and one idle
+	 * queue above the working one must not keep the process running.
 	 */
 	for (i = 0; i < n; i++) {
 		struct gp_queue *x = gp_snap[i];
 
 		if (x->proc != e->proc || x->dev != e->dev || x->gone || x->sdma)
 			continue;
-		/*
-		 * An idle queue no higher than @e goes along: nothing of it
-		 * runs, and the policy unparks it (with its process) when it
-		 * has work above the level that parked it.  ROCr keeps an idle
-		 * queue of its own in every process: without this, no ROCr
-		 * process was ever evicted.
-		 */
-		if (x->pq.state == GP_PS_RUNNING && x->pq.wanted != GP_ACT_PARK &&
-		    !x->pq.pending && !x->pq.blocked && x->pq.prio <= e->pq.prio)
-			continue;
-		if (x->pq.state != GP_PS_PARKED && x->pq.wanted != GP_ACT_PARK)
+		if (!gp_policy_goes_along(pp, &gp_res, &x->pq, now))
 			return false;
 		if (x->pq.state == GP_PS_PARKED && x->backend != GP_BACKEND_EVICT)
 			return false;
@@ -289,13 +286,14 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			if (gp_defer_inflight(e->proc))
 				continue;
 			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
+			t0 = ktime_get_ns();
 			/*
 			 * S4-1: a process that holds its own p->mutex is
 			 * parked by eviction, which needs none (all its
 			 * queues on the device: its own lock harms only it).
 			 */
 			by_proc = act == GP_ACT_PARK ?
-				  READ_ONCE(e->proc->lock_held) || gp_wants_evict(e, n) :
+				  READ_ONCE(e->proc->lock_held) || gp_wants_evict(e, n, pp, t0) :
 				  e->backend == GP_BACKEND_EVICT;
 			if (!by_proc && act == GP_ACT_PARK && gp_must_evict(e)) {
 				/* Forced process granularity, but not all its queues go. */

@@ -5,6 +5,8 @@
  * KFD properties when a hook changed them, its effective priority (rules)
  * and hold, and the device level it counts towards.  Builds the policy's
  * input (e->pq) and the map value (e->info).
+ * over 400 lines: one read of each queue per tick, with the checks of
+ * KFD's own state that must run while the scan holds the process's mm.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -85,7 +87,8 @@ static bool gp_shrinkable(const struct gp_queue *e)
 
 	return READ_ONCE(gp_param.shrink_pct) && READ_ONCE(gp_reg.have_cu_masks) &&
 	       e->pq.parkable && !e->no_shrink && !READ_ONCE(e->cu_mask_unknown) && cus > 1 &&
-	       !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->lock_held) && !e->proc->ctx;
+	       !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->lock_held) && !e->proc->ctx &&
+	       !READ_ONCE(e->proc->evict_only);
 }
 
 /* S3 F7: a hold older than max_hold_s is released, in the map too. */
@@ -160,16 +163,29 @@ static void gp_scan_lost(int n)
 		return;
 	if (lost & GP_LOST_CU_MASK)
 		gp_cu_lost_age = 0;
+	if (lost & GP_LOST_DEBUG)
+		gp_stats.dbg_lost++;
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
 
 		if (lost & GP_LOST_PROPS)
 			WRITE_ONCE(e->props_stale, true);
+		/*
+		 * A debugger call ran unseen: any process may be debugged now
+		 * (the flag of its queues the debugger's) or resumed.  Which
+		 * one is not known: every process is parked by eviction only.
+		 */
+		if (lost & GP_LOST_DEBUG)
+			WRITE_ONCE(e->proc->evict_only, true);
 		if (!(lost & GP_LOST_CU_MASK))
 			continue;
 		WRITE_ONCE(e->cu_mask_unknown, true);
 		shrunk += e->pq.state == GP_PS_SHRUNK;
 	}
+	if (lost & GP_LOST_DEBUG)
+		pr_warn_ratelimited("missed a debugger call in KFD: every process is parked by eviction only\n");
+	if (!(lost & (GP_LOST_CU_MASK | GP_LOST_PROPS)))
+		return;
 	pr_warn_ratelimited("missed a%s%s call in KFD: %s%s\n",
 			    lost & GP_LOST_CU_MASK ? " SET_CU_MASK" : "",
 			    lost & GP_LOST_PROPS ? " queue update" : "",
@@ -205,6 +221,42 @@ static bool gp_scan_off_hw(struct gp_queue *e)
 }
 
 /*
+ * Trust, but verify: is a park of @e by its is_suspended flag still there?
+ * KFD's debugger paths clear that flag on every queue of a process, whoever
+ * set it: kfd_dbg_trap_deactivate() runs resume_queues(p, 0, NULL) (6.12
+ * kfd_debug.c:595), reached from a DBG_TRAP_ENABLE that fails its copy to
+ * the caller (kfd_debug.c:817-827) and from a disable (:667-677), which
+ * any process may call on itself.  No probe outcome tells gpreempt which
+ * of them ran, so each tick re-reads the flag of every such park, under
+ * the scan's discipline (the process's mm held, p->mutex only tried: busy,
+ * it is read at the next tick).  A park KFD undid is counted, and the
+ * queue is running again for the policy, which parks it in this tick by
+ * eviction: its process is parked by eviction only from now on, and KFD's
+ * debugger paths never touch the eviction count.
+ */
+static void gp_scan_verify_park(struct gp_queue *e, u64 t0)
+{
+	struct kfd_process *p;
+	bool suspended;
+
+	if (e->pq.state != GP_PS_PARKED || e->backend != GP_BACKEND_SUSPEND ||
+	    READ_ONCE(e->pinned) || gp_defer_inflight(e->proc))
+		return;
+	p = gp_ptr_window(e);
+	if (!p || gp_backend_queue_suspended(p, e, &suspended) || suspended)
+		return;
+	gp_stats.suspend_lost++;
+	WRITE_ONCE(e->proc->evict_only, true);
+	pr_warn_ratelimited("queue %u of %d: KFD resumed a queue gpreempt parked (a debugger call): its process is parked by eviction from now on\n",
+			    e->qid, e->proc->tgid);
+	e->pq.state = GP_PS_RUNNING;
+	e->pq.state_since_ns = t0;
+	e->info.suspended_ns += t0 - e->info_parked_at;
+	gp_set_state(e, GP_Q_RUNNING);
+	e->dirty = true;
+}
+
+/*
  * One queue: its dispatch ids, KFD properties and rules, into e->pq and
  * e->info.  @deep: the monitor is in deep idle.  Return: it had work that
  * KFD holds off the hardware.
@@ -237,6 +289,8 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	}
 	pending = !rd && wptr != rptr;
 	progressed = !rd && rptr != in->rptr;
+	/* Read while the process's mm is held (gp_ptr_window()). */
+	gp_scan_verify_park(e, t0);
 	/* Read while the process's mm is held (gp_ptr_window()). */
 	off_hw = pending && gp_scan_off_hw(e);
 	if (off_hw)

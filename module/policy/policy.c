@@ -388,9 +388,13 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		}
 		/*
 		 * Tiers: only the lowest busy level is held below the top, and
-		 * a queue the hardware would run before a busy provider.
+		 * a queue the hardware would run before a busy provider.  A
+		 * parked queue without work is no tier (nothing of it would
+		 * run): it stays held, as an idle queue its process's park
+		 * took along (gp_policy_goes_along()), until it has work.
 		 */
 		if (below && pp->tiers && x->prio > r.low_prio[xd] &&
+		    (x->state != GP_PS_PARKED || may_run(x, pp, now)) &&
 		    !(r.inheriting && gp_policy_holds_provider(pp, q, n, x, now)))
 			below = false;
 		/* Starvation guard: what the hardware would run before a slice. */
@@ -477,6 +481,43 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 
 	if (res)
 		*res = r;
+}
+
+/**
+ * gp_policy_goes_along() - may a park of @x's whole process take @x along?
+ * @pp: parameters
+ * @res: this tick's gp_policy_decide() summary
+ * @x: a queue of the process, on the device of the queue the park is for,
+ *     after gp_policy_decide() of this tick
+ * @now: the tick's time
+ *
+ * Where only a whole process can be parked on a device (an eviction), the
+ * process's level there is that of its queues with work: pending, within
+ * the hysteresis, progressed, unknown or at a barrier.  An idle queue below
+ * its device's busy top runs nothing: it goes along, and the policy unparks
+ * it (with its process) once it has work above what parked it.  Counting
+ * its level would let any process keep its working queue running beside
+ * the work above it with one idle queue at a higher priority (review
+ * S5-2).  An idle queue at or above the top does not go: the policy would
+ * unpark it, and its process with it, at the next tick.
+ *
+ * Return: true when the policy wants @x parked, or keeps it parked, or @x
+ * is idle below its device's busy top and provides for nobody; false when
+ * it has work the policy keeps running (at or above the top, a provider, in
+ * its starvation slice, not parkable) or the policy unparks it.
+ */
+bool gp_policy_goes_along(const struct gp_policy_params *pp, const struct gp_policy_result *res,
+			  const struct gp_pq *x, u64 now)
+{
+	u32 d = gp_pq_dev(x);
+
+	if (x->wanted == GP_ACT_PARK)
+		return true;
+	if (x->state == GP_PS_PARKED)
+		return x->wanted != GP_ACT_UNPARK;
+	if (x->inherited || x->pending || x->blocked || x->unknown || may_run(x, pp, now))
+		return false;
+	return (res->top_valid & (1ULL << d)) && eff_prio(x) < res->top_prio[d];
 }
 
 /**

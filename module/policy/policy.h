@@ -312,5 +312,7 @@ u64 gp_sleep_until(struct gp_sleep *s, u64 t0);
 void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
 		      struct gp_policy_result *res);
 void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool ok, u64 now);
+bool gp_policy_goes_along(const struct gp_policy_params *pp, const struct gp_policy_result *res,
+			  const struct gp_pq *x, u64 now);
 
 #endif /* GP_POLICY_H */

@@ -117,6 +117,13 @@
  * kfdsim's queue query (cheap, as KFD's SET_MEMORY_POLICY), or with
  * --mutex-us U one that works U us under the mutex (as KFD's memory
  * mapping ioctls do).
+ * --dbg-escape efault|flip (REVIEW-S5 S5-1) is hostile: each SIGUSR2 makes
+ * the process undo its own suspend-parks through KFD's debugger paths, once:
+ * efault is a DBG_TRAP_ENABLE on itself whose runtime info address is not
+ * mapped (KFD resumes every queue, then fails with EFAULT), flip an enable
+ * and a disable back to back.  It prints "dbg-escape NAME: rc=RC".
+ * --idle-queue-prio P (S5-2) adds one queue at priority P that is never
+ * written (its idle queue above the working one).
  * Exit status: 0 = every packet completed exactly once, 1 = not, 2 = usage.
  */
 #define _GNU_SOURCE
@@ -325,6 +332,10 @@ static void feed_be(void)
 
 static volatile sig_atomic_t stop;
 static volatile sig_atomic_t reset_now;	/* SIGUSR1: --reset-ms now */
+static volatile sig_atomic_t escape_now;	/* SIGUSR2: --dbg-escape now */
+static const char *dbg_escape;	/* --dbg-escape efault|flip */
+static int idle_prio = -1;	/* --idle-queue-prio */
+static struct gq idleq;
 static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
 static const char *remap_ids;	/* --remap-ids FILE (idle) */
 static bool cu_mask_loop;	/* --cu-mask-loop: set --cu-mask again and again */
@@ -491,6 +502,34 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	reset_now = 1;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	escape_now = 1;
+}
+
+/* --dbg-escape: undo the process's own suspend-parks once (S5-1). */
+static int do_dbg_escape(void)
+{
+	struct kfdsim_test_args t = { .op = KFDSIM_TEST_DBG_FLIP };
+	void *bad = NULL;
+	int r;
+
+	if (!strcmp(dbg_escape, "efault")) {
+		/* A page that is not mapped: KFD's copy of the runtime info fails. */
+		bad = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (bad == MAP_FAILED)
+			return -errno;
+		munmap(bad, 4096);
+		t.op = KFDSIM_TEST_DBG_ENABLE;
+		t.value = (uintptr_t)bad;
+	}
+	r = ioctl(fd, KFDSIM_IOC_TEST, &t) ? -errno : 0;
+	printf("dbg-escape %s: rc=%d\n", dbg_escape, r);
+	fflush(stdout);
+	return r;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -668,6 +707,14 @@ static int run(void)
 			return 1;
 		}
 	}
+	if (idle_prio >= 0) {
+		int r = q_create(&idleq, idle_prio, opt.rocr);
+
+		if (r) {
+			fprintf(stderr, "gpload: create the idle queue: %s\n", strerror(-r));
+			return 1;
+		}
+	}
 	if (remap_ids)
 		return remap_and_wait(&qs[0]);
 	/* A name change after the queues exist (gpreempt re-reads comm, m12). */
@@ -703,6 +750,10 @@ static int run(void)
 			if (test_op(KFDSIM_TEST_SET_RESET, 0, NULL))
 				errors++;
 			reset = true;
+		}
+		if (dbg_escape && escape_now) {
+			escape_now = 0;
+			do_dbg_escape();
 		}
 		if (opt.destroy_ms && opt.queues > 1 && !destroyed &&
 		    now_us() >= t0 + opt.destroy_ms * 1e3) {
@@ -1017,7 +1068,7 @@ static void usage(void)
 		"              [--mutex-threads N [--mutex-us US]] [--userptr-stall FILE]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
-		"              [--nopreempt-us US]\n"
+		"              [--nopreempt-us US] [--dbg-escape efault|flip] [--idle-queue-prio P]\n"
 		"              [--dep-stream 0..15 [--dep-backlog N] [--dep-wg-us US]]\n"
 		"              [--dep-shm NAME] (lc), --shm NAME (producer)\n"
 		"              [--gap-ms MS] [--drain-ms MS] (churn)\n"
@@ -1051,6 +1102,7 @@ int main(int argc, char **argv)
 		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' }, { "destroy-ms", 1, 0, 'K' },
 		{ "mutex-threads", 1, 0, 'x' }, { "mutex-us", 1, 0, 'Y' },
 		{ "userptr-stall", 1, 0, 'L' },
+		{ "dbg-escape", 1, 0, 0x101 }, { "idle-queue-prio", 1, 0, 0x102 },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -1076,6 +1128,8 @@ int main(int argc, char **argv)
 		case 's': opt.seed = atoi(optarg); break;
 		case 'Q': opt.quiet = true; break;
 		case 'D': opt.debug = true; break;
+		case 0x101: dbg_escape = optarg; break;
+		case 0x102: idle_prio = atoi(optarg); break;
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
 		case '9': hide_ids = true; break;
@@ -1161,7 +1215,8 @@ int main(int argc, char **argv)
 	    opt.dep_prio > KFDSIM_MAX_QUEUE_PRIORITY || opt.dep_backlog < 0 ||
 	    opt.dep_backlog >= RING_SLOTS - 1 || opt.dep_wg_us < 0 ||
 	    opt.mutex_threads < 0 || opt.mutex_threads > MAX_MUTEX_THREADS ||
-	    opt.mutex_us < 0 || opt.mutex_us > 10000) {
+	    opt.mutex_us < 0 || opt.mutex_us > 10000 || idle_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
+	    (dbg_escape && strcmp(dbg_escape, "efault") && strcmp(dbg_escape, "flip"))) {
 		fprintf(stderr, "gpload: bad numeric argument\n");
 		return 2;
 	}
@@ -1169,6 +1224,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, on_usr2);
 	if (opt.copy_us > 0 && strcmp(opt.mode, "lc")) {
 		fprintf(stderr, "gpload: --copy-us needs --mode lc\n");
 		return 2;

@@ -275,7 +275,12 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 		break;
 	case KFDSIM_TEST_DBG_ENABLE:
 		mutex_lock(&p->mutex);
-		ret = ks_dbg_enable(p);
+		ret = ks_dbg_enable(p, args.value);
+		mutex_unlock(&p->mutex);
+		break;
+	case KFDSIM_TEST_DBG_FLIP:
+		mutex_lock(&p->mutex);
+		ret = ks_dbg_flip(p);
 		mutex_unlock(&p->mutex);
 		break;
 	case KFDSIM_TEST_SET_RESET:

@@ -126,7 +126,11 @@ struct kfdsim_set_cu_mask_args {
 enum kfdsim_test_op {
 	KFDSIM_TEST_EVICT = 1,		/* kfd_process_evict_queues(own process) */
 	KFDSIM_TEST_RESTORE = 2,	/* kfd_process_restore_queues(own process) */
-	KFDSIM_TEST_DBG_ENABLE = 3,	/* kfd_dbg_trap_enable(own process) */
+	/*
+	 * kfd_dbg_trap_enable(own process); value: 0, or the address its
+	 * runtime info is copied to (a bad one: -EFAULT, every queue resumed)
+	 */
+	KFDSIM_TEST_DBG_ENABLE = 3,
 	KFDSIM_TEST_SET_RESET = 4,	/* mark the pdd of device queue_id has_reset_queue */
 	KFDSIM_TEST_QUERY = 5,		/* queue state -> value */
 	KFDSIM_TEST_PASID = 6,		/* own pasid -> value */
@@ -138,6 +142,8 @@ enum kfdsim_test_op {
 	 * ioctl that maps memory or updates page tables under it costs.
 	 */
 	KFDSIM_TEST_MUTEX_WORK = 10,
+	/* Debug trap enable then disable on the own process, one p->mutex hold */
+	KFDSIM_TEST_DBG_FLIP = 11,
 };
 
 #define KFDSIM_Q_ACTIVE (1 << 0)

@@ -649,20 +649,54 @@ int ks_test_restore(struct kfd_process *p)
 }
 
 #if GP_HAVE_kfd_dbg_trap_enable
+#if GP_HAVE_kfd_dbg_trap_disable && GP_HAVE_queue_properties__is_suspended
+static int ks_dbg_suspend_all(struct kfd_process *p, bool suspend);
+#else
+static int ks_dbg_suspend_all(struct kfd_process *p, bool suspend) { return 0; }
+#endif
+
+/* What KFD copies back to the enabling caller (struct kfd_runtime_info). */
+struct ks_runtime_info {
+	u64 r_debug;
+	u32 runtime_state;
+	u32 ttmp_setup;
+};
+
 /**
  * kfd_dbg_trap_enable() - a debugger attaches (test ioctl)
- * @target: process
+ * @target: process, p->mutex held
  * @fd: debugger event fd (unused)
- * @runtime_info: unused
- * @runtime_size: unused
+ * @runtime_info: the caller's buffer for the runtime info (user memory)
+ * @runtime_size: its size (in), the info's size (out); NULL: no copy (the
+ *		  kfdsim debugfs and test shortcuts)
  *
- * Return: 0.
+ * As 6.12 kfd_dbg_trap_enable() (kfd_debug.c:786-832): the trap is enabled,
+ * then the runtime info is copied to the caller.  When that copy fails the
+ * trap is deactivated, which resumes every suspended queue of @target,
+ * whoever suspended it (kfd_dbg_trap_deactivate(target, false, 0),
+ * kfd_debug.c:817-827 and :595: resume_queues(target, 0, NULL)), and
+ * -EFAULT is returned: any process can do this to itself with a bad
+ * pointer.  The same in 7.3 (kfd_debug.c:833-842).
+ *
+ * Return: 0 or -EFAULT.
  */
 KS_KFD_ENTRY int kfd_dbg_trap_enable(struct kfd_process *target, uint32_t fd,
 				     void *runtime_info, uint32_t *runtime_size)
 {
+	struct ks_runtime_info rinfo = { .runtime_state = 1 };	/* ..._STATE_ENABLED */
+	int r = 0;
+
 	WRITE_ONCE(target->debug_trap_enabled, true);
-	return 0;
+	if (!runtime_size)
+		return 0;
+	if (copy_to_user((void __user *)runtime_info, &rinfo,
+			 min_t(size_t, *runtime_size, sizeof(rinfo)))) {
+		ks_dbg_suspend_all(target, false);
+		WRITE_ONCE(target->debug_trap_enabled, false);
+		r = -EFAULT;
+	}
+	*runtime_size = sizeof(rinfo);
+	return r;
 }
 #endif
 
@@ -782,16 +816,20 @@ const struct file_operations ks_dbg_fops = {
 /**
  * ks_dbg_enable() - attach a debugger as the target kernel does
  * @p: process, p->mutex held
+ * @rinfo: 0, or the caller's user address for the runtime info (a bad one
+ *	   makes the enable fail after resuming every queue, as KFD's)
  *
  * kfd_dbg_trap_enable() (6.6+); 6.1 has no such call, its process devices
  * are marked qpd.is_debug.
  *
- * Return: 0.
+ * Return: 0, or kfd_dbg_trap_enable()'s error.
  */
-int ks_dbg_enable(struct kfd_process *p)
+int ks_dbg_enable(struct kfd_process *p, u64 rinfo)
 {
 #if GP_HAVE_kfd_dbg_trap_enable
-	return kfd_dbg_trap_enable(p, 0, NULL, NULL);
+	u32 size = sizeof(struct ks_runtime_info);
+
+	return kfd_dbg_trap_enable(p, 0, (void *)(uintptr_t)rinfo, rinfo ? &size : NULL);
 #else
 	u32 i;
 
@@ -799,6 +837,27 @@ int ks_dbg_enable(struct kfd_process *p)
 	for (i = 0; i < p->n_pdds; i++)
 		WRITE_ONCE(p->pdds[i]->qpd.is_debug, true);
 	return 0;
+#endif
+}
+
+/**
+ * ks_dbg_flip() - a process enables and disables the debug trap on itself
+ * @p: process, p->mutex held
+ *
+ * Two AMDKFD_IOC_DBG_TRAP calls (ENABLE, DISABLE) back to back, with no
+ * scan of gpreempt's between them.  The disable of a runtime-enabled
+ * process resumes every suspended queue of it (6.12 kfd_debug.c:667-677).
+ *
+ * Return: 0, or -EOPNOTSUPP without the debugger API.
+ */
+int ks_dbg_flip(struct kfd_process *p)
+{
+#if GP_HAVE_kfd_dbg_trap_disable && GP_HAVE_queue_properties__is_suspended
+	int ret = kfd_dbg_trap_enable(p, 0, NULL, NULL);
+
+	return ret ? ret : kfd_dbg_trap_disable(p);
+#else
+	return -EOPNOTSUPP;
 #endif
 }
 

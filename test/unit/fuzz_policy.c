@@ -443,8 +443,12 @@ static int run(unsigned long long seed, long ticks, struct stats *st)
 				inversion = true;
 				inv_devs |= 1ULL << d;
 			}
-			/* Tiers: only the lowest busy level is held below the top. */
-			if (below && s->pp.tiers && x->prio > low[d])
+			/*
+			 * Tiers: only the lowest busy level is held below the
+			 * top; a parked queue without work is no tier.
+			 */
+			if (below && s->pp.tiers && x->prio > low[d] &&
+			    (x->state != GP_PS_PARKED || may_run(s, i)))
 				below = false;
 			if (x->state == GP_PS_SHRUNK) {
 				/* Runs on fewer CUs: no starvation guard. */

@@ -1722,6 +1722,109 @@ static void t_sleep_matches_reference(void)
 	EXPECT(sleeps > 400 && by_group > 400);
 }
 
+/*
+ * S5-2: a process parked only as a whole (eviction): BE's working queue at 3
+ * is wanted parked below LC at 12; its idle queue above it (at 4 or 11) is
+ * not (it has no work) and must not keep the process running.  A queue of
+ * it with work the policy keeps running (at the top, a provider) does, and
+ * so does an idle one at or above the top (the policy would unpark it, and
+ * the process, at the next tick).
+ */
+static void t_proc_park_idle_above(void)
+{
+	struct gp_policy_result r;
+	struct gp_pq q[3];
+	int prio;
+
+	for (prio = 4; prio <= 15; prio++) {
+		qinit(&q[0], 12, true);
+		q[0].group = 1;
+		qinit(&q[1], 3, true);
+		q[1].group = 2;
+		qinit(&q[2], prio, false);	/* idle, above the working queue */
+		q[2].group = 2;
+		gp_policy_decide(&P, q, 3, T0, &r);
+		EXPECT(q[1].wanted == GP_ACT_PARK);
+		EXPECT(q[2].wanted == GP_ACT_NONE);
+		EXPECT(gp_policy_goes_along(&P, &r, &q[1], T0));
+		EXPECT(gp_policy_goes_along(&P, &r, &q[2], T0) == (prio < 12));
+	}
+	/* With work at LC's level it is not parked, and keeps its process. */
+	qinit(&q[2], 12, true);
+	q[2].group = 2;
+	gp_policy_decide(&P, q, 3, T0, &r);
+	EXPECT(q[1].wanted == GP_ACT_PARK && q[2].wanted == GP_ACT_NONE);
+	EXPECT(!gp_policy_goes_along(&P, &r, &q[2], T0));
+	/* Work at a lower level, not yet parked (its wait at a barrier): kept. */
+	qinit(&q[2], 7, false);
+	q[2].group = 2;
+	q[2].blocked = true;
+	gp_policy_decide(&P, q, 3, T0, &r);
+	EXPECT(q[2].wanted == GP_ACT_NONE && !gp_policy_goes_along(&P, &r, &q[2], T0));
+	/* Unreadable ids at 7: parked like work below the top, so it goes. */
+	qinit(&q[2], 7, false);
+	q[2].group = 2;
+	q[2].unknown = true;
+	gp_policy_decide(&P, q, 3, T0, &r);
+	EXPECT(q[2].wanted == GP_ACT_PARK && gp_policy_goes_along(&P, &r, &q[2], T0));
+	/* Parked and kept parked: goes; parked at the top (unparked now): not. */
+	qparked(&q[2], 7, false, T0);
+	q[2].group = 2;
+	gp_policy_decide(&P, q, 3, T0, &r);
+	EXPECT(q[2].wanted == GP_ACT_NONE && gp_policy_goes_along(&P, &r, &q[2], T0));
+	qparked(&q[2], 12, false, T0);
+	q[2].group = 2;
+	gp_policy_decide(&P, q, 3, T0, &r);
+	EXPECT(q[2].wanted == GP_ACT_UNPARK && !gp_policy_goes_along(&P, &r, &q[2], T0));
+	/* A provider (idle now): kept. */
+	qinit(&q[2], 7, false);
+	q[2].inherited = true;
+	q[2].inherit_prio = 12;
+	EXPECT(!gp_policy_goes_along(&P, &r, &q[2], T0));
+}
+
+/*
+ * S5-2 with tiers (the default): the idle queue at 7 sits between the
+ * lowest busy level (BE's working queue at 3) and LC at 12.  Taken along by
+ * its process's park, it stays parked while idle (else its unpark restores
+ * the process at the next tick: a park and an unpark per tick), and is
+ * unparked, as a tier, once it has work.
+ */
+static void t_proc_park_idle_tier(void)
+{
+	struct gp_policy_params pp = P;
+	struct gp_policy_result r;
+	struct gp_pq q[3];
+	u64 t = T0;
+	int i;
+
+	pp.tiers = true;
+	qinit(&q[0], 12, true);
+	q[0].group = 1;
+	qinit(&q[1], 3, true);
+	q[1].group = 2;
+	qinit(&q[2], 7, false);
+	q[2].group = 2;
+	gp_policy_decide(&pp, q, 3, t, &r);
+	EXPECT(q[1].wanted == GP_ACT_PARK && q[2].wanted == GP_ACT_NONE);
+	EXPECT(gp_policy_goes_along(&pp, &r, &q[1], t) && gp_policy_goes_along(&pp, &r, &q[2], t));
+	/* The eviction parked both (as apply.c commits a process's queues). */
+	q[2].action = GP_ACT_PARK;
+	for (i = 1; i < 3; i++)
+		gp_policy_commit(&pp, &q[i], true, t);
+	for (i = 0; i < 50; i++) {
+		t += 1 * MS;
+		gp_policy_decide(&pp, q, 3, t, &r);
+		EXPECT(q[1].wanted == GP_ACT_NONE && q[2].wanted == GP_ACT_NONE);
+	}
+	EXPECT(nparked(q, 3) == 2);
+	/* Work at 7: a middle tier, unparked (its process with it). */
+	q[2].pending = true;
+	t += 1 * MS;
+	gp_policy_decide(&pp, q, 3, t, &r);
+	EXPECT(q[2].wanted == GP_ACT_UNPARK);
+}
+
 static const struct tap_test tests[] = {
 	{ "single level: never parked", t_single_level },
 	{ "LC(12) + BE(3) pending: BE parked (HIGHER_PENDING), LC not", t_lc_parks_be },
@@ -1775,6 +1878,8 @@ static const struct tap_test tests[] = {
 	{ "shrink: not shrinkable, held or disabled: grown back (then parked if wanted)", t_shrink_exits },
 	{ "CU masks: shrink keeps a prefix of the owner's CUs, or what a masked LC leaves", t_cu_shrink_mask },
 	{ "sleep through a hold: one pass over the snapshot equals the nested loops on random snapshots", t_sleep_matches_reference },
+	{ "S5-2: a whole-process park takes the process's idle queues below the busy top along, whatever their level; a queue with work kept running keeps it", t_proc_park_idle_above },
+	{ "S5-2, tiers: an idle queue between the lowest busy level and the top, taken along, stays parked while idle; unparked once it has work", t_proc_park_idle_tier },
 };
 
 int main(void)

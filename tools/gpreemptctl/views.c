@@ -188,6 +188,7 @@ static const struct {
 	GP_STAT(off_hw_scans),
 	GP_STAT(mm_gone),
 	GP_STAT(dev_fences), GP_STAT(dev_fenced), GP_STAT(remap_throttled),
+	GP_STAT(suspend_lost), GP_STAT(dbg_lost),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -382,6 +383,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	printf("device fences    %llu (a preemption failed: queue or GPU reset), %llu fenced now\n",
 	       st.dev_fences, st.dev_fenced);
 	printf("remap budget     %llu actions held back (remap_budget)\n", st.remap_throttled);
+	printf("suspend lost     %llu parks KFD undid (re-parked by eviction), %llu debugger calls missed\n",
+	       st.suspend_lost, st.dbg_lost);
 	printf("LC preempted     %llu times, %llu us (calls while a higher level had work: under HWS\n"
 	       "                 each unmaps it too)\n", st.lc_preempts, st.lc_preempt_ns / 1000);
 	printf("untracked        %llu queues (GP_MAX_QUEUES reached or no memory)\n",
