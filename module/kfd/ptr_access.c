@@ -2,6 +2,10 @@
 /*
  * ptr_access.c - read a queue's read/write dispatch ids from user memory.
  *
+ * over 400 lines: the mm switch, the id pages' check and the reads it
+ * guards are one discipline (no fault, no sleep, nothing held between
+ * ticks); splitting them would split it.
+ *
  * KFD's own pattern (as kfd_process_restore_queues' nocpsch path and
  * amdgpu_amdkfd's user-memory reads do): take the process's mm, switch the
  * monitor kthread onto it with kthread_use_mm(), and read what is present,
@@ -51,10 +55,6 @@
  * taken): the lead thread's, or, when the leader has exited while other
  * threads run (its mm is NULL then), any live thread's whose mm is still
  * p->mm.
- *
- * over 400 lines: the mm switch, the id pages' check and the reads it
- * guards are one discipline (no fault, no sleep, nothing held between
- * ticks); splitting them would split it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
