@@ -50,6 +50,7 @@ sleep 2
 pp=$(qfield $pm4 preempts) fp=$(qfield $forge preempts) xp=$(qfield $pfn preempts)
 fpath=$(qfield $forge ptr_path) ppath=$(qfield $pm4 ptr_path) xpath=$(qfield $pfn ptr_path)
 tap_diag "parks: PM4 BE ${pp:-none} (ptr_path $ppath), forged-ids BE ${fp:-none} (ptr_path $fpath, pending $(qfield $forge pending)), PFN-mapped BE ${xp:-none} (ptr_path $xpath)"
+tap_diag "PFN-mapped BE: $(bpftool -j map dump name gp_queues | jq -c --argjson t $pfn '[.[].formatted.value | select(.tgid == $t)][0] | {ptr_path, pending, rptr, wptr, state}')"
 tap_diag "gp_stats: parks $(gstat preempts), resumes $(gstat resumes), ticks $(gstat ticks)"
 kill -TERM $lc $pm4 $forge $pfn
 wait $lc
