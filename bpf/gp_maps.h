@@ -97,7 +97,8 @@ enum gp_ptr_path {
 	GP_PTR_PINNED = 1,	/* pinned page + vmap: a plain load */
 	GP_PTR_USE_MM = 2,	/* kthread_use_mm + __get_user, batched per process */
 	GP_PTR_ACCESS_VM = 3,	/* retired: faulting reads (S3 F6); never set */
-	GP_PTR_NOT_AQL = 4,	/* PM4 format: no dispatch ids, not monitored, never parked */
+	GP_PTR_NOT_AQL = 4,	/* PM4 format: no dispatch ids; unknown: parked below a busy level */
+	GP_PTR_MOVED = 5,	/* another page than at creation at its ids' address: unknown */
 };
 
 struct gp_queue_key {

@@ -228,6 +228,22 @@ struct gp_proc {
 };
 
 /**
+ * struct gp_ptr_id - what backs one CPU page of a queue's dispatch ids
+ * @page: the struct page mapped there (0 for a PFN mapping)
+ * @file: a VM_PFNMAP/VM_IO mapping's file (a TTM-mmapped BO's render node)
+ * @obj: that mapping's vm_private_data (the BO)
+ * @off: the page's offset in that file, in pages
+ *
+ * Compared, never dereferenced: nothing is referenced between ticks.
+ */
+struct gp_ptr_id {
+	unsigned long page;
+	unsigned long file;
+	unsigned long obj;
+	unsigned long off;
+};
+
+/**
  * struct gp_queue - one KFD user compute queue
  * @node: in gp_reg.queues (monitor scan list)
  * @hnode: in the (p, qid) hash; unhashed when the queue dies
@@ -242,9 +258,13 @@ struct gp_proc {
  * @wptr_uva: user address of the write dispatch id
  * @ring_uva: user address of the ring (AQL: 64-byte packets)
  * @ring_size: its size in bytes
- * @aql: AQL format (dispatch ids readable); PM4 queues are left alone (M6)
+ * @aql: AQL format (dispatch ids readable); a PM4 queue's never are
  * @gone: destroyed (or its process is); the monitor reaps it
  * @props_stale: KFD updated the properties: re-read them under p->mutex
+ * @ids_at: the pages of the read and write dispatch ids when the queue
+ *	    was created (or first read, for a queue adopted at load)
+ * @ids_fixed: @ids_at is set
+ * @ids_moved: the last read found another page at an id's address
  * @ptr_path: enum gp_ptr_path
  * @ptr_retry_ns: unreadable: no read before this time (0: readable)
  * @ptr_backoff_ms: the current back-off, doubled per failure up to 1 s
@@ -294,8 +314,11 @@ struct gp_queue {
 	u32 cu_mask_bits;	/* its length; 0: never set (every CU) */
 	bool cu_mask_changed;	/* set by the hook, cleared by the monitor */
 	bool cu_mask_unknown;	/* adopted at load: a mask may be set that gpreempt never saw */
+	struct gp_ptr_id ids_at[2];
+	bool ids_fixed;
 
 	/* monitor-owned below */
+	bool ids_moved;
 	int ptr_path;
 	u64 ptr_retry_ns;
 	unsigned int ptr_backoff_ms;
@@ -384,6 +407,7 @@ bool gp_registry_dev_has_compute(struct gp_proc *pr, struct kfd_node *dev);
 void gp_registry_pin(struct gp_proc *pr, struct gp_queue *e, bool pin);
 
 /* ---- pointer access (ptr_access.c) ---- */
+void gp_ptr_ids_take(struct gp_queue *e);
 void gp_ptr_setup(struct gp_queue *e);
 void gp_ptr_release(struct gp_queue *e);
 int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);

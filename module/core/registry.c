@@ -159,6 +159,9 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	e->ptr_path = GP_PTR_NONE;
 	e->aql = READ_ONCE(*KFD_QP(q, format, u32)) == GP_ENUM_KFD_QUEUE_FORMAT_AQL;
 	e->sdma = type != GP_ENUM_KFD_QUEUE_TYPE_COMPUTE;
+	/* The pages of its ids, as the owner maps them while creating it. */
+	if (from_probe && current->mm && current->mm == kfd_p_mm(p))
+		gp_ptr_ids_take(e);
 	/*
 	 * S3 F20: only KFD's debugger sets is_suspended besides gpreempt.  At
 	 * load, such a queue of a process no debugger holds is one an earlier

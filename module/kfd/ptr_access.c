@@ -2,18 +2,35 @@
 /*
  * ptr_access.c - read a queue's read/write dispatch ids from user memory.
  *
+ * over 400 lines: the mm switch, the id pages' check and the reads it
+ * guards are one discipline (no fault, no sleep, nothing held between
+ * ticks); splitting them would split it.
+ *
  * KFD's own pattern (as kfd_process_restore_queues' nocpsch path and
  * amdgpu_amdkfd's user-memory reads do): take the process's mm, switch the
- * monitor kthread onto it with kthread_use_mm(), and read with __get_user()
- * under pagefault_disable().  Nothing is pinned and no mm reference is kept
- * between ticks (M5).
+ * monitor kthread onto it with kthread_use_mm(), and read what is present,
+ * never faulting.  Nothing is pinned and no mm reference is kept between
+ * ticks (M5).
+ *
+ * Only from the pages the ids had when the queue was created: KFD
+ * checks only the GPU VM mapping of the ids, and the CPU mapping is the
+ * owner's, who could map a page of constants ("idle") over them while the
+ * GPU goes on with the real ones.  The creation probe notes the present
+ * page at each id's address (gp_ptr_ids_take()); each read takes the page
+ * mapped there now with the lockless page-table walk, compares it, and
+ * reads it through the kernel's mapping, so what is compared is what is
+ * read.  A PFN mapping (a TTM-mmapped BO, no struct page) is noted and
+ * compared as its file, object and offset, and read under the mm's read
+ * lock, only if that is free at once.  Another page there is "unknown",
+ * like an unreadable one (GP_PTR_MOVED).
  *
  * Paths (enum gp_ptr_path, shown per queue in gp_queues.ptr_path):
  *   GP_PTR_USE_MM:    the above, batched: consecutive queues of one process
  *                     in a scan share one mm switch, undone by
  *                     gp_ptr_read_end() at the end of the scan.
  *   GP_PTR_NOT_AQL:   a PM4 queue: its read/write pointers are dword ring
- *                     offsets, not 64-bit dispatch ids; never read.
+ *                     offsets, not 64-bit dispatch ids; never read, and
+ *                     unknown (parked below a busy level).
  *
  * Never a fault (S3 F6).  The CPU mapping at a queue's dispatch ids is the
  * process's to choose: KFD checks only the GPU VM mapping.  A fault there
@@ -41,10 +58,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/highmem.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -255,23 +274,143 @@ void gp_ptr_release(struct gp_queue *e)
 	e->ptr_path = GP_PTR_NONE;
 }
 
-/* One read, present pages only: 0, -ESRCH (no mm) or -EFAULT (not present). */
+/*
+ * What backs the page at @uva in current->mm: a present page, through the
+ * lockless page-table walk (no fault, no sleep, safe in the probe's
+ * context, NMI-like or not); else, with @vmap (the monitor only) and the
+ * mm's lock free at once, a VM_PFNMAP/VM_IO mapping's file, object and
+ * offset (a TTM-mmapped BO has no struct page to take).  *@vmap is then
+ * that mapping's VMA, the mm's read lock left held for the caller
+ * (mmap_read_unlock()).  @pagep, if not NULL, receives the page,
+ * referenced (put_page()).
+ * Return: 0, -ESRCH (no mm), -EFAULT (neither: not present, not a PFN
+ * mapping) or -EAGAIN (the mm's lock is busy).
+ */
+static int gp_ptr_id_of(unsigned long uva, struct gp_ptr_id *id, struct page **pagep,
+			struct vm_area_struct **vmap)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct page *page;
+
+	memset(id, 0, sizeof(*id));
+	if (vmap)
+		*vmap = NULL;
+	if (!mm)
+		return -ESRCH;
+	if (get_user_page_fast_only(uva, 0, &page)) {
+		id->page = (unsigned long)page;
+		if (pagep)
+			*pagep = page;
+		else
+			put_page(page);
+		return 0;
+	}
+	if (!vmap)
+		return -EFAULT;
+	if (!mmap_read_trylock(mm))
+		return -EAGAIN;
+	vma = vma_lookup(mm, uva);
+	if (!vma || !(vma->vm_flags & (VM_PFNMAP | VM_IO))) {
+		mmap_read_unlock(mm);
+		return -EFAULT;
+	}
+	id->file = (unsigned long)vma->vm_file;
+	id->obj = (unsigned long)vma->vm_private_data;
+	id->off = vma->vm_pgoff + ((uva - vma->vm_start) >> PAGE_SHIFT);
+	*vmap = vma;
+	return 0;
+}
+
+/* gp_ptr_ids_take(), from the probe (@probe) or the monitor. */
+static void gp_ptr_ids_note(struct gp_queue *e, bool probe)
+{
+	u64 uva[2] = { e->rptr_uva, e->wptr_uva };
+	struct vm_area_struct *vma = NULL;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (gp_ptr_id_of(uva[i], &e->ids_at[i], NULL, probe ? NULL : &vma))
+			return;
+		if (vma)
+			mmap_read_unlock(vma->vm_mm);
+	}
+	e->ids_fixed = true;
+}
+
+/**
+ * gp_ptr_ids_take() - note the pages of a new queue's dispatch ids
+ * @e: a queue not yet visible to the monitor
+ *
+ * Called by the creation probe (atomic context), in the creating thread,
+ * whose mm is the owner's.  The CPU mapping at the ids is the owner's to
+ * change at any time: from then on, the ids are read only from these pages
+ * (gp_ptr_read()).  Ids that are not in a present page now (a PFN mapping:
+ * a TTM-mmapped BO; nothing mapped yet) are noted at the monitor's first
+ * read instead, as are those of a queue adopted at load.
+ */
+void gp_ptr_ids_take(struct gp_queue *e)
+{
+	gp_ptr_ids_note(e, true);
+}
+
+/*
+ * One dispatch id, from the page noted at creation only: 0, -EFAULT (not
+ * present), -EAGAIN (the mm's lock is busy) or -EXDEV (another page is
+ * mapped there now).  A present page is read through the kernel's mapping
+ * of the very page compared; a PFN mapping, under the mm's read lock that
+ * keeps it from being replaced between the compare and the read.
+ */
+static int gp_ptr_read_id(struct gp_queue *e, int i, u64 uva, u64 *val)
+{
+	struct vm_area_struct *vma;
+	struct page *page = NULL;
+	struct gp_ptr_id now;
+	void *k;
+	int ret;
+
+	ret = gp_ptr_id_of(uva, &now, &page, &vma);
+	if (ret)
+		return ret;
+	if (memcmp(&now, &e->ids_at[i], sizeof(now))) {
+		ret = -EXDEV;
+	} else if (page) {
+		k = kmap_local_page(page);
+		*val = READ_ONCE(*(u64 *)(k + offset_in_page(uva)));
+		kunmap_local(k);
+	} else {
+		pagefault_disable();
+		ret = __get_user(*val, (u64 __user *)u64_to_user_ptr(uva)) ? -EFAULT : 0;
+		pagefault_enable();
+	}
+	if (page)
+		put_page(page);
+	if (vma)
+		mmap_read_unlock(vma->vm_mm);
+	return ret;
+}
+
+/*
+ * One read, present pages only: 0, -ESRCH (no mm), -EFAULT (not present),
+ * -EAGAIN (busy mm) or -EXDEV (not the ids' own page).
+ */
 static int gp_ptr_read_once(struct gp_queue *e, u64 *rptr, u64 *wptr)
 {
-	u64 __user *ur = u64_to_user_ptr(e->rptr_uva);
-	u64 __user *uw = u64_to_user_ptr(e->wptr_uva);
 	int ret;
 
 	ret = gp_ptr_use(e->proc);
 	if (ret)
 		return ret;
-	pagefault_disable();
+	if (!e->ids_fixed)
+		gp_ptr_ids_note(e, false);
+	if (!e->ids_fixed)
+		return -EFAULT;
 	/* The read index never passes the write index: read it second. */
-	ret = __get_user(*wptr, uw);
+	ret = gp_ptr_read_id(e, 1, e->wptr_uva, wptr);
 	if (!ret)
-		ret = __get_user(*rptr, ur);
-	pagefault_enable();
-	return ret ? -EFAULT : 0;
+		ret = gp_ptr_read_id(e, 0, e->rptr_uva, rptr);
+	e->ids_moved = ret == -EXDEV;
+	return ret;
 }
 
 /**

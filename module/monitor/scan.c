@@ -324,12 +324,16 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	/* F10: completed work, to find whom a queue at a barrier waited on. */
 	e->pq.progressed = progressed;
 	/*
-	 * An AQL queue whose ids cannot be read is parked below a busy level.
-	 * So is work KFD holds off the hardware: it makes no level busy, but
-	 * when KFD gives it back (a restore, the debugger's resume) it must
-	 * not run beside the work above it until the next tick.
+	 * A compute queue whose ids cannot be read, or cannot be trusted, is
+	 * parked below a busy level: an AQL queue whose id page is unreadable
+	 * or no longer the one it was created with, and every PM4 queue (its
+	 * pointers are not dispatch ids gpreempt can read, and any user may
+	 * create one to dispatch through).  So is work KFD holds off the
+	 * hardware: it makes no level busy, but when KFD gives it back (a
+	 * restore, the debugger's resume) it must not run beside the work
+	 * above it until the next tick.
 	 */
-	e->pq.unknown = (rd && e->aql) || off_hw;
+	e->pq.unknown = (rd && !e->sdma) || off_hw;
 	e->pq.id = (u64)(uintptr_t)e;
 	/* S4-3: a barrier's providers come from its own process only. */
 	e->pq.group = (u64)(uintptr_t)e->proc;
@@ -346,7 +350,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	 * is_suspended flag is the debugger's: a park by that flag is given
 	 * back (unmanaged for one tick), and the next park is an eviction.
 	 */
-	e->pq.parkable = e->aql && !e->sdma && !e->reset &&
+	e->pq.parkable = !e->sdma && !e->reset &&
 			 !READ_ONCE(e->proc->dead) && gp_scan_dev_usable(e) &&
 			 !(READ_ONCE(e->proc->debugged) && e->pq.state == GP_PS_PARKED &&
 			   e->backend == GP_BACKEND_SUSPEND);
@@ -355,7 +359,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	    prio != in->eff_priority || src != in->prio_source ||
 	    READ_ONCE(e->kfd_priority) != in->kfd_priority)
 		e->dirty = true;
-	path = rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
+	path = e->ids_moved ? GP_PTR_MOVED : rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
 	percent = READ_ONCE(e->queue_percent);
 	if (rptr != in->rptr || wptr != in->wptr || percent != in->queue_percent ||
 	    path != in->ptr_path)

@@ -30,7 +30,8 @@
  * read/write indices in a VM_PFNMAP driver buffer (mmap of /dev/kfdsim),
  * which cannot be pinned, like a TTM-mmapped BO.  --sdma creates SDMA queues
  * (their packets run one at a time on a copy engine, for --wg x --wg-us);
- * --pm4 creates compute queues of PM4 format (gpreempt leaves them alone).
+ * --pm4 creates compute queues of PM4 format (kfdsim runs their packets as
+ * an AQL queue's; gpreempt cannot read their progress).
  * --context secondary puts the queues in a secondary KFD context of the
  * process (AMDKFD_IOC_CREATE_PROCESS on a second open, 7.2+ layouts);
  * --be-prio P (lc mode) also keeps a best-effort queue (--be-wg x
@@ -111,6 +112,8 @@
  * (PROT_NONE over it) right after the queue is created, and works on
  * through a second view of the same memory (S4-12: a client that does not
  * map its ids where gpreempt reads them); the simulated GPU is unaffected.
+ * --forge-ids does the same with a readable page of zeros (present, both
+ * ids 0: "idle") instead of PROT_NONE (S5-4: forged, not unreadable, ids).
  * --mutex-threads N keeps the process's own p->mutex busy while it runs (S3
  * F20, evasion): N threads loop on an ioctl that takes it, and the count of
  * those ioctls is printed at the end ("mutex_ioctls=").  The ioctl is
@@ -1061,7 +1064,7 @@ static void usage(void)
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--start-at US] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--hide-ids]\n"
-		"              [--sdma] [--pm4]\n"
+		"              [--forge-ids] [--sdma] [--pm4]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
 		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
 		"              [--cu-mask-loop]\n"
@@ -1090,6 +1093,7 @@ int main(int argc, char **argv)
 		{ "json", 1, 0, 'j' }, { "lat-out", 1, 0, 'l' }, { "seed", 1, 0, 's' },
 		{ "quiet", 0, 0, 'Q' }, { "debug", 0, 0, 'D' }, { "evict-ms", 1, 0, 'E' },
 		{ "pfnmap", 0, 0, 'F' }, { "hide-ids", 0, 0, '9' },
+		{ "forge-ids", 0, 0, '7' },
 		{ "cu-mask-loop", 0, 0, '8' }, { "sdma", 0, 0, 'S' }, { "rename", 1, 0, 'R' },
 		{ "context", 1, 0, 'C' }, { "be-prio", 1, 0, 'b' }, { "be-wg", 1, 0, 'W' },
 		{ "be-wg-us", 1, 0, 'V' }, { "hold-ms", 1, 0, 'H' }, { "pm4", 0, 0, '4' },
@@ -1133,6 +1137,7 @@ int main(int argc, char **argv)
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
 		case '9': hide_ids = true; break;
+		case '7': hide_ids = forge_ids = true; break;
 		case '8': cu_mask_loop = true; break;
 		case 'S': queue_type = KFDSIM_QUEUE_TYPE_SDMA; break;
 		case '4': queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_PM4; break;
@@ -1230,7 +1235,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (hide_ids && use_pfnmap) {
-		fprintf(stderr, "gpload: --hide-ids and --pfnmap exclude each other\n");
+		fprintf(stderr, "gpload: --hide-ids/--forge-ids and --pfnmap exclude each other\n");
 		return 2;
 	}
 	if (remap_ids && strcmp(opt.mode, "idle")) {

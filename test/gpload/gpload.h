@@ -55,6 +55,7 @@ struct dep_area {
 extern int fd;			/* /dev/kfdsim: the context new queues go in */
 extern bool use_pfnmap;		/* rptr/wptr in a VM_PFNMAP driver buffer */
 extern bool hide_ids;		/* --hide-ids: rptr/wptr page PROT_NONE after creation */
+extern bool forge_ids;		/* --forge-ids: a page of zeros there instead */
 extern uint32_t cu_mask[32];	/* --cu-mask, 1024 bits at most */
 extern uint32_t cu_mask_bits;	/* its length, a multiple of 32; 0: none */
 int q_set_cu_mask(struct gq *q, const uint32_t *mask, uint32_t bits);

@@ -19,6 +19,7 @@
 int fd = -1;
 bool use_pfnmap;
 bool hide_ids;
+bool forge_ids;
 uint32_t cu_mask[32];		/* --cu-mask: applied to every new queue */
 uint32_t cu_mask_bits;		/* 0: none */
 uint32_t queue_type = KFDSIM_QUEUE_TYPE_COMPUTE_AQL;
@@ -162,16 +163,24 @@ int q_create_in(struct gq *q, int prio, bool rocr, void *area, size_t area_len,
 		 */
 		char *alias = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, ring_len);
 		int e = alias == MAP_FAILED ? -errno : 0;
+		/*
+		 * --forge-ids (S5-4): a readable page of zeros instead, made
+		 * present (written once), so a reader sees both ids 0: idle.
+		 */
+		int prot = forge_ids ? PROT_READ | PROT_WRITE : PROT_NONE;
+		char *over;
 
 		close(mfd);
 		if (e)
 			return e;
-		if (mmap(m + ring_len, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-			 -1, 0) == MAP_FAILED) {
+		over = mmap(m + ring_len, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (over == MAP_FAILED) {
 			e = -errno;
 			munmap(alias, 4096);
 			return e;
 		}
+		if (forge_ids)
+			memset(over, 0, 4096);
 		q->ptrmem = alias;
 		q->wptr = (_Atomic uint64_t *)(alias + 56);
 		q->rptr = (_Atomic uint64_t *)(alias + 128);

@@ -60,7 +60,9 @@ tap_check_fails "m6: insmod tick_us=6000 (idle_us 5000) refused" insmod module/g
 tap_check "m6: insmod idle_us=8000 tick_us=6000 (in order) accepted" insmod module/gpreempt.ko idle_us=8000 tick_us=6000
 unload
 
-# 2. M6: a PM4 queue is not monitored: its work never parks anything.
+# 2. M6: a PM4 queue's progress cannot be read: its work (unknown) never
+# makes its level busy, so it parks nothing (below a busy level it is parked:
+# sim-formats.sh).
 load "" "backend=suspend"
 $GPLOAD $BE_ARGS --duration 60 --quiet &
 be=$!

@@ -14,7 +14,8 @@
 #include "gpreemptctl.h"
 #include "gp_lat.h"
 
-static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm", "not_aql" };
+static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm", "not_aql",
+						"moved" };
 static const char * const backend_names[] = { "-", "evict", "suspend", "shrink" };
 
 static const char *ptr_name(unsigned int p)
