@@ -105,6 +105,11 @@
  * holds the process's p->mutex until the server goes.  It prints
  * "userptr: mapping" before the ioctl and "userptr: done RC" after it; the
  * queues keep working meanwhile.
+ * --userptr-loop HZ registers a small anonymous USERPTR buffer with /dev/kfd
+ * (mapped to the first GPU) and invalidates it HZ times a second for the
+ * whole run (madvise(MADV_DONTNEED), munmap + mmap in turn): each one is an
+ * MMU-notifier eviction of the process by KFD.  It prints
+ * "userptr_invalidations=N rc=R" at the end (R < 0: the loop failed).
  * --cu-mask-loop (with --cu-mask) sets the mask on every queue again and
  * again, back to back, for the whole run, and prints "cu_mask_sets=N" at
  * the end (S4-10: callers sleeping in SET_CU_MASK hold kretprobe instances).
@@ -444,46 +449,69 @@ static int sysfs_u32(const char *path, const char *key, uint32_t *val)
 	return ret;
 }
 
-static void *userptr_fn(void *arg)
+/* /dev/kfd with a GPU VM on the first GPU (ACQUIRE_VM); the fd, or -1. */
+static int kfd_vm_open(uint32_t *gpu_id)
 {
 	const char *node = "/sys/class/kfd/kfd/topology/nodes/1";
-	struct kfd_ioctl_alloc_memory_of_gpu_args al = { 0 };
-	struct kfd_ioctl_map_memory_to_gpu_args mp = { 0 };
 	struct kfd_ioctl_acquire_vm_args vm = { 0 };
-	uint32_t gpu_id, minor;
+	uint32_t minor;
 	char path[128];
-	int kfd, drm, ffd, rc = -1;
-	void *va;
+	int kfd, drm;
 
-	(void)arg;
 	snprintf(path, sizeof(path), "%s/gpu_id", node);
-	if (sysfs_u32(path, NULL, &gpu_id))
-		goto out;
+	if (sysfs_u32(path, NULL, gpu_id))
+		return -1;
 	snprintf(path, sizeof(path), "%s/properties", node);
 	if (sysfs_u32(path, "drm_render_minor", &minor))
-		goto out;
+		return -1;
 	snprintf(path, sizeof(path), "/dev/dri/renderD%u", minor);
 	kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	drm = open(path, O_RDWR | O_CLOEXEC);
-	ffd = open(userptr_file, O_RDONLY | O_CLOEXEC);
-	if (kfd < 0 || drm < 0 || ffd < 0)
-		goto out;
+	if (kfd < 0 || drm < 0)
+		return -1;
 	vm.drm_fd = drm;
-	vm.gpu_id = gpu_id;
+	vm.gpu_id = *gpu_id;
 	if (ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &vm))
+		return -1;
+	return kfd;
+}
+
+/* ALLOC_MEMORY_OF_GPU of [va, va + size) as USERPTR memory; 0 or -1. */
+static int kfd_userptr_alloc(int kfd, uint32_t gpu_id, void *va, uint64_t size, uint64_t *handle)
+{
+	struct kfd_ioctl_alloc_memory_of_gpu_args al = { 0 };
+
+	al.va_addr = (uintptr_t)va;
+	al.mmap_offset = (uintptr_t)va;
+	al.size = size;
+	al.gpu_id = gpu_id;
+	al.flags = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+	if (ioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &al))
+		return -1;
+	*handle = al.handle;
+	return 0;
+}
+
+static void *userptr_fn(void *arg)
+{
+	struct kfd_ioctl_map_memory_to_gpu_args mp = { 0 };
+	uint32_t gpu_id;
+	int kfd, ffd, rc = -1;
+	uint64_t handle;
+	void *va;
+
+	(void)arg;
+	kfd = kfd_vm_open(&gpu_id);
+	ffd = open(userptr_file, O_RDONLY | O_CLOEXEC);
+	if (kfd < 0 || ffd < 0)
 		goto out;
 	/* Private and writable: pinning it for writing faults the file page in. */
 	va = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, ffd, 0);
 	if (va == MAP_FAILED)
 		goto out;
-	al.va_addr = (uintptr_t)va;
-	al.mmap_offset = (uintptr_t)va;
-	al.size = 4096;
-	al.gpu_id = gpu_id;
-	al.flags = KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
-	if (ioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &al))
+	if (kfd_userptr_alloc(kfd, gpu_id, va, 4096, &handle))
 		goto out;
-	mp.handle = al.handle;
+	mp.handle = handle;
 	mp.device_ids_array_ptr = (uintptr_t)&gpu_id;
 	mp.n_devices = 1;
 	printf("userptr: mapping\n");
@@ -493,6 +521,77 @@ out:
 	printf("userptr: done %d (%s)\n", rc, rc == -1 ? strerror(errno) : "map");
 	fflush(stdout);
 	return NULL;
+}
+
+/*
+ * --userptr-loop HZ: a small anonymous buffer registered with /dev/kfd as
+ * USERPTR memory and mapped to the GPU, then invalidated HZ times a second
+ * (madvise(MADV_DONTNEED) and munmap + mmap at the same address, in turn,
+ * each followed by a write that faults a new page in), so that KFD's
+ * MMU-notifier eviction of the whole process runs while the queues work.
+ */
+static int userptr_hz;
+static pthread_t userptr_loop_tid;
+static atomic_bool userptr_loop_stop;
+static long userptr_invalidations;
+static int userptr_loop_rc = -1;
+
+static void *userptr_loop_fn(void *arg)
+{
+	struct kfd_ioctl_map_memory_to_gpu_args mp = { 0 };
+	const size_t size = 2 * 4096;
+	uint32_t gpu_id;
+	uint64_t handle;
+	char *va;
+	int kfd;
+
+	(void)arg;
+	kfd = kfd_vm_open(&gpu_id);
+	if (kfd < 0)
+		return NULL;
+	va = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (va == MAP_FAILED)
+		return NULL;
+	memset(va, 1, size);
+	if (kfd_userptr_alloc(kfd, gpu_id, va, size, &handle))
+		return NULL;
+	mp.handle = handle;
+	mp.device_ids_array_ptr = (uintptr_t)&gpu_id;
+	mp.n_devices = 1;
+	if (ioctl(kfd, AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mp))
+		return NULL;
+	userptr_loop_rc = 0;
+	while (!atomic_load(&userptr_loop_stop)) {
+		if (userptr_invalidations & 1) {
+			if (munmap(va, size) ||
+			    mmap(va, size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != va) {
+				userptr_loop_rc = -errno;
+				break;
+			}
+		} else if (madvise(va, size, MADV_DONTNEED)) {
+			userptr_loop_rc = -errno;
+			break;
+		}
+		memset(va, 2, size);
+		userptr_invalidations++;
+		sleep_us(1e6 / userptr_hz);
+	}
+	return NULL;
+}
+
+/* Start (@on) or stop and join the --userptr-loop thread. */
+static int userptr_loop(bool on)
+{
+	if (!userptr_hz)
+		return 0;
+	if (on)
+		return pthread_create(&userptr_loop_tid, NULL, userptr_loop_fn, NULL) ? -1 : 0;
+	atomic_store(&userptr_loop_stop, true);
+	pthread_join(userptr_loop_tid, NULL);
+	printf("gpload: userptr_invalidations=%ld rc=%d\n", userptr_invalidations,
+	       userptr_loop_rc);
+	return userptr_loop_rc;
 }
 
 static void on_signal(int sig)
@@ -733,6 +832,10 @@ static int run(void)
 		fprintf(stderr, "gpload: --userptr-stall: cannot start a thread\n");
 		errors++;
 	}
+	if (userptr_loop(true)) {
+		fprintf(stderr, "gpload: --userptr-loop: cannot start a thread\n");
+		errors++;
+	}
 	if (mutex_threads(true, &qs[0].id)) {
 		fprintf(stderr, "gpload: --mutex-threads: cannot start a thread\n");
 		errors++;
@@ -885,6 +988,8 @@ static int run(void)
 	if (cu_mask_loop)
 		printf("gpload: cu_mask_sets=%ld\n", cu_mask_sets);
 	mutex_threads(false, NULL);
+	if (userptr_loop(false))
+		errors++;
 	if (reset) {
 		/* A reset queue's work is lost, as on the GPU: nothing to verify. */
 		printf("gpload: reset after %d ms: queues not drained\n", opt.reset_ms);
@@ -1069,6 +1174,7 @@ static void usage(void)
 		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
 		"              [--cu-mask-loop]\n"
 		"              [--mutex-threads N [--mutex-us US]] [--userptr-stall FILE]\n"
+		"              [--userptr-loop HZ]\n"
 		"              [--be-prio 0..15 [--be-wg N] [--be-wg-us US]] [--hold-ms MS]\n"
 		"              [--gpu D[,D...]] [--barrier] [--copy-us US] [--wg-us-max US]\n"
 		"              [--nopreempt-us US] [--dbg-escape efault|flip] [--idle-queue-prio P]\n"
@@ -1105,7 +1211,7 @@ int main(int argc, char **argv)
 		{ "cu-mask", 1, 0, 'A' },
 		{ "gap-ms", 1, 0, 'g' }, { "drain-ms", 1, 0, 'N' }, { "destroy-ms", 1, 0, 'K' },
 		{ "mutex-threads", 1, 0, 'x' }, { "mutex-us", 1, 0, 'Y' },
-		{ "userptr-stall", 1, 0, 'L' },
+		{ "userptr-stall", 1, 0, 'L' }, { "userptr-loop", 1, 0, 'I' },
 		{ "dbg-escape", 1, 0, 0x101 }, { "idle-queue-prio", 1, 0, 0x102 },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
@@ -1160,6 +1266,7 @@ int main(int argc, char **argv)
 		case 'X': opt.wg_us_max = atof(optarg); break;
 		case 'M': remap_ids = optarg; break;
 		case 'L': userptr_file = optarg; break;
+		case 'I': userptr_hz = atoi(optarg); break;
 		case 'T': opt.reset_ms = atoi(optarg); break;
 		case 'a': opt.start_at = atof(optarg); break;
 		case 'e': opt.dep_prio = atoi(optarg); break;
@@ -1221,6 +1328,7 @@ int main(int argc, char **argv)
 	    opt.dep_backlog >= RING_SLOTS - 1 || opt.dep_wg_us < 0 ||
 	    opt.mutex_threads < 0 || opt.mutex_threads > MAX_MUTEX_THREADS ||
 	    opt.mutex_us < 0 || opt.mutex_us > 10000 || idle_prio > KFDSIM_MAX_QUEUE_PRIORITY ||
+	    userptr_hz < 0 || userptr_hz > 10000 ||
 	    (dbg_escape && strcmp(dbg_escape, "efault") && strcmp(dbg_escape, "flip"))) {
 		fprintf(stderr, "gpload: bad numeric argument\n");
 		return 2;

@@ -214,6 +214,27 @@ static int ks_evict_userptr(struct kfd_process *p, unsigned int ms)
 	return ret == -EIO ? 0 : ret;
 }
 
+/**
+ * ks_kfd_evict_userptr_notify() - a USERPTR range of @p was invalidated
+ * @p: process, alive (its buffer objects and their notifiers outlive it)
+ *
+ * amdgpu_amdkfd_evict_userptr() (amdgpu_amdkfd_gpuvm.c:2512-2541; 7.3
+ * :2544-2575), from amdgpu_hmm_invalidate_hsa() inside the MMU notifier:
+ * under the notifier lock (ev->lock here) the first invalidation quiesces
+ * the process through the dqm's lock and queues the 1 ms restore, later
+ * ones while it is pending only count.  A process torn down already is
+ * kgd2kfd_quiesce_mm()'s -ESRCH: nothing is evicted or queued.
+ */
+void ks_kfd_evict_userptr_notify(struct kfd_process *p)
+{
+	struct ks_kfd_evict *ev = &p->ks_evict;
+
+	mutex_lock(&ev->lock);
+	if (!ev->dead)
+		ks_evict_userptr(p, 0);
+	mutex_unlock(&ev->lock);
+}
+
 /* "fault [DEV]": kfd_dqm_evict_pasid() on the faulting device, for good. */
 static int ks_evict_fault(struct kfd_process *p, unsigned int dev)
 {

@@ -23,6 +23,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/mmu_notifier.h>
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/sched.h>
@@ -77,6 +78,9 @@ struct ks_bo {
 	void *kaddr;
 	struct page **pages;	/* USERPTR: pinned while mapped */
 	int npages;
+	/* USERPTR: amdgpu_hmm_register()'s notifier on [uaddr, uaddr + size) */
+	struct mmu_interval_notifier notifier;
+	struct kfd_process *p;
 };
 
 /* The render nodes' mmap offsets (>> PAGE_SHIFT): buffers, a reference each. */
@@ -387,8 +391,38 @@ void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len)
 	return NULL;
 }
 
+/*
+ * amdgpu_hmm_invalidate_hsa() (amdgpu_hmm.c:101-113; 7.3 :103-115): munmap,
+ * madvise(MADV_DONTNEED), migration or compaction of a USERPTR range evicts
+ * the whole process from inside the notifier, through the dqm's lock
+ * (amdgpu_amdkfd_evict_userptr()).  A non-blockable range (the OOM reaper)
+ * is refused, as amdgpu does.  amdgpu does not skip MMU_NOTIFY_RELEASE
+ * (exit_mmap()), where kgd2kfd_quiesce_mm() still finds the process; here
+ * the exit's eviction is left to the teardown, which drops every queue
+ * anyway.  The pinned pages stay what the simulated GPU reads.
+ */
+static bool ks_bo_invalidate(struct mmu_interval_notifier *mni,
+			     const struct mmu_notifier_range *range, unsigned long cur_seq)
+{
+	struct ks_bo *bo = container_of(mni, struct ks_bo, notifier);
+
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mmu_interval_set_seq(mni, cur_seq);
+	if (range->event != MMU_NOTIFY_RELEASE)
+		ks_kfd_evict_userptr_notify(bo->p);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops ks_bo_notifier_ops = {
+	.invalidate = ks_bo_invalidate,
+};
+
 static void ks_bo_free(struct kfd_process *p, struct ks_bo *bo)
 {
+	/* amdgpu_hmm_unregister() (amdgpu_amdkfd_gpuvm.c:1955; 7.3 :1985) */
+	if (bo->notifier.mm)
+		mmu_interval_notifier_remove(&bo->notifier);
 	ks_vm_unmap(p, bo);
 	if (bo->buf) {
 		if (bo->offset_idx)
@@ -425,6 +459,16 @@ static int ks_bo_back(struct ks_bo *bo, struct kfd_ioctl_alloc_memory_of_gpu_arg
 		    !access_ok(u64_to_user_ptr(args->mmap_offset), args->size))
 			return -EINVAL;
 		bo->uaddr = args->mmap_offset;
+		/*
+		 * init_user_pages() -> amdgpu_hmm_register() at the allocation
+		 * (amdgpu_amdkfd_gpuvm.c:1060; 7.3 :1089), removed at the free.
+		 */
+		ret = mmu_interval_notifier_insert(&bo->notifier, current->mm, bo->uaddr,
+						   args->size, &ks_bo_notifier_ops);
+		if (ret) {
+			bo->notifier.mm = NULL;
+			return ret;
+		}
 	} else if (f & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) {
 		if (args->size > KS_MAX_BO_SIZE)
 			return -ENOMEM;
@@ -462,6 +506,7 @@ static int ks_kfd_alloc_memory(struct file *filp, struct kfd_process *p, void *d
 	bo->size = args->size;
 	bo->flags = args->flags;
 	bo->dev = dev;
+	bo->p = p;
 	ret = ks_bo_back(bo, args);
 	if (ret) {
 		pr_warn_ratelimited("/dev/kfd: pid %d: ALLOC_MEMORY_OF_GPU flags %#x size %#llx va %#llx offset %#llx refused (%d)\n",

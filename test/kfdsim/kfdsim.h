@@ -655,6 +655,7 @@ void ks_processes_exit(void);
 /* ---- evict.c: KFD's own evictions (debugfs kfd_evict) ---- */
 void ks_kfd_evict_init(struct kfd_process *p);
 void ks_kfd_evict_cancel(struct kfd_process *p);
+void ks_kfd_evict_userptr_notify(struct kfd_process *p);
 void ks_kfd_evict_stats_show(struct seq_file *m);
 int ks_kfd_evict_debugfs(struct dentry *parent);
 void ks_kfd_evict_exit(void);
