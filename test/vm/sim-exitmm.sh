@@ -16,8 +16,13 @@
 # registered, until some release ran outside its process (the race was
 # hit); not one may have run in the "gpreempt" kthread.  Without help the
 # window is a few us of each tick (3 hits in 48 kills, 9 minutes, on 6.12
-# under TCG), so kfdsim's fault/unref_delay_us makes the kfd_unref_process()
-# the monitor calls with the mm just taken (ptr_access.c) sleep 20 ms.
+# under TCG).  The monitor holds the mm in two places: the scan's read of
+# the ids (gp_ptr_use() .. gp_ptr_read_end()) and each park or unpark
+# (gp_ptr_mm_pin() around KFD's update_queue, 7.x's teardown guard, taken on
+# every kernel).  kfdsim's fault/update_queue_lock_delay_us makes each
+# update_queue sleep 5 ms with that mm held: with 16 queues parked and
+# unparked for LC, most kills land in a hold.  Both holds end in
+# mmput_async().
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
@@ -42,7 +47,7 @@ load
 $GPLOAD $LC_ARGS --duration 600 --json /tmp/lc.json --quiet &
 lc=$!
 wait_for 30 ks_queues_are 1
-echo 20000 > /sys/kernel/debug/kfdsim/fault/unref_delay_us
+echo 5000 > /sys/kernel/debug/kfdsim/fault/update_queue_lock_delay_us
 kills=0
 while [ $kills -lt "$ROUNDS" ] && [ "$(kstat notifier_releases_foreign)" -lt $WANT ]; do
 	$GPLOAD $BE_ARGS --duration 600 --quiet &
@@ -54,7 +59,7 @@ while [ $kills -lt "$ROUNDS" ] && [ "$(kstat notifier_releases_foreign)" -lt $WA
 	kills=$((kills + 1))
 	wait_for 30 ks_only_lc
 done
-echo 0 > /sys/kernel/debug/kfdsim/fault/unref_delay_us
+echo 0 > /sys/kernel/debug/kfdsim/fault/update_queue_lock_delay_us
 rel=$(kstat notifier_releases)
 foreign=$(kstat notifier_releases_foreign)
 tasks=$(tr '\n' ' ' < $RT)

@@ -45,7 +45,7 @@ forge=$!
 $GPLOAD be --pfnmap $BE --json "$T/pfn.json" &
 pfn=$!
 # Long enough for many LC periods: each one parks every BE below it.
-wait_for 20 sh -c "[ \"\$(qfield $pfn preempts)\" -gt 3 ] 2>/dev/null"
+wait_for 20 eval '[ "$(qfield $pfn preempts)" -gt 3 ] 2>/dev/null'
 sleep 2
 pp=$(qfield $pm4 preempts) fp=$(qfield $forge preempts) xp=$(qfield $pfn preempts)
 fpath=$(qfield $forge ptr_path) ppath=$(qfield $pm4 ptr_path) xpath=$(qfield $pfn ptr_path)

@@ -126,7 +126,7 @@ unload
 load "" "backend=evict max_suspend_ms=60000"
 $GPLOAD $BE_ARGS --duration 20 --quiet &
 be=$!
-$GPLOAD $LC_ARGS --duration 20 --period-us 300 --quiet &
+$GPLOAD $LC_ARGS --duration 120 --period-us 300 --quiet &
 lc=$!
 # Both loads start in a guest that may be 2-3x slower than the host: up to
 # 30 s for LC's first burst to park BE.

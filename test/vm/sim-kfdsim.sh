@@ -9,6 +9,7 @@
 # any scheduler.  Runs inside the test guest from the repository root
 # (test/run-vm sim); ends with kfdsim unloaded.
 . test/lib/tap.sh
+. test/lib/sim.sh
 GPLOAD=build/gpload
 KO=test/kfdsim/kfdsim.ko
 DBG=/sys/kernel/debug/kfdsim

@@ -20,10 +20,11 @@ insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=suspend ||
 # The victim: BE, parked by a long LC burst, then its device resets.
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 v=$!
-$GPLOAD lc --prio 12 --wg 8 --wg-us 3000 --period-us 2000 --duration 600 --quiet &
+# LC keeps a backlog of 8 dispatches (24 ms of GPU time): a periodic LC
+# waits for each request, and in a slow guest its wake-up can outlast the
+# hysteresis, so BE was rightly unparked before its reset landed.
+$GPLOAD be --prio 12 --wg 8 --wg-us 3000 --inflight 8 --duration 600 --quiet &
 lc=$!
-# One wait that is also the check: on a slow guest LC's one outstanding
-# request can leave a gap longer than the hysteresis, and BE runs in it.
 tap_check "F12: the BE queue is parked for LC" wait_for 30 is $v state parked
 kill -USR1 $v	# its device resets while it is parked
 vpasid=$(qf $v pasid)
