@@ -35,10 +35,7 @@ static int gp_on_dbg_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 
-	if (gp_ret(regs) == 0)
-		gp_registry_proc_debugged(c->p, true);
-	else
-		gp_registry_proc_evict_only(c->p);
+	gp_registry_proc_dbg(c->p, gp_ret(regs) == 0 ? GP_DBG_ATTACH : GP_DBG_FAILED);
 	return 0;
 }
 
@@ -68,7 +65,7 @@ static int gp_on_dbg_off_return(struct kretprobe_instance *ri, struct pt_regs *r
 	struct gp_proc_call *c = (struct gp_proc_call *)ri->data;
 
 	if (gp_ret(regs) == 0)
-		gp_registry_proc_debugged(c->p, false);
+		gp_registry_proc_dbg(c->p, GP_DBG_DETACH);
 	return 0;
 }
 
@@ -82,7 +79,7 @@ static int gp_on_dbg_suspend(struct kretprobe_instance *ri, struct pt_regs *regs
 	struct kfd_process *p = (void *)GP_ARG(regs, suspend_queues, p);
 
 	if (p)
-		gp_registry_proc_dbg_suspend(p);
+		gp_registry_proc_dbg(p, GP_DBG_SUSPEND);
 	return 1;
 }
 

@@ -383,15 +383,21 @@ struct gp_registry_ops {
 	void (*proc_freed)(struct gp_proc *pr);
 };
 
+/* What a debugger call did to a process: gp_registry_proc_dbg(). */
+enum gp_dbg_event {
+	GP_DBG_ATTACH,		/* DBG_TRAP_ENABLE succeeded */
+	GP_DBG_DETACH,		/* DBG_TRAP_DISABLE succeeded */
+	GP_DBG_SUSPEND,		/* the debugger suspends queues */
+	GP_DBG_FAILED,		/* DBG_TRAP_ENABLE failed */
+};
+
 void gp_registry_init(const struct gp_registry_ops *ops);
 int gp_registry_add_queue(struct queue *q);
 void gp_registry_update_queue(struct kfd_process *p, u32 qid, u32 priority, u32 percent);
 void gp_registry_set_cu_mask(struct kfd_process *p, u32 qid, const u32 *mask, u32 bits);
 void gp_registry_del_queue(struct kfd_process *p, u32 qid);
 void gp_registry_proc_dead(struct kfd_process *p, bool first);
-void gp_registry_proc_debugged(struct kfd_process *p, bool on);
-void gp_registry_proc_dbg_suspend(struct kfd_process *p);
-void gp_registry_proc_evict_only(struct kfd_process *p);
+void gp_registry_proc_dbg(struct kfd_process *p, enum gp_dbg_event ev);
 int gp_registry_snapshot(struct gp_queue **out, int max);
 void gp_registry_reap(void (*release)(struct gp_queue *e));
 void gp_registry_free_all(void (*release)(struct gp_queue *e));

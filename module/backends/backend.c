@@ -249,63 +249,42 @@ out_unref:
 }
 
 /**
- * gp_backend_queue_active() - does KFD have @e on the hardware?
+ * gp_backend_queue_flag() - one of KFD's flags of @e's queue
  * @p: @e's process, referenced, its mm held (gp_ptr_window())
  * @e: queue
- * @active: out: KFD's is_active
+ * @flag: %GP_QFLAG_ACTIVE: is_active, KFD has it on the hardware;
+ *        %GP_QFLAG_SUSPENDED: is_suspended.  A queue gpreempt parked by
+ *        this flag can have it cleared by KFD itself: the debugger's
+ *        resume_queues() resumes every suspended queue of a process,
+ *        whoever set the flag (6.12 kfd_device_queue_manager.c:3253-3291,
+ *        :1097-1125), and a process can reach it on itself.
+ * @val: out: the flag
  *
  * Read under p->mutex, only tried (the monitor never waits for it): the
  * destroy ioctl frees a queue under that mutex before its probe marks the
  * entry gone, so the queue must still be in the pqm and the entry not gone.
  * No KFD call, and nothing sleeps: callable with the process's mm in use.
  *
- * Return: 0, -EBUSY (the mutex is taken) or -ENOENT (the queue is gone).
- */
-int gp_backend_queue_active(struct kfd_process *p, struct gp_queue *e, bool *active)
-{
-	struct queue *q;
-	int ret = 0;
-
-	if (!mutex_trylock(kfd_p_mutex(p)))
-		return -EBUSY;
-	q = gp_backend_find_queue(p, e->qid);
-	if (READ_ONCE(e->gone) || !q || q != e->q)
-		ret = -ENOENT;
-	else
-		*active = READ_ONCE(*KFD_QP(q, is_active, bool));
-	mutex_unlock(kfd_p_mutex(p));
-	return ret;
-}
-
-/**
- * gp_backend_queue_suspended() - is @e's is_suspended flag still set?
- * @p: @e's process, referenced, its mm held (gp_ptr_window())
- * @e: queue
- * @suspended: out: the flag
- *
- * As gp_backend_queue_active(): under p->mutex, only tried.  A queue
- * gpreempt parked by this flag can have it cleared by KFD itself: the
- * debugger's resume_queues() resumes every suspended queue of a process,
- * whoever set the flag (6.12 kfd_device_queue_manager.c:3253-3291,
- * :1097-1125), and a process can reach it on itself.
- *
  * Return: 0, -EBUSY (the mutex is taken), -ENOENT (the queue is gone) or
  * -EOPNOTSUPP (no such flag in this KFD).
  */
-int gp_backend_queue_suspended(struct kfd_process *p, struct gp_queue *e, bool *suspended)
+int gp_backend_queue_flag(struct kfd_process *p, struct gp_queue *e, enum gp_qflag flag,
+			  bool *val)
 {
 	struct queue *q;
 	int ret = 0;
 
-	if (!kfd_have_queue_suspend())
+	if (flag == GP_QFLAG_SUSPENDED && !kfd_have_queue_suspend())
 		return -EOPNOTSUPP;
 	if (!mutex_trylock(kfd_p_mutex(p)))
 		return -EBUSY;
 	q = gp_backend_find_queue(p, e->qid);
 	if (READ_ONCE(e->gone) || !q || q != e->q)
 		ret = -ENOENT;
+	else if (flag == GP_QFLAG_ACTIVE)
+		*val = READ_ONCE(*KFD_QP(q, is_active, bool));
 	else
-		*suspended = READ_ONCE(*kfd_q_suspended_flag(q));
+		*val = READ_ONCE(*kfd_q_suspended_flag(q));
 	mutex_unlock(kfd_p_mutex(p));
 	return ret;
 }

@@ -8,6 +8,12 @@
 #include "gpreempt.h"
 #include "backends/plock.h"
 
+/* Which flag of a queue gp_backend_queue_flag() reads. */
+enum gp_qflag {
+	GP_QFLAG_ACTIVE,
+	GP_QFLAG_SUSPENDED,
+};
+
 struct kfd_process *gp_backend_get_process(struct gp_proc *pr);
 struct kfd_process_device *gp_backend_pdd(struct kfd_process *p, struct kfd_node *dev);
 struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid);
@@ -18,8 +24,8 @@ struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, str
 					  struct mm_struct **mmp);
 void gp_backend_unlock(struct kfd_process *p, struct mm_struct *mm);
 void gp_backend_mutex_unlock(struct kfd_process *p);
-int gp_backend_queue_active(struct kfd_process *p, struct gp_queue *e, bool *active);
-int gp_backend_queue_suspended(struct kfd_process *p, struct gp_queue *e, bool *suspended);
+int gp_backend_queue_flag(struct kfd_process *p, struct gp_queue *e, enum gp_qflag flag,
+			  bool *val);
 
 /* Device health (devhealth.c) */
 bool gp_backend_dev_failed(struct device_queue_manager *dqm);

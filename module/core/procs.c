@@ -69,13 +69,21 @@ void gp_registry_proc_dead(struct kfd_process *p, bool first)
 }
 
 /**
- * gp_registry_proc_debugged() - a debugger attached to or detached from @p
+ * gp_registry_proc_dbg() - what a debugger call did to @p
  * @p: KFD process (compared, never dereferenced)
- * @on: attached: its queues are left alone (an unpark then only drops
+ * @ev: %GP_DBG_ATTACH: its queues are left alone (an unpark then only drops
  *      gpreempt's ownership, the debugger may own is_suspended now);
- *      detached: KFD resumed every suspended queue, gpreempt manages it again
+ *      %GP_DBG_DETACH: KFD resumed every suspended queue, gpreempt manages
+ *      it again;
+ *      %GP_DBG_SUSPEND (p->mutex held): from now until the detach a queue
+ *      gpreempt parked counts as the debugger's, gp_suspend_queue() no
+ *      longer unparks it;
+ *      %GP_DBG_FAILED: a failing DBG_TRAP_ENABLE can have resumed every
+ *      queue of @p before it returned (kfd_dbg_trap_enable()'s unwind), and
+ *      the process can make it fail at will: it is parked by eviction only
+ *      from now on (KFD's debugger paths never touch its eviction count).
  */
-void gp_registry_proc_debugged(struct kfd_process *p, bool on)
+void gp_registry_proc_dbg(struct kfd_process *p, enum gp_dbg_event ev)
 {
 	struct gp_proc *pr;
 	unsigned long flags;
@@ -84,53 +92,26 @@ void gp_registry_proc_debugged(struct kfd_process *p, bool on)
 	list_for_each_entry(pr, &gp_reg.procs, node) {
 		if (pr->p != p)
 			continue;
-		WRITE_ONCE(pr->debugged, on);
-		if (!on)
+		switch (ev) {
+		case GP_DBG_ATTACH:
+			WRITE_ONCE(pr->debugged, true);
+			break;
+		case GP_DBG_DETACH:
+			WRITE_ONCE(pr->debugged, false);
 			WRITE_ONCE(pr->dbg_suspended, false);
+			break;
+		case GP_DBG_SUSPEND:
+			WRITE_ONCE(pr->dbg_suspended, true);
+			break;
+		case GP_DBG_FAILED:
+			WRITE_ONCE(pr->evict_only, true);
+			break;
+		}
 	}
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	gp_reg_ops->changed();
-}
-
-/**
- * gp_registry_proc_dbg_suspend() - the debugger of @p suspends queues
- * @p: KFD process (compared, never dereferenced); p->mutex is held
- *
- * From now until the detach a queue gpreempt parked counts as the
- * debugger's: gp_suspend_queue() no longer unparks it.
- */
-void gp_registry_proc_dbg_suspend(struct kfd_process *p)
-{
-	struct gp_proc *pr;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node)
-		if (pr->p == p)
-			WRITE_ONCE(pr->dbg_suspended, true);
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-}
-
-/**
- * gp_registry_proc_evict_only() - park @p by eviction only, from now on
- * @p: KFD process (compared, never dereferenced)
- *
- * A debugger call of @p failed in KFD: a failing DBG_TRAP_ENABLE can have
- * resumed every queue of @p before it returned (kfd_dbg_trap_enable()'s
- * unwind), and the process can make it fail at will.  KFD's debugger paths
- * never touch its eviction count.
- */
-void gp_registry_proc_evict_only(struct kfd_process *p)
-{
-	struct gp_proc *pr;
-	unsigned long flags;
-
-	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(pr, &gp_reg.procs, node)
-		if (pr->p == p)
-			WRITE_ONCE(pr->evict_only, true);
-	spin_unlock_irqrestore(&gp_reg.lock, flags);
-	gp_reg_ops->changed();
+	/* A suspend changes no park: the monitor need not look again now. */
+	if (ev != GP_DBG_SUSPEND)
+		gp_reg_ops->changed();
 }
 
 /**

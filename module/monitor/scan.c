@@ -215,7 +215,7 @@ static bool gp_scan_off_hw(struct gp_queue *e)
 	    gp_evict_held(e->proc, e->dev))
 		return false;
 	p = gp_ptr_window(e);
-	if (!p || gp_backend_queue_active(p, e, &active))
+	if (!p || gp_backend_queue_flag(p, e, GP_QFLAG_ACTIVE, &active))
 		return false;
 	return !active;
 }
@@ -243,7 +243,7 @@ static void gp_scan_verify_park(struct gp_queue *e, u64 t0)
 	    READ_ONCE(e->pinned) || gp_defer_inflight(e->proc))
 		return;
 	p = gp_ptr_window(e);
-	if (!p || gp_backend_queue_suspended(p, e, &suspended) || suspended)
+	if (!p || gp_backend_queue_flag(p, e, GP_QFLAG_SUSPENDED, &suspended) || suspended)
 		return;
 	gp_stats.suspend_lost++;
 	WRITE_ONCE(e->proc->evict_only, true);
