@@ -401,14 +401,19 @@ vmtest: all
 # (long-*.sh) in the memory-debugging guest, and the DaemonSet image: its
 # offline build, contents and DKMS build on the host (test/run-image), its
 # node script in the guest (test/vm/long-image.sh).
+# timed CMD ARGS...: run $(TOP)/CMD; a failing exit status is a failing line,
+# and each step's wall time is printed, so a slow CI run shows its slow step.
+TIMED = timed() { t=$$(date +%s); $(TOP)/"$$@" || echo "not ok - $$* exit status"; \
+	echo "\# $$*: $$(( $$(date +%s) - t )) s"; }
+
 check: setup
 	@$(MAKE) --no-print-directory all
-	@start=$$(date +%s); { { \
-		$(TOP)/test/run-unit || echo "not ok - test/run-unit exit status"; \
-		$(TOP)/scripts/lint || echo "not ok - scripts/lint exit status"; \
-		$(TOP)/test/run-src-layout || echo "not ok - test/run-src-layout exit status"; \
-		$(TOP)/test/run-dkms-fixture || echo "not ok - test/run-dkms-fixture exit status"; \
-		$(TOP)/test/run-vm || echo "not ok - test/run-vm exit status"; \
+	@start=$$(date +%s); $(TIMED); { { \
+		timed test/run-unit; \
+		timed scripts/lint; \
+		timed test/run-src-layout; \
+		timed test/run-dkms-fixture; \
+		timed test/run-vm; \
 		} | tee $(TOP)/build/check.tap; \
 		$(TOP)/test/unit/threat-model.sh --reached $(TOP)/build/check.tap check || \
 			echo "not ok - test/unit/threat-model.sh --reached exit status"; \
@@ -418,11 +423,11 @@ check: setup
 check-long: setup
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory matrix
-	@start=$$(date +%s); { { \
-		$(TOP)/test/run-image || echo "not ok - test/run-image exit status"; \
-		$(TOP)/test/run-vm long oci || echo "not ok - test/run-vm long oci exit status"; \
-		$(TOP)/test/run-matrix || echo "not ok - test/run-matrix exit status"; \
-		$(TOP)/test/run-teardown || echo "not ok - test/run-teardown exit status"; \
+	@start=$$(date +%s); $(TIMED); { { \
+		timed test/run-image; \
+		timed test/run-vm long oci; \
+		timed test/run-matrix; \
+		timed test/run-teardown; \
 		} | tee $(TOP)/build/check-long.tap; \
 		$(TOP)/test/unit/threat-model.sh --reached $(TOP)/build/check-long.tap check-long || \
 			echo "not ok - test/unit/threat-model.sh --reached exit status"; \

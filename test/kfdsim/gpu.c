@@ -1127,6 +1127,7 @@ static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
 		if (!q->ks.first_start_ns)
 			q->ks.first_start_ns = now;
 		q->ks.running++;
+		q->ks.running_max = max(q->ks.running_max, q->ks.running);
 		g->rr_last = q;
 	}
 	if (ks_param.oracle)
@@ -1584,7 +1585,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu oracle=%d sdma_bytes=%llu sdma_error=%d\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu oracle=%d sdma_bytes=%llu sdma_error=%d running_max=%u\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
 			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
@@ -1596,7 +1597,7 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3],
 			   q->ks.aql_dispatches, q->ks.aql_utility, q->ks.aql_barriers,
 			   q->ks.aql_vendor, q->ks.blit_bytes, q->ks.oracle_level,
-			   q->ks.sdma_bytes, q->ks.sdma_error);
+			   q->ks.sdma_bytes, q->ks.sdma_error, q->ks.running_max);
 	spin_unlock(&g->lock);
 }
 

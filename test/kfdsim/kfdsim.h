@@ -286,6 +286,7 @@ struct ks_queue {
 	struct ks_saved_wg *saved;	/* CWSR-saved workgroups, num_cu entries */
 	u32 nsaved;
 	u32 running;		/* workgroups on CUs */
+	u32 running_max;	/* the most workgroups on CUs at once */
 	u64 busy_ns;
 	u64 first_start_ns;	/* model time the first workgroup or copy started, 0: none */
 	u64 last_end_ns;	/* model time the last finished one ended */

@@ -26,6 +26,12 @@ qf() {
 }
 # is TGID FIELD VALUE
 is() { [ "$(qf "$1" "$2")" = "$3" ]; }
+# stat_is FIELD VALUE, stat_ge FIELD N: a gp_stats field is VALUE, at least N.
+stat_is() { [ "$(gstat "$1")" = "$2" ]; }
+stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
+# ticks_pass N: wait until the monitor has ticked N more times (up to 120 s);
+# gp_stats and gp_queues are published in a tick.
+ticks_pass() { local t0; t0=$(gstat ticks); wait_for 120 stat_ge ticks $((t0 + $1)); }
 # kstat KEY: a kfdsim stats counter.
 kstat() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
 # fcount KEY: an injected-fault counter of kfdsim (fault/counts).

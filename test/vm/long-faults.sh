@@ -20,7 +20,6 @@ qfield() {
 ksq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 gq_zero() { [ "$(gstat queues)" = 0 ]; }
-stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
 be_running() { case "$(ksq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;; esac; return 1; }

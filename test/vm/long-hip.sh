@@ -185,7 +185,19 @@ tap_check "streams: started (low and high stream, the null stream) beside a busy
 	wait_for 180 grep -qx streams_ready $T/st
 tap_diag "streams: started $(( ($(date +%s%N) - t_st) / 1000000 )) ms after launch (simulation numbers), $(( $(gstat starvation_slices) - st0 )) starvation slice(s) by then"
 st_ready=$(gstat starvation_slices)
+# From here on, each starvation slice given to a queue of the streams
+# process: gpreempt:resume with reason GP_WHY_STARVING (3), by its tgid.
+TR=/sys/kernel/tracing
+mountpoint -q $TR || mount -t tracefs nodev $TR
+echo 0 >$TR/tracing_on
+: >$TR/trace
+echo "reason == 3 && tgid == $st" >$TR/events/gpreempt/resume/filter
+echo 1 >$TR/events/gpreempt/resume/enable
+echo 1 >$TR/tracing_on
 tap_check "streams: 8 rounds under gpreempt" wait_for 180 grep -qx "round 7" $T/st
+echo 0 >$TR/events/gpreempt/resume/enable
+own_slices=$(grep -c 'resume:' $TR/trace)
+echo 0 >$TR/events/gpreempt/resume/filter
 st1=$(gstat starvation_slices) r1=$(gstat dep_releases) y1=$(gstat yield_parks)
 tap_check "streams: each starvation slice had what the hardware runs first parked (slices $((st1 - st0)), yield parks $((y1 - y0)))" \
 	test $((st1 - st0)) = 0 -o $((y1 - y0)) -gt 0
@@ -197,9 +209,11 @@ tap_check "streams: gpreempt saw the consumer's barriers pass ($((r1 - r0)))" te
 # the consumer waited, and the hardware runs it before the producer (KFD 0),
 # which gpreempt had running at the consumer's inherited 15: it stood
 # pending for seconds (0 -> 33 slices, rounds up to 7.6 s, in one run).
-# Printed, not asserted: a slice in the rounds can also be BE's own (parked
-# for a second while the streams run), which this count cannot tell apart.
-tap_diag "streams: starvation slices over the 8 rounds (from the streams' start): $st_ready -> $st1"
+# gp_stats counts BE's own slices too (parked for a second while the
+# streams run); the tracepoint, filtered by the streams' tgid, does not.
+tap_diag "streams: starvation slices over the 8 rounds (from the streams' start, every queue): $st_ready -> $st1"
+tap_check "streams: no queue of the streams process waited for a starvation slice in the 8 rounds ($own_slices slices)" \
+	test "$own_slices" = 0
 slow=$(awk '$1 == "round_us" && $2 > 1000000' $T/st | wc -l)
 worst=$(awk '$1 == "round_us" && $2 > m {m = $2} END {print m + 0}' $T/st)
 tap_check "streams: no round under gpreempt took 10 s or more (worst $worst us; $slow over 1 s)" \

@@ -34,7 +34,6 @@ nkeys() {	# tgid -> "entries distinct-keys distinct-pasids" in gp_queues
 		jq -r --argjson t "$1" '[.[].formatted | select(.key.tgid == $t)] |
 			"\(length) \(map(.key.qid) | unique | length) \(map(.value.pasid) | unique | length)"'
 }
-stat_is() { [ "$(gstat "$1")" = "$2" ]; }
 no_queue() { [ -z "$(qfield "$1" state)" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 load() {	# kfdsim args | gpreempt args

@@ -205,6 +205,10 @@ if wait_for 20 is $be held true; then tap_ok "park: gp_queues shows held"; else 
 tap_check "unpark queue $be:$qb" $CTL unpark queue $be:$qb
 check_state "unpark: BE running again" $be running
 
+# Sections 7 to 10c read and write rules and knobs only: BE is stopped
+# (its queue stays) so that the simulated GPU's load does not take the
+# guest's CPUs from each of their many short commands.
+kill -STOP $be
 # 7. apply: rules and knobs match the file, twice in a row the same.
 cat >/tmp/gp1.conf <<EOF
 # rules for the test
@@ -377,6 +381,7 @@ rmdir $CG/gone.service
 tap_check "list: a rule whose cgroup is gone shows its path and gone" sh -c "$CTL --json list | jq -e \
 	'any(.[]; .kind == \"cgroup\" and .target == \"$CG/gone.service\" and .gone == true)' && $CTL list | grep -q 'gone.service.*gone'"
 $CTL apply /dev/null
+kill -CONT $be
 
 # 11. rmmod releases a held queue; the module's maps go with it.
 $CTL park queue $be:$qb

@@ -36,8 +36,6 @@ gq() {
 		jq -r --argjson t "$1" --argjson p "$2" \
 			"[.[].formatted.value | select(.tgid == \$t and .kfd_priority == \$p)][0].$3 // empty"
 }
-stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
-ticks_pass() { local t0; t0=$(gstat ticks); wait_for 120 stat_ge ticks $((t0 + $1)); }
 # BE's queue at prio 3 parked by its flag (gpreempt and kfdsim agree).
 suspend_parked() { [ "$(gq "$1" 3 state)" = 2 ] && [ "$(kq "$2" 3 suspended)" = 1 ] && [ "$(kq "$2" 3 active)" = 0 ]; }
 off_hw() { [ "$(kq "$1" 3 active)" = 0 ]; }

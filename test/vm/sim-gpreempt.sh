@@ -19,7 +19,6 @@ qfield() {	# tgid field -> value from gp_queues (first queue of tgid)
 ksq() {	# pasid-less lookup: the kfdsim line of the queue with priority $1
 	grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1
 }
-stat_is() { [ "$(gstat "$1")" = "$2" ]; }
 no_queue() { [ -z "$(qfield "$1" state)" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
 load() {	# kfdsim args | gpreempt args

@@ -23,7 +23,6 @@ ksq() { grep " prio=$1 " /sys/kernel/debug/kfdsim/queues | head -n 1; }
 have() { grep -q "^#define GP_HAVE_$1 1\$" "$LAYOUT"; }
 state_is() { [ "$(qfield "$1" state)" = "$2" ]; }
 path_is() { [ "$(qfield "$1" ptr_path)" = "$2" ]; }
-stat_ge() { [ "$(gstat "$1")" -ge "$2" ] 2>/dev/null; }
 ks_idle() { [ "$(kstat queues)" = 0 ] && [ "$(kstat processes)" = 0 ]; }
 no_suspended() { ! grep -q 'suspended=1' /sys/kernel/debug/kfdsim/queues; }
 be_suspended() { case "$(ksq 3)" in *" suspended=1 "*) return 0 ;; esac; return 1; }
@@ -35,7 +34,6 @@ unload() {
 	rmmod kfdsim
 }
 # Let the monitor run N more scans.
-ticks_pass() { local t0; t0=$(gstat ticks); wait_for 120 stat_ge ticks $((t0 + $1)); }
 dmesg -C
 
 # 1. m6: idle_us >= tick_us, for the parameters and for gp_config.

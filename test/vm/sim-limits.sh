@@ -9,14 +9,19 @@
 . test/lib/tap.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
-gstat() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.$1"; }
+. test/lib/sim.sh
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko"
 insmod "$OBJ/build/testing/module/gpreempt.ko" user_max_priority=15 test_max_queues=2
-$GPLOAD --mode lc --prio 12 --queues 3 --wg 2 --wg-us 200 --period-us 3000 --duration 3 --quiet &
+$GPLOAD --mode lc --prio 12 --queues 3 --wg 2 --wg-us 200 --period-us 3000 --duration 60 --quiet &
 pid=$!
-sleep 2
+# All three queues created (a slow guest takes seconds to start a load),
+# then a tick more for the monitor to publish what it made of them.
+ks_queues() { [ "$(kstat queues)" = 3 ]; }
+wait_for 30 ks_queues
+ticks_pass 2
 queues=$(gstat queues) untracked=$(gstat queues_untracked)
+kill -TERM $pid
 wait $pid
 rc=$?
 tap_check "m3: limit 2, 3 queues: 2 managed, 1 counted as untracked (queues $queues, untracked $untracked)" \

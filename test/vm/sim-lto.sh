@@ -19,7 +19,8 @@ run_one() {	# <kfdsim args>: one LC queue that ROCr-style updates, then exits
 	insmod "$OBJ/module/gpreempt.ko"
 	$GPLOAD --mode lc --prio 7 --wg 2 --wg-us 200 --period-us 3000 --duration 1 --quiet
 	rc=$?
-	sleep 0.3
+	# The destroy's count is published in the monitor's next tick.
+	ticks_pass 2
 	seen=$(gstat queues_seen) unseen=$(gstat queues_unseen)
 	status=$($CTL status 2>&1)
 	rmmod gpreempt
