@@ -356,8 +356,7 @@ param_add() {
 # module_params_read: the ConfigMap's parameters into $tmp/params, one
 # KEY=VALUE a line.  Return 1 (REFUSED says why) on a line it refuses.
 module_params_read() {
-	local src=$CONFIG_DIR/module-params old=$CONFIG_DIR/modprobe.conf n=0 line w
-	local -a words
+	local src=$CONFIG_DIR/module-params old=$CONFIG_DIR/modprobe.conf n=0 line
 	: >"$tmp/params"
 	rm -f "$tmp/param-names"
 	if [ -f "$src" ] && [ -f "$old" ]; then
@@ -377,19 +376,28 @@ module_params_read() {
 			}
 		done <"$src"
 	elif [ -f "$old" ]; then
-		while IFS= read -r line || [ -n "$line" ]; do
-			n=$((n + 1))
-			read -r -a words <<<"$line" || true
-			case "${words[*]}" in ''|'#'*|'softdep gpreempt pre: amdgpu') continue ;; esac
-			if [ "${#words[@]}" -lt 3 ] || [ "${words[0]}" != options ] || [ "${words[1]}" != gpreempt ]; then
-				REFUSED="modprobe.conf line $n \"$(printable "$line")\": the ConfigMap's modprobe.conf key is no longer copied to the node; put gpreempt's parameters in the module-params key, one KEY=VALUE a line (docs/containers.md)"
-				return 1
-			fi
-			for w in "${words[@]:2}"; do
-				param_add "$w" "modprobe.conf line $n \"$(printable "$line")\"" || return 1
-			done
-		done <"$old"
+		modprobe_lines_read "$old" modprobe.conf || return 1
 	fi
+}
+
+# modprobe_lines_read FILE NAME: FILE's "options gpreempt KEY=VALUE..." lines
+# into $tmp/params; that softdep, comments and blank lines are skipped.
+# Return 1 (REFUSED names NAME's line) on any other line.
+modprobe_lines_read() {
+	local n=0 line w
+	local -a words
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		read -r -a words <<<"$line" || true
+		case "${words[*]}" in ''|'#'*|'softdep gpreempt pre: amdgpu') continue ;; esac
+		if [ "${#words[@]}" -lt 3 ] || [ "${words[0]}" != options ] || [ "${words[1]}" != gpreempt ]; then
+			REFUSED="$2 line $n \"$(printable "$line")\": the ConfigMap's modprobe.conf key is no longer copied to the node; put gpreempt's parameters in the module-params key, one KEY=VALUE a line (docs/containers.md)"
+			return 1
+		fi
+		for w in "${words[@]:2}"; do
+			param_add "$w" "$2 line $n \"$(printable "$line")\"" || return 1
+		done
+	done <"$1"
 }
 
 # modprobe_conf_install: /etc/modprobe.d/gpreempt.conf from the ConfigMap's
@@ -397,11 +405,21 @@ module_params_read() {
 # ConfigMap when it changes), and gpreempt loads with the parameters it had.
 modprobe_conf_install() {
 	local dest=$ROOT/etc/modprobe.d/gpreempt.conf
-	if [ ! -f "$CONFIG_DIR/module-params" ] && [ ! -f "$CONFIG_DIR/modprobe.conf" ] && [ -e "$dest" ]; then
-		return 0	# the node's own, or ours from an earlier ConfigMap
-	fi
 	REFUSED=
-	if ! module_params_read; then
+	if [ ! -f "$CONFIG_DIR/module-params" ] && [ ! -f "$CONFIG_DIR/modprobe.conf" ] && [ -e "$dest" ]; then
+		# The node's own file is the operator's.  One of ours may come
+		# from a DaemonSet that copied its ConfigMap's modprobe.conf
+		# verbatim, "install" lines and all, which run at each modprobe:
+		# it is read as this script would read that key, and rewritten
+		# with the parameters it may keep, or with none.
+		ours "$dest" || return 0
+		: >"$tmp/params"
+		rm -f "$tmp/param-names"
+		if ! modprobe_lines_read "$dest" /etc/modprobe.d/gpreempt.conf; then
+			warn "an earlier DaemonSet's /etc/modprobe.d/gpreempt.conf was refused, rewritten without parameters: $REFUSED"
+			: >"$tmp/params"
+		fi
+	elif ! module_params_read; then
 		warn "the ConfigMap's module parameters were refused, /etc/modprobe.d/gpreempt.conf is unchanged: $REFUSED"
 		return 0
 	fi

@@ -119,6 +119,10 @@
  * map its ids where gpreempt reads them); the simulated GPU is unaffected.
  * --forge-ids does the same with a readable page of zeros (present, both
  * ids 0: "idle") instead of PROT_NONE (S5-4: forged, not unreadable, ids).
+ * --wptr-flap (idle) is hostile to kfdsim's accounting: every millisecond
+ * queue 0's write index, the owner's to write, jumps ahead of the read index
+ * (by one, or by 2^40; no packet behind either, the headers stay INVALID)
+ * and back.  It is put back before the drain.
  * --mutex-threads N keeps the process's own p->mutex busy while it runs (S3
  * F20, evasion): N threads loop on an ioctl that takes it, and the count of
  * those ioctls is printed at the end ("mutex_ioctls=").  The ioctl is
@@ -347,6 +351,8 @@ static struct gq idleq;
 static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues exist */
 static const char *remap_ids;	/* --remap-ids FILE (idle) */
 static bool cu_mask_loop;	/* --cu-mask-loop: set --cu-mask again and again */
+static bool wptr_flap;		/* --wptr-flap (idle) */
+static unsigned long wptr_flaps;
 static long cu_mask_sets;	/* ... how many times it was set */
 
 /* --mutex-threads: threads looping on an ioctl that takes p->mutex. */
@@ -981,9 +987,21 @@ static int run(void)
 				errors++;
 			if (opt.gap_ms)
 				sleep_us(opt.gap_ms * 1e3);
+		} else if (wptr_flap) {
+			uint64_t r = atomic_load(qs[0].rptr);
+
+			atomic_store_explicit(qs[0].wptr, wptr_flaps % 2 ? r :
+					      r + (wptr_flaps % 4 ? 1 : 1ULL << 40),
+					      memory_order_release);
+			wptr_flaps++;
+			sleep_us(1000);
 		} else {
 			sleep_us(10000);
 		}
+	}
+	if (wptr_flap) {
+		atomic_store(qs[0].wptr, atomic_load(qs[0].rptr));
+		printf("gpload: wptr_flaps=%lu\n", wptr_flaps);
 	}
 	if (cu_mask_loop)
 		printf("gpload: cu_mask_sets=%ld\n", cu_mask_sets);
@@ -1169,7 +1187,7 @@ static void usage(void)
 		"              [--prio 0..15] [--queues N] [--duration S] [--wg N] [--wg-us US]\n"
 		"              [--k N] [--period-us US] [--poisson] [--start-at US] [--inflight N] [--rocr]\n"
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--hide-ids]\n"
-		"              [--forge-ids] [--sdma] [--pm4]\n"
+		"              [--forge-ids] [--sdma] [--pm4] [--wptr-flap]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
 		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
 		"              [--cu-mask-loop]\n"
@@ -1213,6 +1231,7 @@ int main(int argc, char **argv)
 		{ "mutex-threads", 1, 0, 'x' }, { "mutex-us", 1, 0, 'Y' },
 		{ "userptr-stall", 1, 0, 'L' }, { "userptr-loop", 1, 0, 'I' },
 		{ "dbg-escape", 1, 0, 0x101 }, { "idle-queue-prio", 1, 0, 0x102 },
+		{ "wptr-flap", 0, 0, 0x103 },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -1240,6 +1259,7 @@ int main(int argc, char **argv)
 		case 'D': opt.debug = true; break;
 		case 0x101: dbg_escape = optarg; break;
 		case 0x102: idle_prio = atoi(optarg); break;
+		case 0x103: wptr_flap = true; break;
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
 		case '9': hide_ids = true; break;
@@ -1344,6 +1364,10 @@ int main(int argc, char **argv)
 	}
 	if (hide_ids && use_pfnmap) {
 		fprintf(stderr, "gpload: --hide-ids/--forge-ids and --pfnmap exclude each other\n");
+		return 2;
+	}
+	if (wptr_flap && strcmp(opt.mode, "idle")) {
+		fprintf(stderr, "gpload: --wptr-flap needs --mode idle\n");
 		return 2;
 	}
 	if (remap_ids && strcmp(opt.mode, "idle")) {

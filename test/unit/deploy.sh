@@ -361,6 +361,31 @@ tap_check "deploy: the old modprobe.conf key: its options gpreempt lines alone a
 	       grep -qx 'softdep gpreempt pre: amdgpu;options gpreempt tick_us=150 env_priority=1;' &&
 	       grep -q 'modprobe.conf key is deprecated' '$t/out'"
 rm -f "$t/config/modprobe.conf"
+# A ConfigMap with neither key, over a file an older DaemonSet copied from
+# its ConfigMap verbatim (marked as ours, an install line in it): the file
+# is read as the modprobe.conf key would be, and rewritten without what it
+# may not keep; a valid one keeps its parameters; the node's own stays.
+mark=$(sed -n 1p "$H/etc/modprobe.d/gpreempt.conf")
+printf '%s\noptions gpreempt tick_us=150\ninstall nvme /bin/touch %s\n' "$mark" "$t/pwned-nvme" \
+	>"$H/etc/modprobe.d/gpreempt.conf"
+rm -f "$t/pwned-nvme"
+node install
+PATH=$t/bin:$PATH nsenter --target 1 --mount -- modprobe nvme
+rmdir "$C/sys/module/nvme" 2>/dev/null
+tap_check "deploy: an older DaemonSet's modprobe.d file with an install line: rewritten without parameters, with a warning, nothing run" \
+	sh -c "[ $rc = 0 ] && [ ! -e '$t/pwned-nvme' ] && grep -vx '#.*' '$H/etc/modprobe.d/gpreempt.conf' | tr '\n' ';' |
+	       grep -qx 'softdep gpreempt pre: amdgpu;' &&
+	       grep -qF 'an earlier DaemonSet'\''s /etc/modprobe.d/gpreempt.conf was refused, rewritten without parameters: /etc/modprobe.d/gpreempt.conf line 3' '$t/out'"
+printf '%s\noptions gpreempt tick_us=150\n' "$mark" >"$H/etc/modprobe.d/gpreempt.conf"
+node install
+tap_check "deploy: an older DaemonSet's valid modprobe.d file keeps its parameters" \
+	sh -c "[ $rc = 0 ] && grep -vx '#.*' '$H/etc/modprobe.d/gpreempt.conf' | tr '\n' ';' |
+	       grep -qx 'softdep gpreempt pre: amdgpu;options gpreempt tick_us=150;' && ! grep -q 'refused' '$t/out'"
+printf 'options gpreempt tick_us=300\n' >"$H/etc/modprobe.d/gpreempt.conf"
+node install
+tap_check "deploy: the node's own modprobe.d file (not marked) is left as it is" \
+	sh -c "[ $rc = 0 ] && [ \"\$(cat '$H/etc/modprobe.d/gpreempt.conf')\" = 'options gpreempt tick_us=300' ]"
+printf '%s\n' "$mark" "softdep gpreempt pre: amdgpu" >"$H/etc/modprobe.d/gpreempt.conf"
 printf '# scan faster\ntick_us=200\n' >"$t/config/module-params"
 node install
 

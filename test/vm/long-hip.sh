@@ -173,9 +173,20 @@ st0=$(gstat starvation_slices) r0=$(gstat dep_releases) y0=$(gstat yield_parks)
 rm -f $T/release
 # Rounds take tens of ms under gpreempt: enough of them that rmmod lands in the middle.
 NR=1000
+# Each starvation slice given to a queue of the streams process:
+# gpreempt:resume with reason GP_WHY_STARVING (3), by its tgid.  The filter
+# is set right after the launch, seconds before HIP's start-up creates a
+# queue, so the warm-up's slice is seen: the control that the count works.
+TR=/sys/kernel/tracing
+mountpoint -q $TR || mount -t tracefs nodev $TR
+echo 0 >$TR/tracing_on
+: >$TR/trace
 t_st=$(date +%s%N)
 HIP_WORK_HOLD=$T/release $HIP streams $NR 5000000 >$T/st 2>&1 &
 st=$!
+echo "reason == 3 && tgid == $st" >$TR/events/gpreempt/resume/filter
+echo 1 >$TR/events/gpreempt/resume/enable
+echo 1 >$TR/tracing_on
 # The streams process's warm-up kernel on the low stream (KFD 0) has nothing
 # waiting on it yet, so it is parked for BE (7, the top level); kfdsim's CP
 # hands every CU BE has waves for to BE first, so the starvation guard's
@@ -185,18 +196,11 @@ tap_check "streams: started (low and high stream, the null stream) beside a busy
 	wait_for 180 grep -qx streams_ready $T/st
 tap_diag "streams: started $(( ($(date +%s%N) - t_st) / 1000000 )) ms after launch (simulation numbers), $(( $(gstat starvation_slices) - st0 )) starvation slice(s) by then"
 st_ready=$(gstat starvation_slices)
-# From here on, each starvation slice given to a queue of the streams
-# process: gpreempt:resume with reason GP_WHY_STARVING (3), by its tgid.
-TR=/sys/kernel/tracing
-mountpoint -q $TR || mount -t tracefs nodev $TR
-echo 0 >$TR/tracing_on
-: >$TR/trace
-echo "reason == 3 && tgid == $st" >$TR/events/gpreempt/resume/filter
-echo 1 >$TR/events/gpreempt/resume/enable
-echo 1 >$TR/tracing_on
+warm_slices=$(grep -c 'resume:' $TR/trace)
+tap_check "streams: the tracepoint saw the warm-up's starvation slice ($warm_slices)" test "$warm_slices" -ge 1
 tap_check "streams: 8 rounds under gpreempt" wait_for 180 grep -qx "round 7" $T/st
 echo 0 >$TR/events/gpreempt/resume/enable
-own_slices=$(grep -c 'resume:' $TR/trace)
+own_slices=$(( $(grep -c 'resume:' $TR/trace) - warm_slices ))
 echo 0 >$TR/events/gpreempt/resume/filter
 st1=$(gstat starvation_slices) r1=$(gstat dep_releases) y1=$(gstat yield_parks)
 tap_check "streams: each starvation slice had what the hardware runs first parked (slices $((st1 - st0)), yield parks $((y1 - y0)))" \

@@ -101,4 +101,34 @@ tap_check "over BE: LC waited for BE's CUs before the park (detect $(f detect_ns
 tap_check "over BE: categories sum to the busy time, no period off ($(kstat acct_mismatches))" \
 	sum_ok -a "$(kstat acct_mismatches)" = 0
 sim_unload
+
+# 4. A hostile owner's write index (threat-model row 41): an idle queue whose
+# write index jumps ahead of its read index (by 1 or by 2^40, no packet
+# behind it) and back every millisecond, beside LC in another process.  It
+# opens and closes busy periods of its own queue only: every period still
+# sums (acct_mismatches 0), LC ran exactly its service time, kfdsim's log
+# has no report.
+insmod "$OBJ/test/kfdsim/kfdsim.ko" runlist_us=$RL
+dmesg -C
+$GPLOAD --mode idle --prio 3 --wptr-flap --duration 3 >/tmp/flap.out 2>&1 &
+flap=$!
+sleep 0.3
+$GPLOAD "${LCA[@]}" --duration 1.5 &
+pid=$!
+wait $pid
+lc_rc=$?
+wait $flap
+flap_rc=$?
+line=$(acct_of $flap)
+flaps=$(sed -n 's/^gpload: wptr_flaps=//p' /tmp/flap.out)
+tap_diag "hostile write index: ${flaps:-no} flaps; its queue: $line"
+tap_check "hostile write index: its busy periods are its own queue's, and each sums ($(f requests) periods, $(f sum_ns) = $(f total_ns) + $(f open_ns))" \
+	test "${flaps:-0}" -gt 100 -a "${line:+$(f requests)}" -gt 10 -a "$flap_rc" = 0 && sum_ok
+line=$(acct_of $pid)
+tap_check "hostile write index: LC beside it ran exactly its service time (run_ns $(f run_ns) = ideal_ns $(f ideal_ns)), its packets exactly once, its periods sum" \
+	test -n "$line" -a "$(f run_ns)" = "$(f ideal_ns)" -a "$lc_rc" = 0 && sum_ok
+tap_check "hostile write index: no period off anywhere ($(kstat acct_mismatches))" test "$(kstat acct_mismatches)" = 0
+tap_dmesg_clean "hostile write index: kernel log clean"
+wait_for 30 ks_idle
+rmmod kfdsim
 tap_done
