@@ -20,12 +20,12 @@
  * page, legally).  Cases:
  *
  *   control            a legal aligned copy of 4 KiB from A to B
- *   copy_src_outside   source 0x1000, in no buffer of the caller
- *   copy_src_past_end  source from 2 KiB before A's end, 4 KiB long
- *   copy_dst_past_end  destination from 2 KiB before B's end, 4 KiB long
  *   copy_over_cap      4 MiB + 4 KiB from A to B (both large enough)
  *   fill_over_cap      a fill of 4 MiB + 4 KiB into B
+ *   copy_src_outside   source 0x1000, in no buffer of the caller
  *   fill_outside       a fill of 4 KiB at 0x1000
+ *   copy_src_past_end  source from 2 KiB before A's end, 4 KiB long
+ *   copy_dst_past_end  destination from 2 KiB before B's end, 4 KiB long
  *   fill_past_end      a fill from 2 KiB before B's end, 4 KiB long
  *   kd_wraps           the kernel descriptor's address 2^64 - 64 (its
  *                      64 bytes wrap the address space)
@@ -232,18 +232,19 @@ static void cases(struct client *c)
 	memcpy(c->b_want, c->a_want, SMALL);	/* B keeps it from here on */
 	report(c, "control", done);
 
-	copy_args(c, 0x1000, b + 2 * SMALL, SMALL);
-	report(c, "copy_src_outside", dispatch(c, copy, ka, sig));
-	copy_args(c, a + BUF_SIZE - SMALL / 2, b + 2 * SMALL, SMALL);
-	report(c, "copy_src_past_end", dispatch(c, copy, ka, sig));
-	copy_args(c, a, b + BUF_SIZE - SMALL / 2, SMALL);
-	report(c, "copy_dst_past_end", dispatch(c, copy, ka, sig));
+	/* those that would run past a buffer's end unchecked last: they would oops */
 	copy_args(c, a, b, CAP + SMALL);
 	report(c, "copy_over_cap", dispatch(c, copy, ka, sig));
 	fill_args(c, b, CAP + SMALL, 0xdeadbeef);
 	report(c, "fill_over_cap", dispatch(c, fill, ka, sig));
+	copy_args(c, 0x1000, b + 2 * SMALL, SMALL);
+	report(c, "copy_src_outside", dispatch(c, copy, ka, sig));
 	fill_args(c, 0x1000, SMALL, 0xdeadbeef);
 	report(c, "fill_outside", dispatch(c, fill, ka, sig));
+	copy_args(c, a + BUF_SIZE - SMALL / 2, b + 2 * SMALL, SMALL);
+	report(c, "copy_src_past_end", dispatch(c, copy, ka, sig));
+	copy_args(c, a, b + BUF_SIZE - SMALL / 2, SMALL);
+	report(c, "copy_dst_past_end", dispatch(c, copy, ka, sig));
 	fill_args(c, b + BUF_SIZE - SMALL / 2, SMALL, 0xdeadbeef);
 	report(c, "fill_past_end", dispatch(c, fill, ka, sig));
 	/* addresses whose last bytes wrap past 2^64: in no buffer either */
