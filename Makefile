@@ -84,7 +84,7 @@ GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_inter
 TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl $(BUILD)/fuse-stall
 # Debian's libhsakmt (ROCm's thunk, scripts/setup installs it) on kfdsim's /dev/kfd
 HSAKMT_H := $(wildcard /usr/include/hsakmt.h)
-TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open $(BUILD)/sdma-client)
+TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open $(BUILD)/sdma-client $(BUILD)/blit-client)
 # Debian's ROCr (libhsa-runtime-dev, scripts/setup installs it) on kfdsim's /dev/kfd
 HSA_H := $(wildcard /usr/include/hsa/hsa.h)
 TOOLS += $(if $(HSA_H),$(BUILD)/rocr-client)
@@ -291,6 +291,9 @@ $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUIL
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
 
 $(BUILD)/sdma-client: $(TOP)/test/sdma-client/sdma-client.c $(HSAKMT_H) | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
+
+$(BUILD)/blit-client: $(TOP)/test/blit-client/blit-client.c $(HSAKMT_H) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
 
 $(BUILD)/rocr-client: $(TOP)/test/rocr-client/rocr-client.c $(HSA_H) | $(BUILD)

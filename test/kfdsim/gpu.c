@@ -539,6 +539,7 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 		q->ks.aql_vendor++;
 		atomic64_inc(&ks_stats.aql_vendor);
 	} else if (type == KS_AQL_TYPE_DISPATCH) {
+		enum ks_blit kind;
 		bool utility;
 
 		wg = ks_aql_workgroups(pkt);
@@ -547,13 +548,15 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 		if (!ks_vm_read64_locked(p, ka, &ns))
 			pr_warn_ratelimited("queue %u packet %llu: kernarg 0x%llx not mapped to the GPU, 0 ns\n",
 					    q->properties.queue_id, q->ks.fetched, ka);
-		utility = ns && ks_vm_mapped_locked(p, ns);
-		if (utility) {
-			enum ks_blit kind = ks_blit_kind_locked(p, READ_ONCE(pkt->kernel_object));
-
-			if (kind != KS_BLIT_NONE)
-				ks_blit_locked(q, kind, ka);
-		}
+		/*
+		 * A blit kernel runs whatever its first kernarg: one whose
+		 * source is unmapped faults on a GPU, so it is logged here too
+		 * (by ks_blit_locked()), not taken for a timed kernel.
+		 */
+		kind = ks_blit_kind_locked(p, READ_ONCE(pkt->kernel_object));
+		utility = kind != KS_BLIT_NONE || (ns && ks_vm_mapped_locked(p, ns));
+		if (kind != KS_BLIT_NONE)
+			ks_blit_locked(q, kind, ka);
 		spin_unlock(&p->ks_vm_lock);
 		q->ks.aql_dispatches++;
 		atomic64_inc(&ks_stats.aql_dispatches);

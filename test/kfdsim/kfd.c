@@ -330,8 +330,13 @@ u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len)
 	lockdep_assert_held(&p->ks_vm_lock);
 	if (va & 7)
 		return NULL;
+	/*
+	 * No va + len: an address a process writes in a packet (a kernel
+	 * descriptor, kernargs, a signal at 2^64 - 8) would wrap to a small
+	 * end and pass, and the offset from the buffer would reach far outside it.
+	 */
 	list_for_each_entry(bo, &p->ks_vm, vm_node)
-		if (va >= bo->va && va + len <= bo->va + bo->size)
+		if (va >= bo->va && len <= bo->size && va - bo->va <= bo->size - len)
 			return bo->kaddr + (va - bo->va);
 	return NULL;
 }
