@@ -123,12 +123,15 @@ unload
 
 # 5. kill -9 of a parked BE (evict backend) and of LC mid-run.
 load "" "backend=evict max_suspend_ms=60000"
-$GPLOAD $BE_ARGS --duration 20 --quiet &
+$GPLOAD $BE_ARGS --duration 120 --quiet &
 be=$!
-$GPLOAD $LC_ARGS --duration 120 --period-us 300 --quiet &
+# LC keeps a backlog of 8 dispatches (a periodic LC waits for each request,
+# and in a loaded guest its wake-ups outlast the hysteresis: BE was then
+# restored between requests, and no sample found it evicted).  Both loads
+# start in a guest that may be 2-3x slower than the host: up to 30 s for
+# LC's first burst to park BE.
+$GPLOAD --mode be --prio 12 --wg 4 --wg-us 2000 --inflight 8 --duration 120 --quiet &
 lc=$!
-# Both loads start in a guest that may be 2-3x slower than the host: up to
-# 30 s for LC's first burst to park BE.
 parked_by_evict() { state_is $be 2 && [ "$(gstat evicts_outstanding)" -ge 1 ]; }
 if wait_for 30 parked_by_evict; then
 	tap_ok "kill -9 of a parked BE: BE parked by eviction before the kill"
