@@ -287,13 +287,13 @@ $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)
 $(BUILD)/fuse-stall: $(TOP)/test/fuse-stall/fuse-stall.c | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $<
 
-$(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) | $(BUILD)
+$(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) $(TOP)/test/lib/aql.h | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
 
 $(BUILD)/sdma-client: $(TOP)/test/sdma-client/sdma-client.c $(HSAKMT_H) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
 
-$(BUILD)/blit-client: $(TOP)/test/blit-client/blit-client.c $(HSAKMT_H) | $(BUILD)
+$(BUILD)/blit-client: $(TOP)/test/blit-client/blit-client.c $(HSAKMT_H) $(TOP)/test/lib/aql.h | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
 
 $(BUILD)/rocr-client: $(TOP)/test/rocr-client/rocr-client.c $(HSA_H) | $(BUILD)

@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <hsakmt.h>
+#include "../lib/aql.h"
 
 #define RING_SIZE 4096
 #define BUF_SIZE (5 << 20)
@@ -95,32 +96,6 @@ static int wait_u64(volatile uint64_t *p, uint64_t v)
 	}
 	return 0;
 }
-
-/* hsa_kernel_dispatch_packet_t (hsa.h) */
-struct aql_packet {
-	uint16_t header;
-	uint16_t setup;
-	uint16_t workgroup_size[3];
-	uint16_t reserved0;
-	uint32_t grid_size[3];
-	uint32_t private_segment_size;
-	uint32_t group_segment_size;
-	uint64_t kernel_object;
-	uint64_t kernarg_address;
-	uint64_t reserved2;
-	uint64_t completion_signal;
-};
-
-/* amd_signal_t: kind, then the value */
-struct amd_signal {
-	int64_t kind;
-	volatile int64_t value;
-	uint64_t pad[6];
-};
-
-#define AQL_DISPATCH 2
-#define AQL_BARRIER_BIT (1 << 8)
-#define AQL_FENCES (2 << 9 | 2 << 11)	/* system-scope acquire and release */
 
 /*
  * compute_pgm_rsrc1 of ROCr 5.2.3's gfx9 blit shaders (amd_gpu_agent.cpp
