@@ -96,16 +96,19 @@ lc=$!
 wait_for 10 state_is $be 2
 key=$(printf '%08x' $be | sed 's/\(..\)\(..\)\(..\)\(..\)/0x\4 0x\3 0x\2 0x\1/')
 bpftool map update name gp_prio key $key value 15 0 0 0
-if wait_for 10 state_is $lc 2 && [ "$(qfield $be eff_priority)" = 15 ] && state_is $be 0; then
+roles_swapped() { state_is $lc 2 && [ "$(qfield $be eff_priority)" = 15 ] && state_is $be 0; }
+if wait_for 20 roles_swapped; then
 	tap_ok "gp_prio override: BE at 15 parks LC instead"
 else
 	tap_not_ok "gp_prio override: BE at 15 parks LC instead (LC state $(qfield $lc state), BE state $(qfield $be state))"
 fi
 bpftool map delete name gp_prio key $key
-if wait_for 10 state_is $be 2 && state_is $lc 0; then
+# Both states at one sample: LC may still be resuming when BE's park lands.
+roles_back() { state_is $be 2 && state_is $lc 0; }
+if wait_for 20 roles_back; then
 	tap_ok "gp_prio override removed: roles return"
 else
-	tap_not_ok "gp_prio override removed: roles return"
+	tap_not_ok "gp_prio override removed: roles return (LC state $(qfield $lc state), BE state $(qfield $be state))"
 fi
 # 4. rmmod while BE is parked resumes it before returning.
 rmmod gpreempt
