@@ -404,6 +404,8 @@ vmtest: all
 # (long-*.sh) in the memory-debugging guest, and the DaemonSet image: its
 # offline build, contents and DKMS build on the host (test/run-image), its
 # node script in the guest (test/vm/long-image.sh).
+# The host steps run two at a time (each is one process at a time, and the
+# host has two cores); their lines are printed once both are done.
 # timed CMD ARGS...: run $(TOP)/CMD; a failing exit status is a failing line,
 # and each step's wall time is printed, so a slow CI run shows its slow step.
 TIMED = timed() { t=$$(date +%s); $(TOP)/"$$@" || echo "not ok - $$* exit status"; \
@@ -411,11 +413,10 @@ TIMED = timed() { t=$$(date +%s); $(TOP)/"$$@" || echo "not ok - $$* exit status
 
 check: setup
 	@$(MAKE) --no-print-directory all
-	@start=$$(date +%s); $(TIMED); { { \
-		timed test/run-unit; \
-		timed scripts/lint; \
-		timed test/run-src-layout; \
-		timed test/run-dkms-fixture; \
+	@start=$$(date +%s); $(TIMED); h=$(TOP)/build/check-host; mkdir -p $$h; { { \
+		{ timed test/run-unit; timed test/run-dkms-fixture; } >$$h/a.tap 2>&1 & \
+		{ timed scripts/lint; timed test/run-src-layout; } >$$h/b.tap 2>&1; \
+		wait $$!; cat $$h/a.tap $$h/b.tap; \
 		timed test/run-vm; \
 		} | tee $(TOP)/build/check.tap; \
 		$(TOP)/test/unit/threat-model.sh --reached $(TOP)/build/check.tap check || \

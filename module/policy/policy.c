@@ -85,16 +85,25 @@
  * One slice alone is not enough: a provider that needs more than one (a
  * long production, a park and an unpark that cost more on a loaded device)
  * would otherwise wait for the starvation guard, and the queue with it.
+ * After the first cycle the turns go on only while a lower queue of its own
+ * group completed work within the last cycle: a wait nothing on the device
+ * feeds (a host signal, an event that comes late) releases the level until
+ * the barrier passes, instead of parking everything below for half the time
+ * and remapping the device twice a cycle for nothing.  Its own provider
+ * progressing again brings the turns back; another process's never does.
  */
 static bool blocked_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 hold,
 			 u64 now)
 {
 	u64 t = now - q->blocked_since_ns;
 	u64 s = pp->min_slice_ns;
+	u64 cycle = s + (hold > s ? hold : s);
 
 	if (t < hold || !s)
 		return true;
-	return (t - hold) % (s + (hold > s ? hold : s)) >= s;
+	if (t - hold >= cycle && (!q->provider_ns || now - q->provider_ns >= cycle))
+		return false;
+	return (t - hold) % cycle >= s;
 }
 
 static bool busy_within(const struct gp_pq *q, const struct gp_policy_params *pp, u64 hold,
@@ -220,6 +229,39 @@ static void gp_policy_deps(const struct gp_policy_params *pp, struct gp_pq *q, u
 	}
 }
 
+/*
+ * Before any level is judged: each queue's progress, the start of each wait
+ * at a barrier, and the last time a lower queue of the waiter's own group
+ * (a provider, on its device) completed work during that wait.
+ */
+static void gp_policy_providers(struct gp_pq *q, u32 n, u64 now)
+{
+	u32 i, j;
+
+	for (i = 0; i < n; i++) {
+		if (q[i].progressed)
+			q[i].last_progress_ns = now;
+		if (q[i].blocked && !q[i].was_blocked) {
+			q[i].blocked_since_ns = now;
+			q[i].provider_ns = 0;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct gp_pq *x = &q[i];
+
+		if (!x->blocked)
+			continue;
+		for (j = 0; j < n; j++) {
+			const struct gp_pq *y = &q[j];
+
+			if (j != i && gp_pq_dev(y) == gp_pq_dev(x) && gp_policy_same_group(x, y) &&
+			    y->last_progress_ns >= x->blocked_since_ns &&
+			    y->last_progress_ns > x->provider_ns)
+				x->provider_ns = y->last_progress_ns;
+		}
+	}
+}
+
 /* The priority @q counts at for parking: its own, or what it inherits. */
 static int eff_prio(const struct gp_pq *q)
 {
@@ -336,6 +378,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 	struct gp_policy_result r = { 0 };
 	u32 i, d, budget = pp->max_actions;
 
+	gp_policy_providers(q, n, now);
 	for (i = 0; i < n; i++) {
 		u64 bit;
 
@@ -352,10 +395,6 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		 */
 		if (q[i].pending || ((pp->dispatch_window_ns || pp->slept) && q[i].progressed))
 			q[i].last_pending_ns = now;
-		if (q[i].progressed)
-			q[i].last_progress_ns = now;
-		if (q[i].blocked && !q[i].was_blocked)
-			q[i].blocked_since_ns = now;
 		d = gp_pq_dev(&q[i]);
 		bit = 1ULL << d;
 		if (q[i].pending && (!(r.pend_valid & bit) || q[i].prio > r.pend_top[d])) {

@@ -103,7 +103,9 @@ struct gp_policy_params {
  *	     stays busy for the hold, is then released for one slice
  *	     (@min_slice_ns: a provider in another process may run), then
  *	     busy again for the longer of the hold and a slice, released
- *	     again, and so on while the barrier holds (S4-3)
+ *	     again, and so on while the barrier holds and a provider of its
+ *	     own group progresses (S4-3); with none, it is released until
+ *	     the barrier passes
  * @progressed: its read index moved since the previous scan (it completed
  *		work): with @blocked, how the policy finds whom a queue waits
  *		on; for a lower queue, work it may still be doing (S4-12)
@@ -134,6 +136,10 @@ struct gp_policy_params {
  * @last_blocked_ns: policy-owned: last time @blocked was seen
  * @blocked_since_ns: policy-owned: when its current wait at a barrier began
  * @last_progress_ns: policy-owned: last time @progressed was seen
+ * @provider_ns: policy-owned: last time a lower queue of its group on its
+ *		 device completed work during its current wait at a barrier
+ *		 (0: none yet); after the wait's first cycle its level stays
+ *		 busy in turns only while that was within the last cycle
  * @dependent: policy-owned: its work came through a barrier in its current
  *	       busy period (it waits on other queues' work, S3 F10)
  * @inherited: policy-owned: a provider: a higher queue of its own group
@@ -173,6 +179,7 @@ struct gp_pq {
 	u64 last_blocked_ns;
 	u64 blocked_since_ns;
 	u64 last_progress_ns;
+	u64 provider_ns;
 	bool dependent;
 	bool inherited;
 	int inherit_prio;

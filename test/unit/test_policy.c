@@ -462,7 +462,9 @@ static void t_blocked_long(void)
 	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_RUNNING);
 	tick(&P, q, 3, b + P.hysteresis_ns + P.min_slice_ns);
 	EXPECT(q[1].state == GP_PS_RUNNING && q[2].state == GP_PS_PARKED);
+	q[1].progressed = true;		/* the producer completes work */
 	tick(&P, q, 3, b + P.hysteresis_ns + 2 * P.min_slice_ns - 1);
+	q[1].progressed = false;
 	EXPECT(q[1].state == GP_PS_RUNNING && q[1].inherited && q[2].state == GP_PS_PARKED);
 	/* Released again for a slice, and so on: never the starvation guard. */
 	tick(&P, q, 3, b + P.hysteresis_ns + 2 * P.min_slice_ns);
@@ -473,11 +475,67 @@ static void t_blocked_long(void)
 }
 
 /*
+ * A barrier nothing on the device feeds (an LC stream waiting on a host
+ * signal for a second): after the hold and one cycle its level is released
+ * until the barrier passes.  A BE of another process with a backlog is
+ * parked at most twice, not once every cycle (a remap of the device each),
+ * and parked again within one tick when the barrier passes.  The waiter's
+ * own provider completing work brings the turns back.
+ */
+static void t_blocked_unfed_releases(void)
+{
+	struct gp_pq q[3];
+	u64 b = T0 + 100 * US, t, end = b + 1000 * MS;
+	int parks = 0, unparks = 0;
+
+	qinit(&q[0], 12, false);
+	qinit(&q[1], 3, true);		/* another process, a backlog */
+	qinit(&q[2], 3, false);		/* the waiter's own idle stream */
+	q[0].id = 1;
+	q[1].id = 2;
+	q[2].id = 3;
+	q[0].group = 1;
+	q[1].group = 2;
+	q[2].group = 1;
+	q[0].blocked = true;
+	for (t = b; t < end; t += 100 * US) {
+		enum gp_pstate was = q[1].state;
+
+		tick(&P, q, 3, t);
+		parks += was == GP_PS_RUNNING && q[1].state == GP_PS_PARKED;
+		unparks += was == GP_PS_PARKED && q[1].state == GP_PS_RUNNING;
+	}
+	EXPECT(parks <= 2 && unparks <= 2);
+	EXPECT(q[1].state == GP_PS_RUNNING);
+	if (parks > 2 || unparks > 2)
+		printf("# %d parks, %d unparks in 1 s\n", parks, unparks);
+	/* Its own stream completes work: the turns come back. */
+	q[2].progressed = true;
+	q[2].pending = false;
+	for (parks = 0; t < end + 2 * P.max_suspend_ns && !parks; t += 100 * US) {
+		enum gp_pstate was = q[1].state;
+
+		tick(&P, q, 3, t);
+		q[2].progressed = false;
+		parks += was == GP_PS_RUNNING && q[1].state == GP_PS_PARKED;
+	}
+	EXPECT(parks == 1);
+	/* The barrier passes: parked within one tick. */
+	while (q[1].state == GP_PS_PARKED)
+		tick(&P, q, 3, t += 100 * US);
+	q[0].blocked = false;
+	q[0].pending = true;
+	tick(&P, q, 3, t += 100 * US);
+	EXPECT(q[1].state == GP_PS_PARKED && q[1].reason == GP_WHY_HIGHER_PENDING);
+}
+
+/*
  * S4-3: an LC queue waits at a barrier on a producer in another process for
  * far longer than one slice (a long production, or parks and unparks slowed
  * by a loaded host).  The producer is parked for the LC's level only in
- * turns: in every cycle of the hold and two slices it runs for one slice,
- * so the LC never waits for the starvation guard.
+ * turns: in every cycle of the hold and two slices it runs for at least one
+ * slice (after the first cycle for all of it: no provider of the LC's own
+ * process feeds the wait), so the LC never waits for the starvation guard.
  */
 static void t_blocked_releases_again(void)
 {
@@ -505,6 +563,8 @@ static void t_blocked_releases_again(void)
 			parked_from = t;
 		}
 	}
+	if (ran_from)
+		run += t - ran_from;
 	EXPECT(longest_park <= cycle);
 	EXPECT(run >= (end - b) / cycle * P.min_slice_ns - P.min_slice_ns);
 	if (longest_park > cycle)
@@ -1840,6 +1900,7 @@ static const struct tap_test tests[] = {
 	{ "S4-3: a BE of another process that runs during LC's barrier waits is parked within one tick after each pass", t_other_process_not_provider },
 	{ "S4-3: a barrier past hysteresis + slice: other processes parked, the waiter's own producer not", t_blocked_long },
 	{ "S4-3: a barrier that holds for seconds releases its level for a slice in every cycle, never only through the starvation guard", t_blocked_releases_again },
+	{ "a barrier no provider of its own process feeds: its level is released after one cycle (BE parked at most twice in 1 s), parked again within a tick once it passes", t_blocked_unfed_releases },
 	{ "F10: a provider that completed nothing at the next barrier is dropped", t_provider_dropped },
 	{ "tiers, HIP streams: a BE above the waiter's producer in hardware (7 > its KFD 0) is parked while the consumer waits", t_hip_streams },
 	{ "F10: providers only below the dependent, on its device, in its process", t_provider_scope },
