@@ -362,6 +362,9 @@ install-tools: $(BUILD)/gpreemptctl
 	install -D -m 0644 $(TOP)/tools/gpreemptctl/gpreemptctl.8 $(DESTDIR)$(MANDIR)/man8/gpreemptctl.8
 	$(SUBST) $(TOP)/etc/gpreempt.service > $(BUILD)/gpreempt.service
 	install -D -m 0644 $(BUILD)/gpreempt.service $(DESTDIR)$(UNITDIR)/gpreempt.service
+	$(SUBST) $(TOP)/etc/gpreempt-retry.service > $(BUILD)/gpreempt-retry.service
+	install -D -m 0644 $(BUILD)/gpreempt-retry.service $(DESTDIR)$(UNITDIR)/gpreempt-retry.service
+	install -D -m 0644 $(TOP)/etc/gpreempt-retry.timer $(DESTDIR)$(UNITDIR)/gpreempt-retry.timer
 	test -e $(DESTDIR)/etc/gpreempt.conf || install -D -m 0644 $(TOP)/etc/gpreempt.conf $(DESTDIR)/etc/gpreempt.conf
 	test -e $(DESTDIR)/etc/modprobe.d/gpreempt.conf || install -D -m 0644 $(TOP)/etc/modprobe.d/gpreempt.conf $(DESTDIR)/etc/modprobe.d/gpreempt.conf
 	for h in create poststop; do \
@@ -379,6 +382,7 @@ install-tools: $(BUILD)/gpreemptctl
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/gpreemptctl $(DESTDIR)$(MANDIR)/man8/gpreemptctl.8 \
 		$(DESTDIR)$(UNITDIR)/gpreempt.service \
+		$(DESTDIR)$(UNITDIR)/gpreempt-retry.service $(DESTDIR)$(UNITDIR)/gpreempt-retry.timer \
 		$(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-create.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-poststop.json \
 		$(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json $(DESTDIR)$(NRI_BIN_DIR)/gpreempt \
 		$(DESTDIR)/lib/modules/$(GP_KVER_INSTALL)/extra/gpreempt.ko

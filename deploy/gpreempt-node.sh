@@ -677,6 +677,12 @@ run() {
 			say "re-applying the ConfigMap"
 			modprobe_conf_install
 			if config_apply; then CONFIG_APPLIED=1; else CONFIG_APPLIED=0; fi
+		elif [ -e "$ROOT/run/gpreempt/pending" ] && loaded gpreempt; then
+			# Rules whose cgroup did not exist yet (kubelet creates the
+			# QoS slices after boot): applied once it does.
+			on_host "$HOST_CTL" apply --if-pending /etc/gpreempt.conf >/dev/null 2>&1 ||
+				warn "gpreemptctl apply --if-pending failed"
+			[ -e "$ROOT/run/gpreempt/pending" ] || say "the pending cgroup rules are applied"
 		fi
 	done
 }

@@ -490,6 +490,14 @@ for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev
 tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
 	sh -c "grep -q 'comm llama-server high' '$H/etc/gpreempt.conf' &&
 	       [ \$(grep -c 'gpreemptctl apply' '$t/calls') = 2 ]"
+# A rule whose cgroup did not exist yet (kubelet makes the QoS slices after
+# boot): retried while gpreemptctl apply leaves it pending.
+mkdir -p "$H/run/gpreempt"
+echo 'cgroup /sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice 3' >"$H/run/gpreempt/pending"
+for _ in $(seq 50); do grep -q 'apply --if-pending' "$t/calls" && break; sleep 0.1; done
+tap_check "deploy: run: a pending cgroup rule is retried (gpreemptctl apply --if-pending) within GPREEMPT_RESYNC_S" \
+	grep -qx '.*gpreemptctl apply --if-pending /etc/gpreempt.conf' "$t/calls"
+rm -f "$H/run/gpreempt/pending"
 modprobe_d >"$t/md-before"
 cp "$t/config/module-params" "$t/params.good"
 echo "install gpreempt /bin/touch $t/pwned" >>"$t/config/module-params"

@@ -36,6 +36,13 @@ unit_ok() {
 	[ "$(grep -c '^Exec.*=/usr/sbin/gpreemptctl ' "$u")" = 3 ]
 }
 tap_check "install: the unit runs /usr/sbin/gpreemptctl (apply, resync, reload)" unit_ok
+retry_ok() {
+	local u=$D/etc/systemd/system
+	grep -q '^Wants=gpreempt-retry.timer$' "$u/gpreempt.service" &&
+		grep -qx 'ExecStart=/usr/sbin/gpreemptctl apply --if-pending /etc/gpreempt.conf' "$u/gpreempt-retry.service" &&
+		grep -q '^OnUnitActiveSec=' "$u/gpreempt-retry.timer"
+}
+tap_check "install: gpreempt.service wants gpreempt-retry.timer, whose service runs /usr/sbin/gpreemptctl apply --if-pending (rules whose cgroup appears later)" retry_ok
 hooks_ok() {
 	local h
 	for h in create poststop; do

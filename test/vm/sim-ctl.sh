@@ -369,11 +369,31 @@ fi
 out=$($CTL apply /tmp/bad.conf 2>&1)
 rc=$?
 ok=0
-[ $rc = 0 ] && grep -q "bad.conf:3: cgroup $CG/nonexistent does not exist: rule skipped" <<<"$out" &&
+[ $rc = 0 ] && grep -q "bad.conf:3: cgroup $CG/nonexistent does not exist: rule pending" <<<"$out" &&
 	$CTL --json list | jq -e "any(.[]; .kind == \"cgroup\" and .target == \"$CG/infer.slice\") and any(.[]; .kind == \"comm\" and .target == \"ok\")" >/dev/null &&
 	ok=1
 tap_check "apply: a missing cgroup is skipped with a warning, the rest applied (exit $rc)" test $ok = 1
 [ $ok = 1 ] || tap_diag "apply said: $out"
+# ... and pending until its cgroup exists (kubelet's slices appear after
+# boot): list shows it; the retry timer's apply --if-pending applies it then.
+pending_listed() {
+	$CTL --json list | jq -e "any(.[]; .kind == \"cgroup\" and .target == \"$CG/nonexistent\" and .pending == true)" >/dev/null &&
+		$CTL list | grep -q "nonexistent.*pending"
+}
+tap_check "apply: the skipped rule is listed as pending" pending_listed
+mkdir $CG/nonexistent
+$CTL apply --if-pending /tmp/bad.conf 2>/dev/null
+pending_applied() {
+	$CTL --json list | jq -e "any(.[]; .kind == \"cgroup\" and .target == \"$CG/nonexistent\" and .priority == 3 and .pending == false) and all(.[]; .pending != true)" >/dev/null &&
+		[ ! -e /run/gpreempt/pending ]
+}
+tap_check "apply --if-pending: the rule applies once its cgroup exists; nothing pending after" pending_applied
+$CTL config tick_us=2000 >/dev/null
+$CTL apply --if-pending /tmp/bad.conf
+rc=$?
+tap_check "apply --if-pending with nothing pending: exit 0, nothing applied (the knob set by hand stays)" \
+	sh -c "[ $rc = 0 ] && $CTL --json config | jq -e '.gp_config.tick_us == 2000' >/dev/null"
+rmdir $CG/nonexistent
 mkdir -p $CG/gone.service
 out=$($CTL set cgroup $CG/gone.service normal 2>&1)
 tap_check "set cgroup on a service's cgroup warns: use a slice" grep -q "warning: .*gone.service is a systemd service's cgroup.*Slice=" <<<"$out"

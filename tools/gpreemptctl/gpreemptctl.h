@@ -56,6 +56,8 @@ int cgroup_root(char *buf, size_t len);
 int cgroup_id_of(const char *path, uint64_t *id, char *abs, size_t abslen);
 int cgroup_path_of(uint64_t id, char *buf, size_t len);
 #define GP_RULES_DIR "/run/gpreempt/rules"
+/* The cgroup rules the last apply skipped: their cgroup did not exist yet. */
+#define GP_PENDING_FILE "/run/gpreempt/pending"
 void rule_path_save(uint64_t id, const char *abs);
 void rule_path_drop(uint64_t id);
 int rule_path_get(uint64_t id, char *buf, size_t len);
@@ -77,6 +79,15 @@ int cmd_set(struct ctl *c, int argc, char **argv);
 int cmd_unset(struct ctl *c, int argc, char **argv);
 int cmd_park(struct ctl *c, int argc, char **argv, bool park);
 int cmd_apply(struct ctl *c, int argc, char **argv);
+
+/* A cgroup rule apply skipped (GP_PENDING_FILE). */
+struct pending {
+	char path[PATH_MAX];
+	int prio;
+};
+
+void pending_save(const char *file, const struct pending *p, int np);
+bool pending_next(FILE *f, struct pending *p);
 int config_set_kv(struct gp_config *cfg, const char *kv);
 
 /* hookparse.c, hook.c: the container hook (OCI hooks, NRI v0.1) */

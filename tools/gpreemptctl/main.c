@@ -36,7 +36,8 @@ static void usage(FILE *f)
 		"                                   min_slice_us, env, env_max_priority\n"
 		"  apply [--strict] [FILE]          make rules and knobs match FILE\n"
 		"                                   (default /etc/gpreempt.conf; a missing cgroup\n"
-		"                                   skips its rule, --strict: refuses the file)\n"
+		"                                   leaves its rule pending, --strict: refuses the\n"
+		"                                   file; --if-pending: only while one is pending)\n"
 		"  apply --check [FILE|-]           only check FILE (no module, no privilege)\n"
 		"  exec --priority PRIO -- CMD...   run CMD with GPREEMPT_PRIORITY=PRIO\n"
 		"containers (gpreemptctl hook --help):\n"
@@ -95,12 +96,14 @@ static const struct verb {
 	  "usage: gpreemptctl unpark queue PID:QID\n"
 	  "Release a queue held by park; the priorities decide again.  Needs root.\n" },
 	{ "apply",
-	  "usage: gpreemptctl apply [--strict] [FILE]\n"
+	  "usage: gpreemptctl apply [--strict] [--if-pending] [FILE]\n"
 	  "       gpreemptctl apply --check [--strict] [FILE|-]\n"
 	  "Make the cgroup and comm rules and the gp_config knobs match FILE (default\n"
 	  "/etc/gpreempt.conf).  The file is checked in full first, before the module is\n"
 	  "looked for; a bad line changes nothing.  A cgroup that does not exist skips\n"
-	  "its rule with a warning; --strict refuses the file for it.  Needs root.\n"
+	  "its rule with a warning and leaves it pending (list shows it) until an apply\n"
+	  "finds its cgroup; --strict refuses the file for it.  --if-pending applies\n"
+	  "only while a rule is pending (gpreempt-retry.timer's call).  Needs root.\n"
 	  "--check only checks FILE (- reads stdin, e.g. a ConfigMap's gpreempt.conf):\n"
 	  "no module, no privilege; exit 0 when apply would accept it.\n" },
 	{ "exec",

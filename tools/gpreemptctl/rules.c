@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "gpreemptctl.h"
 
@@ -294,12 +296,65 @@ static int prune(struct ctl *c, int map, size_t ksz, const struct want *w, int n
 }
 
 /**
+ * pending_save() - remember the rules apply skipped, or that none were
+ * @file: the file they came from
+ * @p: the rules
+ * @np: how many
+ *
+ * Best effort, like the rule paths: written to a temporary name and renamed,
+ * so "list" never reads half a file.
+ */
+void pending_save(const char *file, const struct pending *p, int np)
+{
+	char tmp[sizeof(GP_PENDING_FILE) + 16];
+	FILE *f;
+	int i;
+
+	if (!np) {
+		unlink(GP_PENDING_FILE);
+		return;
+	}
+	if (mkdir("/run/gpreempt", 0755) && errno != EEXIST)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d", GP_PENDING_FILE, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "# gpreemptctl apply %s: rules whose cgroup did not exist yet\n", file);
+	for (i = 0; i < np; i++)
+		fprintf(f, "cgroup %s %d\n", p[i].path, p[i].prio);
+	if (fclose(f) || rename(tmp, GP_PENDING_FILE))
+		unlink(tmp);
+}
+
+/**
+ * pending_next() - the next pending rule of GP_PENDING_FILE
+ * @f: the open file (NULL: none)
+ * @p: the rule
+ *
+ * Return: true when @p holds one.
+ */
+bool pending_next(FILE *f, struct pending *p)
+{
+	char line[PATH_MAX + 64], fmt[32];
+
+	snprintf(fmt, sizeof(fmt), "cgroup %%%ds %%d", PATH_MAX - 1);
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, p->path, &p->prio) == 2)
+			return true;
+	return false;
+}
+
+/**
  * cmd_apply() - make the cgroup/comm rules and the knobs match a file
  *
  * The file is parsed and checked in full first; nothing is written when a
  * line is bad.  A cgroup that does not exist (yet) is not a bad line: its
  * rule is skipped with a warning and the rest is applied (with --strict it
- * is, and nothing is written; exit EX_NOTARGET).  Rules of the two
+ * is, and nothing is written; exit EX_NOTARGET).  Skipped rules are kept in
+ * GP_PENDING_FILE (list shows them) until an apply finds none; --if-pending
+ * applies only while that file exists (the retry timer's call: kubelet's
+ * and podman's slices appear after boot).  Rules of the two
  * persistent kinds that the file does not name are removed; gp_config keys
  * it does not name go back to 0 (module parameter).  pid and queue rules,
  * and containers' rules (gp_prio_hook), are left alone.  The maps are
@@ -310,18 +365,28 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 {
 	const char *file = "/etc/gpreempt.conf";
 	static struct want w[APPLY_MAX];
+	static struct pending pend[APPLY_MAX];
 	struct gp_config cfg, old;
 	char line[PATH_MAX + 64];
 	int n = 0, lineno = 0, ret = EX_OK, i, skipped = 0;
-	bool strict = false;
+	bool strict = false, if_pending = false;
 	FILE *f;
 
-	for (i = 1; i < argc && !strcmp(argv[i], "--strict"); i++)
-		strict = true;
+	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+		if (!strcmp(argv[i], "--strict"))
+			strict = true;
+		else if (!strcmp(argv[i], "--if-pending"))
+			if_pending = true;
+		else
+			return err(EX_USAGE, "apply: unknown option %s", argv[i]);
+	}
 	if (i < argc)
 		file = argv[i++];
 	if (i < argc)
-		return err(EX_USAGE, "usage: apply [--strict] [FILE]");
+		return err(EX_USAGE, "usage: apply [--strict] [--if-pending] [FILE]");
+	/* A retry timer's call: nothing was left pending, nothing to do. */
+	if (c && if_pending && access(GP_PENDING_FILE, F_OK))
+		return EX_OK;
 	f = fopen(file, "r");
 	if (!f)
 		return err(EX_NOTARGET, "cannot open %s: %s", file, strerror(errno));
@@ -359,8 +424,13 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 
 			ret = parse_prio(tok[2], &prio);
 			if (!ret && !strict && !strcmp(tok[0], "cgroup") && cgroup_missing(tok[1])) {
-				fprintf(stderr, "%s: warning: %s:%d: cgroup %s does not exist: rule skipped (gpreemptctl apply again once it does)\n",
+				fprintf(stderr, "%s: warning: %s:%d: cgroup %s does not exist: rule pending (applied by the next apply once it does)\n",
 					prog, file, lineno, tok[1]);
+				if (skipped < APPLY_MAX) {
+					snprintf(pend[skipped].path, sizeof(pend[skipped].path), "%s",
+						 tok[1]);
+					pend[skipped].prio = prio;
+				}
 				skipped++;
 				continue;
 			}
@@ -415,8 +485,10 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 		ret = prune(c, M_PRIO_COMM, sizeof(struct gp_comm), w, n);
 	if (!ret && config_write(c, &cfg))
 		ret = err(EX_ERR, "cannot write gp_config: %s", strerror(errno));
+	if (!ret)
+		pending_save(file, pend, skipped < APPLY_MAX ? skipped : APPLY_MAX);
 	if (!ret && skipped)
-		fprintf(stderr, "%s: %s applied without %d cgroup rule%s (above)\n", prog, file,
-			skipped, skipped == 1 ? "" : "s");
+		fprintf(stderr, "%s: %s applied without %d cgroup rule%s (above): pending, see gpreemptctl list\n",
+			prog, file, skipped, skipped == 1 ? "" : "s");
 	return ret;
 }

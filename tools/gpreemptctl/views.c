@@ -410,6 +410,7 @@ struct rule {
 	int prio;
 	int hold;	/* -1: not a queue entry */
 	bool gone;	/* cgroup: its cgroup no longer exists (target: the path it had) */
+	bool pending;	/* cgroup: skipped by apply, its cgroup did not exist yet */
 	char container[HOOK_ID_LEN];	/* container rules: the container's id */
 	int cap;	/* container rules: the administrator's rule above it, -1: none */
 	char cap_by[PATH_MAX];		/* ... on this cgroup */
@@ -428,6 +429,8 @@ static void rule_out(struct ctl *c, const struct rule *r, bool *first)
 			printf(",\"hold\":%s", r->hold ? "true" : "false");
 		if (!strcmp(r->kind, "cgroup") || !strcmp(r->kind, "container"))
 			printf(",\"gone\":%s", r->gone ? "true" : "false");
+		if (!strcmp(r->kind, "cgroup"))
+			printf(",\"pending\":%s", r->pending ? "true" : "false");
 		if (!strcmp(r->kind, "container")) {
 			printf(",\"container\":");
 			json_str(r->container, sizeof(r->container));
@@ -458,6 +461,8 @@ static void rule_out(struct ctl *c, const struct rule *r, bool *first)
 		if (r->gone)
 			printf("%sgone: no cgroup has this id any more (a restarted service gets a new cgroup: set the rule again, or on a slice)",
 			       r->container[0] ? ", " : " ");
+		if (r->pending)
+			printf(" pending: no such cgroup yet (applied by the next apply once it exists)");
 		putchar('\n');
 	}
 	*first = false;
@@ -472,8 +477,10 @@ int cmd_list(struct ctl *c, int argc, char **argv)
 	__u32 pk, *pprev = NULL;
 	__u64 ck, *cprev = NULL;
 	struct gp_comm mk, *mprev = NULL;
+	static struct pending pr;
 	struct rule r;
 	bool first = true;
+	FILE *pf;
 
 	(void)argv;
 	if (argc > 1)
@@ -511,6 +518,15 @@ int cmd_list(struct ctl *c, int argc, char **argv)
 		}
 		rule_out(c, &r, &first);
 	}
+	pf = fopen(GP_PENDING_FILE, "re");
+	while (pending_next(pf, &pr)) {
+		r = (struct rule){ .kind = "cgroup", .prio = pr.prio, .hold = -1, .cap = -1,
+				   .pending = true };
+		snprintf(r.target, sizeof(r.target), "%s", pr.path);
+		rule_out(c, &r, &first);
+	}
+	if (pf)
+		fclose(pf);
 	cprev = NULL;
 	while (!bpf_map_get_next_key(c->fd[M_PRIO_HOOK], cprev, &ck)) {
 		char path[PATH_MAX];
