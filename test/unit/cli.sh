@@ -75,6 +75,33 @@ expect 6 "cannot open /nonexistent.conf" apply /nonexistent.conf
 expect 6 "no such cgroup" set cgroup /sys/fs/cgroup/gp-no-such-cgroup high
 sleep 0 & dead=$!; wait $dead
 expect 6 "no such process: $dead" set pid $dead high
+# The module keys pid rules on the process (thread group) id in the host's
+# pid namespace: a thread id, or a pid of a container's namespace, would put
+# the rule on another process (or on whichever gets that pid later).
+if command -v python3 >/dev/null; then
+	python3 -c 'import threading, time; t = threading.Thread(target=time.sleep, args=(30,)); t.start(); time.sleep(30)' &
+	py=$!
+	tid=
+	for _ in $(seq 50); do
+		tid=$(ls /proc/$py/task 2>/dev/null | grep -vx "$py" | head -n 1)
+		[ -n "$tid" ] && break
+		sleep 0.1
+	done
+	expect 6 "$tid is a thread of process $py: rules name processes" set pid "$tid" high
+	kill $py 2>/dev/null
+	wait $py 2>/dev/null
+else
+	tap_skip "cli: 'set pid TID high': exit 6 (a thread)" "python3 missing: no multithreaded process to name"
+	tap_skip "cli: 'set pid TID high' as nobody: exit 6 (a thread)" "python3 missing"
+fi
+if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+	run_ns() { so=$(unshare --pid --fork --mount-proc "$CTL" set pid 1 high 2>"$tmp/err"); rc=$?; }
+	run_ns
+	tap_check "cli: 'set pid 1 high' in a container's pid namespace: exit 6, says to run in the host's (rc $rc)" \
+		sh -c "[ $rc = 6 ] && grep -q \"not the host's\" '$tmp/err'"
+else
+	tap_skip "cli: 'set pid 1 high' in a container's pid namespace: exit 6" "not root: unshare --pid needs root"
+fi
 
 # Exit 3 (root: the map walk finds no gpreempt) and 4 (a user cannot walk).
 if [ -d /sys/module/gpreempt ]; then

@@ -258,22 +258,76 @@ int cgroup_path_of(uint64_t id, char *buf, size_t len)
 	return nftw(root, walk_fn, 16, FTW_PHYS | FTW_MOUNT) == 1 ? 0 : -1;
 }
 
+/*
+ * Is the caller in the initial pid namespace?  Its nsfs inode number is
+ * fixed (PROC_PID_INIT_INO, include/linux/proc_ns.h), as systemd's
+ * namespace_is_init() relies on too.  NSpid in /proc/self/status does not
+ * tell: a container's /proc is mounted in its own namespace.  Unknown (no
+ * /proc/self/ns) counts as initial.
+ */
+static bool init_pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) || st.st_ino == 0xEFFFFFFCU;
+}
+
+/*
+ * A field of /proc/PID/status: the number of values it has (up to @max,
+ * into @v), or -1 when there is no such line.
+ */
+static int status_field(long pid, const char *name, long *v, int max)
+{
+	char path[64], line[256], *p, *end;
+	size_t len = strlen(name);
+	int n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, name, len) || line[len] != ':')
+			continue;
+		for (n = 0, p = line + len + 1; n < max; n++, p = end) {
+			v[n] = strtol(p, &end, 10);
+			if (end == p)
+				break;
+		}
+		break;
+	}
+	fclose(f);
+	return n;
+}
+
 /**
- * parse_pid() - a live process id
+ * parse_pid() - a live process id, as the module keys it
  * @s: text
  * @pid: result
+ *
+ * The module matches pid rules against the thread-group id in the initial
+ * pid namespace.  A thread id, or a pid read in a container's namespace,
+ * names some other process there (or none yet, a process that gets it later
+ * would inherit the rule), so both are refused.
  *
  * Return: EX_OK, EX_USAGE or EX_NOTARGET (printed).
  */
 int parse_pid(const char *s, uint32_t *pid)
 {
 	char *end;
-	long v = strtol(s, &end, 10);
+	long v = strtol(s, &end, 10), tgid;
 
 	if (!*s || *end || v <= 0 || v > INT_MAX)
 		return err(EX_USAGE, "bad pid '%s': expected a positive number", s);
+	if (!init_pid_ns())
+		return err(EX_NOTARGET, "pid %ld is a pid of this container's pid namespace, not the host's: run gpreemptctl in the host's (hostPID)",
+			   v);
 	if (kill(v, 0) && errno == ESRCH)
 		return err(EX_NOTARGET, "no such process: %ld", v);
+	if (status_field(v, "Tgid", &tgid, 1) == 1 && tgid != v)
+		return err(EX_NOTARGET, "%ld is a thread of process %ld: rules name processes",
+			   v, tgid);
 	*pid = v;
 	return EX_OK;
 }
