@@ -676,7 +676,16 @@ run() {
 			sum=$(conf_sum)
 			say "re-applying the ConfigMap"
 			modprobe_conf_install
-			if config_apply; then CONFIG_APPLIED=1; else CONFIG_APPLIED=0; fi
+			if config_apply; then
+				CONFIG_APPLIED=1
+				# A lowered "container max_priority" reaches the
+				# running containers' rules (the hook reads it from
+				# /etc/gpreempt.conf, just written).
+				! loaded gpreempt || on_host "$HOST_CTL" hook resync >/dev/null ||
+					warn "gpreemptctl hook resync failed"
+			else
+				CONFIG_APPLIED=0
+			fi
 		elif [ -e "$ROOT/run/gpreempt/pending" ] && loaded gpreempt; then
 			# Rules whose cgroup did not exist yet (kubelet creates the
 			# QoS slices after boot): applied once it does.

@@ -490,6 +490,9 @@ for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev
 tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
 	sh -c "grep -q 'comm llama-server high' '$H/etc/gpreempt.conf' &&
 	       [ \$(grep -c 'gpreemptctl apply' '$t/calls') = 2 ]"
+tap_check "deploy: run: each apply is followed by hook resync (a lowered container cap reaches running containers)" \
+	sh -c "grep -E 'gpreemptctl (apply|hook resync)' '$t/calls' | sed 's/.*gpreemptctl //' | tr '\n' ';' |
+	       grep -q '^apply [^;]*;hook resync;.*apply [^;]*;hook resync;'"
 # A rule whose cgroup did not exist yet (kubelet makes the QoS slices after
 # boot): retried while gpreemptctl apply leaves it pending.
 mkdir -p "$H/run/gpreempt"

@@ -33,9 +33,10 @@ tap_check "install: no installed file is setuid or setgid (gpreemptctl runs with
 	test -z "$setid" -a -x "$D/usr/sbin/gpreemptctl"
 unit_ok() {
 	local u=$D/etc/systemd/system/gpreempt.service
-	[ "$(grep -c '^Exec.*=/usr/sbin/gpreemptctl ' "$u")" = 3 ]
+	[ "$(grep -c '^Exec.*=/usr/sbin/gpreemptctl ' "$u")" = 4 ] &&
+		grep -qx 'ExecReload=/usr/sbin/gpreemptctl hook resync' "$u"
 }
-tap_check "install: the unit runs /usr/sbin/gpreemptctl (apply, resync, reload)" unit_ok
+tap_check "install: the unit runs /usr/sbin/gpreemptctl (apply, resync; reload: apply, resync)" unit_ok
 retry_ok() {
 	local u=$D/etc/systemd/system
 	grep -q '^Wants=gpreempt-retry.timer$' "$u/gpreempt.service" &&

@@ -127,5 +127,6 @@ int hook_conf_kv(const char *kv, struct hook_conf *conf, char *why, size_t wlen)
 int hook_conf_read(FILE *f, const char *name, struct hook_conf *conf, char *why, size_t wlen);
 int cmd_hook(int argc, char **argv);
 bool hook_record_path(uint64_t cgid, char *path, size_t len, char *id, size_t idlen);
+int hook_unsynced(struct ctl *c, int max_priority);
 
 #endif /* GPREEMPTCTL_H */

@@ -352,6 +352,41 @@ static bool record_live(const struct record *rec)
 	return !stat(rec->path, &st) && st.st_ino == rec->cgid;
 }
 
+/**
+ * hook_unsynced() - running containers whose rule is missing or above the cap
+ * @c: open maps
+ * @max_priority: today's container max_priority (-1: not known)
+ *
+ * A gpreempt loaded again by hand (not by its unit or the DaemonSet) starts
+ * with no container rule, and a lowered cap reaches only the rules written
+ * after it: either way only "hook resync" puts them right, and list says so.
+ *
+ * Return: how many records of HOOK_RUN_DIR that name a live cgroup have no
+ * rule in gp_prio_hook, or one above @max_priority.
+ */
+int hook_unsynced(struct ctl *c, int max_priority)
+{
+	DIR *d = opendir(HOOK_RUN_DIR);
+	struct gp_prio_override v;
+	struct record rec;
+	struct dirent *e;
+	int n = 0;
+	__u64 key;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || record_read(HOOK_RUN_DIR, e->d_name, &rec) ||
+		    !record_live(&rec))
+			continue;
+		key = rec.cgid;
+		if (bpf_map_lookup_elem(c->fd[M_PRIO_HOOK], &key, &v) ||
+		    (max_priority >= 0 && v.priority > max_priority))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /*
  * Records (and their rules) whose cgroup is gone; @skip: the current id.
  * Called with the records' lock held, so a record read here is not

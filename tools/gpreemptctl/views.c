@@ -468,6 +468,27 @@ static void rule_out(struct ctl *c, const struct rule *r, bool *first)
 	*first = false;
 }
 
+/*
+ * Running containers whose rule a manual reload dropped, or that a lowered
+ * cap has not reached: said on stderr, so the JSON on stdout keeps its form.
+ */
+static void list_unsynced(struct ctl *c)
+{
+	struct hook_conf conf;
+	char why[PATH_MAX + 128];
+	FILE *f = fopen(GP_CONF, "re");
+	int n;
+
+	if (hook_conf_read(f, GP_CONF, &conf, why, sizeof(why)))
+		conf.max_priority = -1;
+	if (f)
+		fclose(f);
+	n = hook_unsynced(c, conf.max_priority);
+	if (n)
+		fprintf(stderr, "%s: warning: %d running container%s no rule, or one above today's container max_priority (gpreempt loaded again by hand, or the cap lowered): gpreemptctl hook resync puts %s right\n",
+			prog, n, n == 1 ? " has" : "s have", n == 1 ? "it" : "them");
+}
+
 /** cmd_list() - every rule, highest source first */
 int cmd_list(struct ctl *c, int argc, char **argv)
 {
@@ -557,6 +578,7 @@ int cmd_list(struct ctl *c, int argc, char **argv)
 	}
 	if (c->json)
 		printf("]\n");
+	list_unsynced(c);
 	return EX_OK;
 }
 
