@@ -123,12 +123,15 @@ mnt /usr/local/sbin -t tmpfs tmpfs
 mnt /usr/local/share/man -t tmpfs tmpfs
 install -D -m 0755 "$GP_OBJ/build/gpreemptctl" /usr/local/sbin/gpreemptctl
 install -D -m 0644 tools/gpreemptctl/gpreemptctl.8 /usr/local/share/man/man8/gpreemptctl.8
-# the unit as make install writes it (PREFIX=/usr/local)
+# the units as make install writes them (PREFIX=/usr/local)
 sed 's|@SBINDIR@|/usr/local/sbin|g' etc/gpreempt.service >"$tmp/gpreempt.service"
-if out=$(systemd-analyze verify "$tmp/gpreempt.service" 2>&1) && [ -z "$out" ]; then
-	tap_ok "dkms: systemd-analyze verify etc/gpreempt.service"
+sed 's|@SBINDIR@|/usr/local/sbin|g' etc/gpreempt-retry.service >"$tmp/gpreempt-retry.service"
+cp etc/gpreempt-retry.timer "$tmp/"
+if out=$(systemd-analyze verify "$tmp/gpreempt.service" "$tmp/gpreempt-retry.service" \
+	"$tmp/gpreempt-retry.timer" 2>&1) && [ -z "$out" ]; then
+	tap_ok "dkms: systemd-analyze verify etc/gpreempt.service (and gpreempt-retry.service, .timer)"
 else
-	tap_not_ok "dkms: systemd-analyze verify etc/gpreempt.service"
+	tap_not_ok "dkms: systemd-analyze verify etc/gpreempt.service (and gpreempt-retry.service, .timer)"
 	printf '%s\n' "$out" | head -n 10 | sed 's/^/# /'
 fi
 tap_dmesg_clean "dkms: dmesg clean"
