@@ -45,12 +45,18 @@ counts_agree() {
 		v["active_cp_queue_count"] == v["active_cp_queues"]) }' /sys/kernel/debug/kfdsim/stats
 }
 
-# lane N: start and SIGKILL N BE processes, one at a time.
+# opened PID: the process has kfdsim open (a process killed before that has
+# no teardown to race).
+opened() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q kfdsim; }
+# lane N: start and SIGKILL N BE processes, one at a time, each at a random
+# moment of its first 50-250 ms with kfdsim open (in a loaded guest the
+# exec alone can take longer than that).
 lane() {
 	local i be
 	for ((i = 0; i < $1; i++)); do
 		$GPLOAD $BE_ARGS --duration 60 --quiet 2>/dev/null &
 		be=$!
+		wait_for 10 opened $be
 		sleep "0.$(printf %03d $((50 + RANDOM % 200)))"
 		kill -KILL $be 2>/dev/null
 		wait $be 2>/dev/null
