@@ -1,9 +1,39 @@
 # SPDX-License-Identifier: GPL-2.0
 # test/lib/tap.sh - tiny TAP helpers for gpreempt's shell tests (sourced).
-# Each test prints "ok - name" or "not ok - name # reason"; scripts/tap-summary
-# numbers them across files and prints the closing "N passed, N failed,
-# N skipped".
+# Each test prints its plan ("1..N", tap_plan), then "ok - name" or
+# "not ok - name # reason"; scripts/tap-summary numbers them across files and
+# prints the closing "N passed, N failed, N skipped".
 TAP_FAILED=0
+
+# tap_plan N: the number of test lines this test prints, on every path,
+# printed once, before its first check, as TAP's plan line "1..N".  Its
+# runner (test/vm/guest-run, test/run-unit: tap_plan_check) fails the test by
+# name when it printed another number of lines, or no plan: a check that
+# silently stopped being reached (an early exit, a loop run zero times, a
+# helper that returned first) is a failure, not a shorter green run.
+# TAP_PLAN_ADD (environment): lines a wrapper prints after this test's own
+# (test/vm/matrix-1-amdgpu.sh), so that their sum is the one plan.
+tap_plan() { echo "1..$(($1 + ${TAP_PLAN_ADD:-0}))"; }
+
+# tap_plan_check NAME OUT: OUT is a test's whole output.  Prints nothing and
+# succeeds when it has one plan line and as many "ok"/"not ok" lines as it
+# planned; else prints a failing line naming NAME and returns 1.
+tap_plan_check() {
+	local name=$1 out=$2 plans plan lines
+	plans=$(grep -cE '^1\.\.[0-9]+$' "$out")
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$out" | head -n 1)
+	lines=$(grep -cE '^(not ok|ok)([[:space:]]|$)' "$out")
+	if [ "$plans" -eq 0 ]; then
+		echo "not ok - $name: no plan line"
+	elif [ "$plans" -gt 1 ]; then
+		echo "not ok - $name: one plan line # $plans"
+	elif [ "$lines" != "$plan" ]; then
+		echo "not ok - $name: printed $lines of its $plan planned test lines"
+	else
+		return 0
+	fi
+	return 1
+}
 
 tap_ok() { echo "ok - $*"; }
 tap_not_ok() { echo "not ok - $*"; TAP_FAILED=$((TAP_FAILED + 1)); }
