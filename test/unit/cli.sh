@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
-[ -x "$CTL" ] || { tap_not_ok "cli: $CTL built (make tools)"; exit 1; }
+[ -x "$CTL" ] || { tap_not_ok "cli: $CTL built (make tools)"; tap_bail; }
 # A user without privilege, when we are root to become one.
 NOBODY=
 [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&

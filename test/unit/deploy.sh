@@ -176,7 +176,7 @@ if command -v shellcheck >/dev/null; then
 else
 	tap_diag "shellcheck not installed: skipped"
 fi
-[ -x "$CTL" ] || { tap_not_ok "deploy: $CTL built (make tools)"; exit 1; }
+[ -x "$CTL" ] || { tap_not_ok "deploy: $CTL built (make tools)"; tap_bail; }
 
 # A fake node: the host's files under $t/host (GPREEMPT_ROOT), the
 # container's /lib/modules, /usr/src and /sys under $t/c.  Stub dkms and

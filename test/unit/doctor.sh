@@ -15,7 +15,7 @@ CTL=${GP_CTL:-$PWD/build/gpreemptctl}
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-[ -x "$CTL" ] || { tap_not_ok "doctor: $CTL built (make tools)"; exit 1; }
+[ -x "$CTL" ] || { tap_not_ok "doctor: $CTL built (make tools)"; tap_bail; }
 NOBODY=
 [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 	NOBODY="$(command -v setpriv) --reuid 65534 --regid 65534 --clear-groups"

@@ -23,7 +23,7 @@ else
 	sed 's/^/# /' "$tmp/cc.log" | head -n 20
 fi
 
-[ -x $CTL ] || { tap_not_ok "hook: $CTL built (make tools)"; exit 1; }
+[ -x $CTL ] || { tap_not_ok "hook: $CTL built (make tools)"; tap_bail; }
 state() {	# VALUE-JSON -> an OCI state as podman passes it (createRuntime)
 	printf '{"ociVersion":"1.0","id":"0123abcd","pid":%d,"status":"created","bundle":"/b","annotations":{"io.container.manager":"libpod"%s}}' \
 		$$ "${1:+,\"gpreempt.io/priority\":$1}"

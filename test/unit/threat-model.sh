@@ -20,7 +20,7 @@ doc=docs/threat-model.md
 reached=
 if [ "${1:-}" = --reached ]; then
 	reached=$2 target=$3
-	[ -r "$reached" ] || { tap_not_ok "threat model: the run's TAP output $reached is readable"; exit 1; }
+	[ -r "$reached" ] || { tap_not_ok "threat model: the run's TAP output $reached is readable"; tap_bail; }
 fi
 
 # in_target FILE: does the target being checked run FILE?

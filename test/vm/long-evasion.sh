@@ -42,8 +42,8 @@ lc_start() {
 }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; exit 1; }
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; tap_bail; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; tap_bail; }
 
 # BE: work always pending, and its own p->mutex kept busy.
 $GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --mutex-threads 4 \

@@ -30,7 +30,7 @@ RUNDIR=/run/gpreempt/containers
 LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 
 command -v podman >/dev/null && command -v crun >/dev/null ||
-	{ tap_not_ok "podman and crun are installed (scripts/setup)"; exit 1; }
+	{ tap_not_ok "podman and crun are installed (scripts/setup)"; tap_bail; }
 
 # --- podman in the read-only guest (test/lib/podman.sh) ---------------------
 mkdir -p $W
@@ -53,7 +53,7 @@ tap_diag "$(tail -n 1 $LOG)"
 
 dmesg -C
 insmod $GP_OBJ/test/kfdsim/kfdsim.ko && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-	{ tap_not_ok "insmod kfdsim and gpreempt"; exit 1; }
+	{ tap_not_ok "insmod kfdsim and gpreempt"; tap_bail; }
 
 ct_rules() { $CTL --json list | jq '[.[] | select(.kind == "container")] | length'; }
 records() { ls $RUNDIR 2>/dev/null | wc -l; }
