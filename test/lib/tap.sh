@@ -29,6 +29,15 @@ tap_not_run() {
 	done
 }
 
+# tap_skip_n N NAME WHY: a block of N checks that cannot run here, each a
+# SKIP line, so that the plan is the same where it runs.
+tap_skip_n() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		tap_skip "$2 ($i of $1)" "$3"
+	done
+}
+
 # tap_skip_rest WHY: a test that cannot run here (a tool not installed) skips
 # each planned check not printed yet.
 tap_skip_rest() {

@@ -21,6 +21,7 @@
 # the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 22	# escape: 6 lines each, idle: 4 each
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 P=/sys/module/gpreempt/parameters
@@ -50,6 +51,7 @@ be_start() {
 
 if ! have kfd_dbg_trap_disable || ! have queue_properties__is_suspended; then
 	tap_skip "S5-1: debug trap escapes" "no debugger API or queue suspend in this KFD"
+	tap_skip_rest "no debugger API or queue suspend in this KFD"
 	tap_done
 	exit
 fi

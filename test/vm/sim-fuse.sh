@@ -18,6 +18,7 @@
 # Runs inside the test guest.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 13
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 STALL=build/fuse-stall
