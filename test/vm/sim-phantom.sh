@@ -14,6 +14,7 @@
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 24
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 D=/sys/kernel/debug/kfdsim
