@@ -21,6 +21,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 24
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 STALL=build/fuse-stall

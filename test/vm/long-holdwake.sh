@@ -22,6 +22,7 @@
 # Runs inside the test guest (test/run-vm long).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 5
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 DBG=/sys/kernel/debug/kfdsim

@@ -10,6 +10,7 @@
 # (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 35
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 P=/sys/module/gpreempt/parameters

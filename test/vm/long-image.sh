@@ -27,18 +27,24 @@ top=$PWD
 img=$top/build/image
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)-ds
 
+# The plan is printed once: by the node (this script again, GP_NODE=1), or
+# here when there is no node to run.
+PLAN=14
 if [ -z "${GP_NODE:-}" ]; then
 	if [ ! -d "$img/root/usr/lib/gpreempt/src" ] || [ ! -d "$img/node/dkms/gpreempt/$ver/$kver" ]; then
+		tap_plan $PLAN
 		tap_not_ok "image (node): the image and its DKMS build for $kver in build/image (run test/run-image first)"
-		exit 1
+		tap_bail "no image"
 	fi
 	if [ ! -x build/nri-runtime ]; then
+		tap_plan $PLAN
 		tap_not_ok "image (node): build/nri-runtime (make nri)"
-		exit 1
+		tap_bail "no nri-runtime"
 	fi
 	# The node: a mount and pid namespace, this script again as its pid 1.
 	GP_NODE=1 exec unshare --mount --pid --fork --propagation private bash "$0"
 fi
+tap_plan $PLAN
 
 # --- the node (pid 1 of its namespace) ---------------------------------------
 mount -t proc proc /proc
