@@ -27,10 +27,17 @@ kfdclient_begin() {
 	rmmod kfdsim 2>/dev/null
 }
 # kfdclient_need PROGRAM skip|fail LINE: without PROGRAM (not built), the
-# test ends with one TAP line: LINE as ok (a "# SKIP" line) or as not ok.
+# test ends with LINE as ok (a "# SKIP" line) or as not ok, then each other
+# check of its plan skipped or failed (tap_skip_rest, tap_bail).
 kfdclient_need() {
 	[ -x "$1" ] && return 0
-	if [ "$2" = skip ]; then tap_ok "$3"; else tap_not_ok "$3"; fi
+	if [ "$2" = skip ]; then
+		tap_ok "$3"
+		tap_skip_rest "$1 not built"
+	else
+		tap_not_ok "$3"
+		tap_bail "$1 not built"
+	fi
 	tap_done
 	exit
 }

@@ -13,27 +13,29 @@ plugin_start() {
 # ct_rules: gpreempt's container rules; records: the hook's container records.
 ct_rules() { $CTL --json list | jq '[.[] | select(.kind == "container")] | length'; }
 records() { ls $RUNDIR 2>/dev/null | wc -l; }
-# plugin_insmod: kfdsim and gpreempt loaded, or a "not ok" line and the test ends.
+# plugin_insmod: kfdsim and gpreempt loaded, or a "not ok" line for each
+# check of the plan left and the test ends (tap_bail).
 plugin_insmod() {
 	insmod $GP_OBJ/test/kfdsim/kfdsim.ko && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-		{ tap_not_ok "insmod kfdsim and gpreempt"; exit 1; }
+		{ tap_not_ok "insmod kfdsim and gpreempt"; tap_bail; }
 }
 # be_state NAME TGID STATE: ok NAME when the process's queue is in STATE within 30 s.
 be_state() {
 	if wait_for 30 is "$2" state "$3"; then tap_ok "$1"
 	else tap_not_ok "$1 # state $(qf "$2" state)"; fi
 }
-# lc_parks_be LC BE: LC's queue at 11 from its container's cgroup rule, BE's parked.
+# lc_parks_be LC BE: LC's queue at 11 from its container's cgroup rule, BE's
+# parked.  Two lines.
 lc_parks_be() {
 	wait_for 30 is "$1" source cgroup && wait_for 10 is "$1" priority 11
 	tap_check "LC's queue at 11 from cgroup" sh -c "[ '$(qf "$1" priority) $(qf "$1" source)' = '11 cgroup' ]"
 	be_state "BE parked while LC has work" "$2" parked
 }
 # plugin_reload WHAT: the plugin stopped, gpreempt reloaded under WHAT (the
-# running containers): no container rule is left.
+# running containers): no container rule is left.  Two lines.
 plugin_reload() {
 	kill $pl; wait $pl 2>/dev/null
-	rmmod gpreempt && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-		tap_not_ok "reload gpreempt under the running $1"
+	tap_check "reload gpreempt under the running $1" \
+		sh -c "rmmod gpreempt && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000"
 	tap_check "after the reload: no container rule" test "$(ct_rules)" = 0
 }

@@ -1,12 +1,86 @@
 # SPDX-License-Identifier: GPL-2.0
 # test/lib/tap.sh - tiny TAP helpers for gpreempt's shell tests (sourced).
-# Each test prints "ok - name" or "not ok - name # reason"; scripts/tap-summary
-# numbers them across files and prints the closing "N passed, N failed,
-# N skipped".
+# Each test prints its plan ("1..N", tap_plan), then "ok - name" or
+# "not ok - name # reason"; scripts/tap-summary numbers them across files and
+# prints the closing "N passed, N failed, N skipped".
 TAP_FAILED=0
 
-tap_ok() { echo "ok - $*"; }
-tap_not_ok() { echo "not ok - $*"; TAP_FAILED=$((TAP_FAILED + 1)); }
+# tap_plan N: the number of test lines this test prints, on every path,
+# printed once, before its first check, as TAP's plan line "1..N".  Its
+# runner (test/vm/guest-run, test/run-unit: tap_plan_check) fails the test by
+# name when it printed another number of lines, or no plan: a check that
+# silently stopped being reached (an early exit, a loop run zero times, a
+# helper that returned first) is a failure, not a shorter green run.
+# TAP_PLAN_ADD (environment): lines a wrapper prints after this test's own
+# (test/vm/matrix-1-amdgpu.sh), so that their sum is the one plan.
+TAP_PLANNED=0
+TAP_COUNT=0
+tap_plan() {
+	TAP_PLANNED=$1
+	echo "1..$(($1 + ${TAP_PLAN_ADD:-0}))"
+}
+
+# tap_not_run N WHY: N checks that a failure before them left nothing to
+# decide, each a failing line, so that this path prints its plan too.
+tap_not_run() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		tap_not_ok "check not run ($i of $1) # $2"
+	done
+}
+
+# tap_skip_n N NAME WHY: a block of N checks that cannot run here, each a
+# SKIP line, so that the plan is the same where it runs.
+tap_skip_n() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		tap_skip "$2 ($i of $1)" "$3"
+	done
+}
+
+# tap_skip_rest WHY: a test that cannot run here (a tool not installed) skips
+# each planned check not printed yet.
+tap_skip_rest() {
+	local i
+	for ((i = TAP_COUNT + 1; i <= TAP_PLANNED; i++)); do
+		tap_skip "planned check $i of $TAP_PLANNED" "$*"
+	done
+}
+
+# tap_bail [WHY]: the test cannot go on (a module did not load): a failing line
+# for each planned check not printed yet, then exit 1, so that every path
+# prints its plan and each check it could not run fails.  Counts the lines
+# the helpers below printed in this shell (not in a subshell or pipeline).
+tap_bail() {
+	local i
+	for ((i = TAP_COUNT + 1; i <= TAP_PLANNED; i++)); do
+		tap_not_ok "planned check $i of $TAP_PLANNED not run # ${*:-an earlier step failed}"
+	done
+	exit 1
+}
+
+# tap_plan_check NAME OUT: OUT is a test's whole output.  Prints nothing and
+# succeeds when it has one plan line and as many "ok"/"not ok" lines as it
+# planned; else prints a failing line naming NAME and returns 1.
+tap_plan_check() {
+	local name=$1 out=$2 plans plan lines
+	plans=$(grep -cE '^1\.\.[0-9]+$' "$out")
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$out" | head -n 1)
+	lines=$(grep -cE '^(not ok|ok)([[:space:]]|$)' "$out")
+	if [ "$plans" -eq 0 ]; then
+		echo "not ok - $name: no plan line"
+	elif [ "$plans" -gt 1 ]; then
+		echo "not ok - $name: one plan line # $plans"
+	elif [ "$lines" != "$plan" ]; then
+		echo "not ok - $name: printed $lines of its $plan planned test lines"
+	else
+		return 0
+	fi
+	return 1
+}
+
+tap_ok() { echo "ok - $*"; TAP_COUNT=$((TAP_COUNT + 1)); }
+tap_not_ok() { echo "not ok - $*"; TAP_FAILED=$((TAP_FAILED + 1)); TAP_COUNT=$((TAP_COUNT + 1)); }
 
 # tap_check NAME CMD...: run CMD, ok when it succeeds.
 tap_check() {
@@ -31,6 +105,7 @@ tap_check_todo() {
 		tap_ok "$name"
 	else
 		echo "not ok - $name # TODO $why"
+		TAP_COUNT=$((TAP_COUNT + 1))
 		printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
 		return 1
 	fi
@@ -51,7 +126,7 @@ tap_diag() { printf '# %s\n' "$*"; }
 
 # tap_skip NAME WHY: a check that did not run, said as TAP's SKIP directive;
 # scripts/tap-summary counts it as skipped, never as passed.
-tap_skip() { echo "ok - $1 # SKIP $2"; }
+tap_skip() { echo "ok - $1 # SKIP $2"; TAP_COUNT=$((TAP_COUNT + 1)); }
 
 # The kernel log lines that fail a run: splats, SLUB debug and KFENCE reports
 # (the memory-debugging guest, scripts/vm --memdebug), UBSAN, list and

@@ -9,6 +9,7 @@
 # bench's hip table (raw/hip.bench.json).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
+tap_plan 23
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -10,13 +10,14 @@
 # 1, version's module lines, views) is in test/vm/sim-ctl.sh.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
+tap_plan 120
 CTL=${GP_CTL:-$PWD/build/gpreemptctl}	# GP_CTL: another build (an older one)
 MAN=tools/gpreemptctl/gpreemptctl.8
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 
-[ -x "$CTL" ] || { tap_not_ok "cli: $CTL built (make tools)"; exit 1; }
+[ -x "$CTL" ] || { tap_not_ok "cli: $CTL built (make tools)"; tap_bail; }
 # A user without privilege, when we are root to become one.
 NOBODY=
 [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
@@ -105,7 +106,7 @@ fi
 
 # Exit 3 (root: the map walk finds no gpreempt) and 4 (a user cannot walk).
 if [ -d /sys/module/gpreempt ]; then
-	tap_skip "cli: 'status' without gpreempt: exit 3" "gpreempt is loaded on this host: tested in the guest only"
+	tap_skip_n 6 "cli: 'status' without gpreempt: exit 3" "gpreempt is loaded on this host: tested in the guest only"
 elif [ "$(id -u)" = 0 ]; then
 	run status
 	tap_check "cli: 'status' without gpreempt: exit 3, not loaded, points to dmesg" \
@@ -116,7 +117,7 @@ elif [ "$(id -u)" = 0 ]; then
 			json 3 '.error | test("not loaded")'
 	done
 else
-	tap_skip "cli: 'status' without gpreempt: exit 3" "not root: a user's map walk ends in exit 4"
+	tap_skip_n 6 "cli: 'status' without gpreempt: exit 3" "not root: a user's map walk ends in exit 4"
 fi
 if [ -n "$NOBODY" ]; then
 	for v in status list stats "top -n 1" config "set comm x high"; do
@@ -128,7 +129,7 @@ if [ -n "$NOBODY" ]; then
 		fi
 	done
 else
-	tap_skip "cli: as nobody: exit 4, says why" "not root: setpriv needs root"
+	tap_skip_n 6 "cli: as nobody: exit 4, says why" "not root: setpriv needs root"
 fi
 
 # Exit 126/127: exec could not run the command; 0: it ran, with the variable.
@@ -176,6 +177,8 @@ tap_check "cli: '-j version': JSON with the version, module null" \
 if [ -n "$NOBODY" ]; then
 	run_nobody -V
 	tap_check "cli: '-V' as nobody: exit 0" test "$rc" = 0
+else
+	tap_skip "cli: '-V' as nobody: exit 0" "not root: setpriv needs root"
 fi
 
 # -j and --json, before or after the command; errors as JSON on stdout.
@@ -227,9 +230,11 @@ so=$(printf 'config tick_us=5\n' | "$CTL" apply --check - 2>"$tmp/err"); rc=$?
 tap_check "cli: apply --check - refuses a bad ConfigMap line: exit 5" test "$rc" = 5
 
 # The man page: every exit status of the usage legend, and it renders clean.
+missing=
 for code in 0 1 2 3 4 5 6 126; do
-	grep -q "^\.B $code\( \|$\|,\)" "$MAN" || tap_not_ok "cli: the man page's EXIT STATUS lists $code"
+	grep -q "^\.B $code\( \|$\|,\)" "$MAN" || missing="$missing $code"
 done
+tap_check "cli: the man page's EXIT STATUS lists 0 1 2 3 4 5 6 126${missing:+ # missing:$missing}" test -z "$missing"
 warn=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
 tap_check "cli: groff -man -ww renders gpreemptctl.8 without warnings" test -z "$warn"
 [ -z "$warn" ] || tap_diag "$warn"
@@ -238,10 +243,11 @@ if command -v mandoc >/dev/null; then
 	tap_check "cli: mandoc -Tlint: no warnings in gpreemptctl.8" test -z "$lint"
 	[ -z "$lint" ] || tap_diag "$lint"
 else
-	tap_diag "cli: mandoc not installed: mandoc -Tlint skipped"
+	tap_skip "cli: mandoc -Tlint: no warnings in gpreemptctl.8" "mandoc not installed"
 fi
+missing=
 for v in status top stats list config set unset park unpark apply exec version hook; do
-	grep -q "^\.B[IR]* \"*$v\b" "$MAN" ||
-		tap_not_ok "cli: the man page documents '$v'"
+	grep -q "^\.B[IR]* \"*$v\b" "$MAN" || missing="$missing $v"
 done
+tap_check "cli: the man page documents every command${missing:+ # missing:$missing}" test -z "$missing"
 [ "$TAP_FAILED" -eq 0 ]

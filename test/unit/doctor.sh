@@ -11,11 +11,12 @@
 # Nothing is loaded.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
+tap_plan 49
 CTL=${GP_CTL:-$PWD/build/gpreemptctl}
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-[ -x "$CTL" ] || { tap_not_ok "doctor: $CTL built (make tools)"; exit 1; }
+[ -x "$CTL" ] || { tap_not_ok "doctor: $CTL built (make tools)"; tap_bail; }
 NOBODY=
 [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 	NOBODY="$(command -v setpriv) --reuid 65534 --regid 65534 --clear-groups"
@@ -135,6 +136,8 @@ if command -v xz >/dev/null; then
 	expect "amdgpu.ko.xz of another build" amdgpu-id fail "is not the one on disk" 7
 	rm "$BIN/xz"
 	expect "amdgpu.ko.xz without xz" amdgpu-id unknown "cannot be read" 0
+else
+	tap_skip_n 3 "doctor: amdgpu.ko.xz" "xz not installed"
 fi
 good; rm "$R/sys/kernel/btf/amdgpu"
 expect "no BTF, no amdgpu-dkms" layout fail "none: the running amdgpu has no BTF" 7
@@ -213,7 +216,7 @@ if [ -n "$NOBODY" ]; then
 	expect "as nobody, the build id unreadable" amdgpu-id unknown "needs root" 0 nobody
 	tap_check "doctor: as nobody: 'not root' in the first line" grep -q "not root" <<<"$(head -n 1 <<<"$so")"
 else
-	tap_skip "doctor: as nobody, the 'needs root' cases" "not root: they need setpriv as root"
+	tap_skip_n 4 "doctor: as nobody, the 'needs root' cases" "not root: they need setpriv as root"
 fi
 # Nothing there at all: every check still reported, no crash.
 doctor_empty() { cd / && env -i PATH=/nonexistent GP_DOCTOR_ROOT=/nonexistent "$CTL" -j doctor; }

@@ -8,6 +8,8 @@
 # rules themselves are tested in the guest (test/vm/oci-podman.sh).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
+# test_hook.c prints 86 lines, this file 29.
+tap_plan $((86 + 29))
 CC=${CC_USER:-gcc}
 CTL=build/gpreemptctl
 tmp=$(mktemp -d)
@@ -20,10 +22,11 @@ if $CC -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I bpf -I tools
 	[ "${PIPESTATUS[0]}" -eq 0 ] || TAP_FAILED=$((TAP_FAILED + 1))
 else
 	tap_not_ok "build test/unit/test_hook.c"
+	tap_not_run 85 "test_hook.c not built"
 	sed 's/^/# /' "$tmp/cc.log" | head -n 20
 fi
 
-[ -x $CTL ] || { tap_not_ok "hook: $CTL built (make tools)"; exit 1; }
+[ -x $CTL ] || { tap_not_ok "hook: $CTL built (make tools)"; tap_bail; }
 state() {	# VALUE-JSON -> an OCI state as podman passes it (createRuntime)
 	printf '{"ociVersion":"1.0","id":"0123abcd","pid":%d,"status":"created","bundle":"/b","annotations":{"io.container.manager":"libpod"%s}}' \
 		$$ "${1:+,\"gpreempt.io/priority\":$1}"
@@ -165,6 +168,7 @@ if $CC -O2 -g -Wall -Wextra -Werror -I bpf -I tools/gpreemptctl -o "$tmp/hookrun
 		test ! -e "$tmp/fr/R" -a "$(fget "$(ino "$tmp/cg")")" = none
 else
 	tap_not_ok "build test/unit/hookrun.c"
+	tap_not_run 8 "hookrun.c not built"
 	sed 's/^/# /' "$tmp/cc.log" | head -n 20
 fi
 

@@ -11,9 +11,11 @@
 # when make nri built nothing.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
+tap_plan 16
 CTL=$PWD/build/gpreemptctl
 if [ ! -x build/gpreempt-nri ] || [ ! -x build/nri-runtime ]; then
-	tap_ok "nri: the NRI v2 plugin # SKIP make nri built nothing (no Go and NRI stub: scripts/setup)"
+	tap_skip "nri: the NRI v2 plugin" "make nri built nothing (no Go and NRI stub: scripts/setup)"
+	tap_skip_rest "make nri built nothing"
 	exit 0
 fi
 W=$(mktemp -d)

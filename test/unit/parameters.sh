@@ -6,10 +6,11 @@
 # same set (skipped with a message when the module is not built).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
+tap_plan 2
 KO=${GP_KO:-module/gpreempt.ko}
 DOC=${GP_PARAM_DOC:-docs/parameters.md}
 if [ ! -f "$KO" ]; then
-	tap_skip "parameters: modinfo and $DOC list the same names" "$KO is not built (make module)"
+	tap_skip_n 2 "parameters: modinfo and $DOC list the same names" "$KO is not built (make module)"
 	exit 0
 fi
 have=$(modinfo -F parm "$KO" | sed -n 's/^\([a-z0-9_]*\):.*/\1/p' | sort -u)

@@ -6,6 +6,7 @@
 # is named on it.  A new test without a line there fails here.
 cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
 . test/lib/tap.sh
+tap_plan 1
 missing=
 n=0
 for f in test/vm/*.sh test/unit/*.sh test/unit/*.c test/unit/*.py; do

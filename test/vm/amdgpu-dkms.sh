@@ -23,6 +23,7 @@
 . test/lib/tap.sh
 . test/lib/modcheck.sh
 . test/lib/amdgpu.sh
+tap_plan 22
 # shellcheck source=/dev/null
 [ -f "${GP_VM_SCRATCH:-}/kernel.env" ] && . "$GP_VM_SCRATCH/kernel.env"
 kver=$(uname -r)
@@ -44,8 +45,7 @@ mnt() {   # mnt TARGET MOUNT-ARGS...: mount, remembered for undo
 
 if ! command -v dkms >/dev/null; then
 	tap_not_ok "dkms: the dkms package is installed (scripts/setup)"
-	tap_done
-	exit
+	tap_bail "no dkms"
 fi
 dmesg -C
 
@@ -56,8 +56,7 @@ pre=$PWD/build/dkms/$kver
 dkt=$pre/dkms/gpreempt/0.1
 if [ ! -d "$dkt/$kver/$(uname -m)/module" ]; then
 	tap_not_ok "dkms: the host built gpreempt/0.1 for $kver into $pre (run test/run-dkms-build first)"
-	tap_done
-	exit
+	tap_bail "no host build"
 fi
 # The host's build is of the tree under test, not of an older one.
 tap_check "dkms: the host's dkms build is of this tree (build/dkms/$kver/source.sha256)" \
@@ -111,6 +110,7 @@ if modprobe amdgpu && modprobe gpreempt; then
 	tap_check "dkms: modprobe -r gpreempt" modprobe -r gpreempt
 else
 	tap_not_ok "dkms: modprobe amdgpu, modprobe gpreempt # $(dmesg | tail -n 3 | tr '\n' ' ')"
+	tap_not_run 10 "not loaded"
 fi
 tap_check "dkms: remove gpreempt/0.1" dkms remove "${dk[@]}"
 tap_check_fails "dkms: after remove, modprobe no longer finds gpreempt" \

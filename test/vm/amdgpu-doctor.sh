@@ -12,6 +12,7 @@
 # amdgpu-dkms.sh), so modinfo finds amdgpu as on an installed system.
 . test/lib/tap.sh
 . test/lib/amdgpu.sh
+tap_plan 22
 # shellcheck source=/dev/null
 [ -f "${GP_VM_SCRATCH:-}/kernel.env" ] && . "$GP_VM_SCRATCH/kernel.env"
 OBJ=${GP_OBJ:-.}
@@ -62,7 +63,7 @@ expect scheduler fail "no AMD GPU in KFD's topology"
 expect kprobes ok ""
 # The guest boots without a cgroup2 mount: doctor says so, then sees it.
 if mountpoint -q /sys/fs/cgroup; then
-	tap_diag "cgroup2: /sys/fs/cgroup was mounted at boot"
+	tap_skip "doctor on amdgpu: cgroup2 warn (no cgroup v2)" "/sys/fs/cgroup was mounted at boot"
 else
 	expect cgroup2 warn "no cgroup v2"
 	mount -t cgroup2 none /sys/fs/cgroup && umount_cg=1
@@ -92,6 +93,7 @@ if insmod "$OBJ/module/gpreempt.ko"; then
 	tap_check "doctor on amdgpu: rmmod gpreempt" rmmod gpreempt
 else
 	tap_not_ok "doctor on amdgpu: insmod gpreempt # $(dmesg | tail -n 2 | tr '\n' ' ')"
+	tap_not_run 8 "gpreempt did not load"
 fi
 tap_dmesg_clean "doctor on amdgpu: dmesg clean"
 tap_done

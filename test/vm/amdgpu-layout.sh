@@ -7,6 +7,7 @@
 # amdgpu.ko with its .BTF section removed) it accepts only the binary whose
 # build id the layout recorded.  Runs after amdgpu-gpreempt.sh (amdgpu loaded).
 . test/lib/tap.sh
+tap_plan 5
 OBJ=${GP_OBJ:-.}
 KO=$OBJ/module/gpreempt.ko
 tmp=$(mktemp -d)
@@ -31,8 +32,7 @@ case $ko in
 esac
 if [ ! -s "$tmp/amdgpu.ko" ] || ! rmmod amdgpu; then
 	tap_not_ok "layout: amdgpu reloaded without BTF # module $ko"
-	tap_done
-	exit
+	tap_bail "amdgpu not reloaded without BTF"
 fi
 insmod "$tmp/amdgpu.ko" 2>"$tmp/err"
 tap_check "layout: amdgpu without .BTF loaded, no /sys/kernel/btf/amdgpu" \

@@ -22,6 +22,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 31
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 T=$(mktemp -d)
@@ -42,8 +43,8 @@ lc_start() {
 }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; exit 1; }
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; tap_bail; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; tap_bail; }
 
 # BE: work always pending, and its own p->mutex kept busy.
 $GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --mutex-threads 4 \
@@ -106,7 +107,7 @@ tap_check "F20: every packet completed exactly once (BE, LC twice)" \
 # the helper waits for it and gets it.
 F=/sys/kernel/debug/kfdsim/fault
 hammer_on() { kill -0 "$hammer" 2>/dev/null; }
-insmod "$OBJ/module/gpreempt.ko" || tap_not_ok "F20 hammer: gpreempt loads"
+tap_check "F20 hammer: gpreempt loads" insmod "$OBJ/module/gpreempt.ko"
 $GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 be=$!
 wait_for 10 eval '[ -n "$(qf $be pasid)" ]'
@@ -159,7 +160,7 @@ tap_check "F20 hammer: every packet completed exactly once" test $be_rc = 0 -a $
 
 # S4-1: BE holds its own p->mutex (until the writer is killed).
 hold_on() { kill -0 "$hold" 2>/dev/null; }
-insmod "$OBJ/module/gpreempt.ko" || tap_not_ok "S4-1 hold: gpreempt loads"
+tap_check "S4-1 hold: gpreempt loads" insmod "$OBJ/module/gpreempt.ko"
 dmesg -C
 $GPLOAD be --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 be=$!

@@ -8,6 +8,8 @@
 # the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+errs="ETIME EIO"
+tap_plan $((41 + 4 * $(wc -w <<<"$errs")))	# 4 lines a failed destroy's errno
 GPLOAD=build/gpload
 F=/sys/kernel/debug/kfdsim/fault
 LC_ARGS="--mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 300"
@@ -254,7 +256,7 @@ churn_gone() {
 }
 churn_back() { [ -n "$(ksq 3)" ]; }
 tap_check "F1: the churn queue is parked" wait_for 60 churn_parked
-for err in ETIME EIO; do
+for err in $errs; do
 	n=$(fcount destroy_queue) r=$(fcount queue_reuses)
 	echo "$err 0 1" >$F/destroy_queue
 	# The parked queue's drain times out, then its destroy fails.

@@ -16,11 +16,13 @@ BE_ARGS="be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
 LC_ARGS="lc --prio 12 --wg 4 --wg-us 1000"
 
 dmesg -C
-for sched in hws mes; do
+scheds="hws mes"
+tap_plan $((5 * $(wc -w <<<"$scheds") + 1))	# lc_be_round: 4 lines, the spin check
+for sched in $scheds; do
 	insmod "$OBJ/test/kfdsim/kfdsim.ko" sched=$sched fence_spin=1 ||
-		{ tap_not_ok "fence_spin $sched: kfdsim loads"; continue; }
+		{ tap_not_ok "fence_spin $sched: kfdsim loads"; tap_not_run 4 "not loaded"; continue; }
 	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 ||
-		{ tap_not_ok "fence_spin $sched: gpreempt loads"; rmmod kfdsim; continue; }
+		{ tap_not_ok "fence_spin $sched: gpreempt loads"; tap_not_run 4 "not loaded"; rmmod kfdsim; continue; }
 	lc_be_round "fence_spin $sched" 30
 	s=$(kstat fence_spin_us)
 	tap_check "fence_spin $sched: the firmware waits were spun (fence_spin_us $s)" test "${s:-0}" -gt 0

@@ -24,6 +24,7 @@ CG=/sys/fs/cgroup/hip-copy
 ROUNDS=30
 SIZE=262144
 
+tap_plan 10
 kfdclient_begin hipsdma
 kfdclient_need $HIP skip "build/hip-work # SKIP hipcc missing (Debian's hipcc, libamdhip64-dev: run scripts/setup)"
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup

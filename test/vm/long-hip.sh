@@ -32,6 +32,7 @@
 HIP=build/hip-work
 CG=/sys/fs/cgroup/hip-lc
 
+tap_plan 46
 kfdclient_begin hip
 kfdclient_need $HIP skip "build/hip-work # SKIP hipcc missing (Debian's hipcc, libamdhip64-dev: run scripts/setup)"
 

@@ -21,6 +21,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 24
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 STALL=build/fuse-stall
@@ -51,9 +52,9 @@ park() { $CTL park queue "$1:$(qf "$1" qid)" >/dev/null; }
 qline() { grep "pasid=$1 " /sys/kernel/debug/kfdsim/queues | head -1; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "S4-1: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "S4-1: kfdsim loads"; tap_bail; }
 insmod "$OBJ/module/gpreempt.ko" backend=evict ||
-	{ tap_not_ok "S4-1: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "S4-1: gpreempt loads"; rmmod kfdsim; tap_bail; }
 
 # --- unload ---
 be_start; be1=$be; p1=$(qf $be1 pasid)

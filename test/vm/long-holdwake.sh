@@ -22,6 +22,7 @@
 # Runs inside the test guest (test/run-vm long).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 5
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 DBG=/sys/kernel/debug/kfdsim
@@ -34,10 +35,10 @@ ksq_ns() {
 }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "hold wake: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "hold wake: kfdsim loads"; tap_bail; }
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 max_suspend_ms=60000 \
 	idle_max_us=1000000 idle_us=1000000 hysteresis_us=$HOLD_US ||
-	{ tap_not_ok "hold wake: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "hold wake: gpreempt loads"; rmmod kfdsim; tap_bail; }
 
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet &
 be=$!

@@ -10,6 +10,7 @@
 # (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 35
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 P=/sys/module/gpreempt/parameters
@@ -38,7 +39,7 @@ bound() { awk -v s="$1" -v p="$2" 'BEGIN { printf "%d", s / (p / 1e6) + 4 }'; }
 backoff_is() { [ "$(gstat idle_backoff_us)" = "$1" ]; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "idle: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "idle: kfdsim loads"; tap_bail; }
 
 # 1. The parameter: tick_us <= idle_us <= idle_max_us <= 10 s.
 tap_check_fails "idle: insmod idle_max_us=4000 (idle_us 5000) refused" \
@@ -48,7 +49,7 @@ tap_check "idle: insmod idle_max_us=2000000 idle_us=1000000 (in order) accepted"
 rmmod gpreempt
 # LC at KFD priority 12 stays 12 (user_max_priority), as in sim-gpreempt.sh.
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 ||
-	{ tap_not_ok "idle: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "idle: gpreempt loads"; rmmod kfdsim; tap_bail; }
 max=$(cat $P/idle_max_us)
 tap_check "idle: idle_max_us defaults to 500000 us" test "$max" = 500000
 tap_check_fails "idle: idle_max_us below idle_us refused" sh -c "echo 4000 >$P/idle_max_us"

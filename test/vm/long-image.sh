@@ -27,18 +27,24 @@ top=$PWD
 img=$top/build/image
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)-ds
 
+# The plan is printed once: by the node (this script again, GP_NODE=1), or
+# here when there is no node to run.
+PLAN=14
 if [ -z "${GP_NODE:-}" ]; then
 	if [ ! -d "$img/root/usr/lib/gpreempt/src" ] || [ ! -d "$img/node/dkms/gpreempt/$ver/$kver" ]; then
+		tap_plan $PLAN
 		tap_not_ok "image (node): the image and its DKMS build for $kver in build/image (run test/run-image first)"
-		exit 1
+		tap_bail "no image"
 	fi
 	if [ ! -x build/nri-runtime ]; then
+		tap_plan $PLAN
 		tap_not_ok "image (node): build/nri-runtime (make nri)"
-		exit 1
+		tap_bail "no nri-runtime"
 	fi
 	# The node: a mount and pid namespace, this script again as its pid 1.
 	GP_NODE=1 exec unshare --mount --pid --fork --propagation private bash "$0"
 fi
+tap_plan $PLAN
 
 # --- the node (pid 1 of its namespace) ---------------------------------------
 mount -t proc proc /proc
@@ -51,7 +57,7 @@ mount -t tmpfs tmpfs /run
 mkdir -p /run/nri /usr/share/containers/oci 2>/dev/null
 mount -t tmpfs tmpfs /usr/share/containers/oci 2>/dev/null || mount -t tmpfs tmpfs /usr/share/containers
 mount -t tmpfs tmpfs /var/lib/dkms 2>/dev/null ||
-	{ tap_not_ok "image (node): a tmpfs on /var/lib/dkms"; exit 1; }
+	{ tap_not_ok "image (node): a tmpfs on /var/lib/dkms"; tap_bail; }
 cp -a "$img/node/dkms/." /var/lib/dkms/
 # /usr/src: the headers, writable around them (DKMS copies its tree there).
 mount --bind /usr/src "$n/src"
@@ -64,7 +70,7 @@ cp -a "$img/node/usr-src/gpreempt-$ver" /usr/src/
 mount -t tmpfs tmpfs /lib/modules && amdgpu_modules "$kver" &&
 	ln -s "/usr/src/linux-headers-$kver" "/lib/modules/$kver/build"
 # A GPU node has amdgpu loaded (its BTF is the layout's source).
-modprobe amdgpu || { tap_not_ok "image (node): modprobe amdgpu"; exit 1; }
+modprobe amdgpu || { tap_not_ok "image (node): modprobe amdgpu"; tap_bail; }
 
 # The NRI runtime side on the node's socket (containerd 1.7's path).
 mkfifo "$n/nri/cmd"
@@ -76,7 +82,7 @@ exec 7>"$n/nri/cmd"
 # The pod: the image's root with a writable layer, the DaemonSet's mounts.
 R=$n/ctr/root
 mount -t overlay overlay -o "lowerdir=$img/root,upperdir=$n/ctr/up,workdir=$n/ctr/work" "$R" ||
-	{ tap_not_ok "image (node): the image's root as an overlay"; exit 1; }
+	{ tap_not_ok "image (node): the image's root as an overlay"; tap_bail; }
 cm() {   # cm SRC DST [ro]: bind SRC at DST in the pod
 	mkdir -p "$R$2" && mount --rbind "$1" "$R$2" && { [ -z "${3:-}" ] || mount -o remount,bind,ro "$R$2"; }
 }

@@ -15,6 +15,7 @@
 # processes.  Runs inside the test guest.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 18
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 OK=$OBJ/build/live-ok/module/gpreempt.ko
@@ -28,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 for ko in "$OK" "$SKEW"; do
-	[ -f "$ko" ] || { tap_not_ok "live: $ko built (make builds build/live-*)"; tap_done; exit 1; }
+	[ -f "$ko" ] || { tap_not_ok "live: $ko built (make builds build/live-*)"; tap_bail; }
 done
 nqueues() { bpftool -j map dump name gp_queues 2>/dev/null | jq length; }
 ks_queues_ge() { [ "$(kstat queues)" -ge "$1" ] 2>/dev/null; }
@@ -43,17 +44,18 @@ stop_all() {
 }
 
 objcopy --remove-section=.BTF "$OBJ/test/kfdsim/kfdsim.ko" "$tmp/kfdsim.ko"
-insmod "$tmp/kfdsim.ko" || { tap_not_ok "live: kfdsim without .BTF loads"; tap_done; exit 1; }
+insmod "$tmp/kfdsim.ko" || { tap_not_ok "live: kfdsim without .BTF loads"; tap_bail; }
 tap_check "live: kfdsim without .BTF has no /sys/kernel/btf/kfdsim" test ! -e /sys/kernel/btf/kfdsim
 
 # 1. A process with two queues exists: live-skew is refused at insmod.
 $GPLOAD idle --queues 2 --duration 600 --quiet &
 pids+=($!)
-wait_for 20 ks_queues_ge 2 || tap_not_ok "live: a process with 2 queues runs # kfdsim queues $(kstat queues)"
+tap_check "live: a process with 2 queues runs" wait_for 20 ks_queues_ge 2
 dmesg -C
 ref=$(refcnt)
 if insmod "$SKEW" 2>"$tmp/err"; then
 	tap_not_ok "live: skewed layout with kfdsim's build id refused at insmod # insmod succeeded"
+	tap_not_run 3 "the skewed layout loaded"
 	rmmod gpreempt
 else
 	line=$(dmesg | grep -m1 "live KFD objects do not match")
@@ -77,6 +79,7 @@ if insmod "$OK"; then
 	rmmod gpreempt
 else
 	tap_not_ok "live: right layout passes the live check # $(dmesg | tail -n 1)"
+	tap_not_run 1 "not loaded"
 fi
 stop_all
 
@@ -103,6 +106,7 @@ if insmod "$SKEW"; then
 	tap_check "live: disarmed gpreempt unloads" rmmod gpreempt
 else
 	tap_not_ok "live: skewed layout, no KFD process: loads # $(dmesg | tail -n 1)"
+	tap_not_run 5 "not loaded"
 fi
 wait_for 60 ks_idle
 
@@ -118,6 +122,7 @@ if insmod "$OK"; then
 	rmmod gpreempt
 else
 	tap_not_ok "live: right layout, no process: loads # $(dmesg | tail -n 1)"
+	tap_not_run 1 "not loaded"
 fi
 stop_all
 

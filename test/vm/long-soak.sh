@@ -264,7 +264,7 @@ load_start() {	# [gpload be arguments]
 load_stop() {
 	local rc_lc rc_pump
 	faults_stop
-	writer_stop
+	writer_stop "$1"
 	kill -TERM $lc
 	wait $lc
 	rc_lc=$?
@@ -311,6 +311,8 @@ phase_end() {
 				jq -c '[.[].formatted.value | {tgid, pasid, qid, state}] | .[:4]')"
 			count stale_gp_queues
 		fi
+	else
+		tap_skip_n 2 "$1: gpreempt's evictions balanced, gp_queues empty" "gpreempt not loaded"
 	fi
 	tap_dmesg_clean "$1: dmesg clean"
 	dmesg_clear
@@ -328,9 +330,13 @@ writer_start() {
 	$GPLOAD maps fuzz --duration 100000 --hold-ms 200 --seed $RANDOM --json $T/fuzz.json >/dev/null &
 	writer=$!
 }
-writer_stop() {
+writer_stop() {	# PHASE
 	kill -TERM $writer
-	wait $writer || tap_not_ok "gpload maps fuzz: a map refused a well-formed write"
+	if wait $writer; then
+		tap_ok "$1: gpload maps fuzz: every well-formed map write taken"
+	else
+		tap_not_ok "$1: gpload maps fuzz: a map refused a well-formed write"
+	fi
 	jcount $T/fuzz.json writes map_writes
 	jcount $T/fuzz.json invalid map_writes_invalid
 	gp_loaded && $GPLOAD maps reset >/dev/null
@@ -605,7 +611,7 @@ hung() { [ "$(awk '$1 == "hws_hangs" {print $2}' $FLT/counts)" -gt 0 ] 2>/dev/nu
 phase_hang() {
 	local lines
 	if ! faults_on; then
-		tap_ok "$sched hang # SKIP kfdsim without fault injection"
+		tap_skip_n 9 "$sched hang" "kfdsim without fault injection"
 		return
 	fi
 	load_start
@@ -668,7 +674,7 @@ phase_shrink() {
 	local LC="--prio 12 --wg 2 --wg-us 2000 --period-us 2000"
 	sum_gp_stats
 	gp_rmmod nostats
-	gp_insmod_shrink || { tap_not_ok "$sched shrink: insmod gpreempt shrink_pct=..."; gp_insmod; return; }
+	gp_insmod_shrink || { tap_not_ok "$sched shrink: insmod gpreempt shrink_pct=..."; tap_not_run 9 "not loaded"; gp_insmod; return; }
 	load_start "$BE --cu-mask all"
 	for i in $(seq $((2 * RACES))); do
 		$GPLOAD be --prio $MASKED_PRIO --wg 4 --wg-us 500 --duration 1000 --cu-mask 0-5 --quiet &
@@ -711,6 +717,27 @@ phase_shrink() {
 }
 
 # --- run ------------------------------------------------------------------------
+# phase_lines PHASE: the test lines phase_PHASE prints (load_stop: 3, 4 with
+# masks; phase_end: 4), on every path.
+phase_lines() {
+	case $1 in
+	reload | churn | race_exit) echo 8 ;;
+	kill | hang) echo 9 ;;
+	race_park) echo 5 ;;
+	pump) echo 7 ;;
+	shrink) echo 10 ;;
+	*) echo 0 ;;
+	esac
+}
+sched_lines() {	# SCHED: the lines of its phases
+	local ph n=0 phases=PHASES_$1
+	for ph in ${!phases}; do
+		n=$((n + $(phase_lines "$ph")))
+	done
+	echo $n
+}
+# The packets check, and the five counts of the long form.
+tap_plan $(($(sched_lines hws) + $(sched_lines mes) + 1 + $([ $MODE = long ] && echo 5 || echo 0)))
 dmesg -C
 rmmod gpreempt 2>/dev/null
 rmmod kfdsim 2>/dev/null
@@ -718,7 +745,8 @@ tap_memdebug || tap_diag "soak: not a memory-debugging guest (scripts/vm --memde
 say "mode $MODE: hws: $PHASES_hws; mes: $PHASES_mes; $RELOADS reloads, $KILLS+$KILLS kills, $CHURNS churns, $RACES races of each kind per phase; memory $(awk '/MemTotal/ {print $2 / 1024 " MiB"}' /proc/meminfo)"
 for sched in hws mes; do
 	p0=$(counter packets)
-	insmod $KO sched=$sched && gp_insmod || { tap_not_ok "$sched: insmod kfdsim + gpreempt"; continue; }
+	insmod $KO sched=$sched && gp_insmod ||
+		{ tap_not_ok "$sched: insmod kfdsim + gpreempt"; tap_not_run $(($(sched_lines $sched) - 1)) "$sched: not loaded"; continue; }
 	phases=PHASES_$sched
 	for ph in ${!phases}; do
 		"phase_$ph"

@@ -48,6 +48,12 @@ unload() {
 backends=evict
 have queue_properties__is_suspended && backends="suspend evict"
 tap_diag "kernel $(uname -r): backends $backends (simulated GPU)"
+# Per backend: lc_be_round's 4 lines, 5 on device 1, and with KFD contexts
+# 12 more; gpload test contexts prints 13 lines with contexts, 1 without.
+nb=$(wc -w <<<"$backends")
+ctx=1 ctx_each=0
+have kfd_process__context_id && ctx=13 ctx_each=12
+tap_plan $((7 + 4 * nb + 5 + ctx + ctx_each * nb + 5 * nb + 2))
 dmesg -C
 
 # 0. Issue 21: what the build left behind loads clean, whatever the order of
@@ -57,6 +63,7 @@ if load "" ""; then
 	tap_clean_load "kernel $(uname -r)" $OBJ/module/gpreempt.ko
 else
 	tap_not_ok "kernel $(uname -r): kfdsim and gpreempt load"
+	tap_not_run 6 "not loaded"
 fi
 unload
 
@@ -64,6 +71,7 @@ unload
 for backend in $backends; do
 	if ! load "sched=hws" "backend=$backend"; then
 		tap_not_ok "$backend: kfdsim and gpreempt load"
+		tap_not_run 3 "$backend: not loaded"
 		continue
 	fi
 	lc_be_round "$backend" 30
@@ -113,11 +121,13 @@ if insmod $OBJ/test/kfdsim/kfdsim.ko; then
 	rmmod kfdsim
 else
 	tap_not_ok "kfdsim loads (gpload test contexts)"
+	tap_not_run $((ctx - 1)) "kfdsim not loaded"
 fi
 if have kfd_process__context_id; then
 	for backend in $backends; do
 		if ! load "sched=hws" "backend=$backend"; then
 			tap_not_ok "$backend: two contexts: kfdsim and gpreempt load"
+			tap_not_run 11 "$backend: not loaded"
 			continue
 		fi
 		# a. LC in the primary and BE in a secondary context of one process.
@@ -187,6 +197,7 @@ kq_running() { case "$(kq 3)" in *"active=1 evicted=0 suspended=0"*) return 0 ;;
 for backend in $backends; do
 	if ! load "ndev=2 sched=hws" "backend=$backend max_suspend_ms=60000"; then
 		tap_not_ok "$backend: device 1 only: kfdsim ndev=2 and gpreempt load"
+		tap_not_run 4 "$backend: not loaded"
 		continue
 	fi
 	$GPLOAD $BE_ARGS --gpu 1 --duration 120 --quiet &

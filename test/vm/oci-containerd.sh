@@ -22,6 +22,7 @@
 . test/lib/sim.sh
 . test/lib/containerd.sh
 . test/lib/nri.sh
+tap_plan 22
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
 W=/tmp/ctd
@@ -33,7 +34,8 @@ ANN=gpreempt.io/priority
 LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 
 if ! containerd_setup $W >/tmp/ctd.why; then
-	tap_ok "containerd and the NRI v2 plugin # SKIP $(cat /tmp/ctd.why)"
+	tap_skip "containerd and the NRI v2 plugin" "$(cat /tmp/ctd.why)"
+	tap_skip_rest "$(cat /tmp/ctd.why)"
 	exit 0
 fi
 : >$CONF
@@ -42,7 +44,7 @@ if containerd_start >$W/start.out; then
 else
 	tap_not_ok "containerd starts in the trixie root, answers on CRI and imports the local image"
 	sed 's/^/# /' $W/start.out
-	exit 1
+	tap_bail "containerd did not start"
 fi
 tap_diag "CRI: $("${CRI[@]}" version)"
 
@@ -77,7 +79,7 @@ if [ -z "$lcid" ] || [ -z "$beid" ]; then
 	tail -n 20 $CTD_DIR/containerd.log | sed 's/^/# /'
 	kill $pl
 	containerd_stop
-	exit 1
+	tap_bail "no pods"
 fi
 lc=$("${CRI[@]}" pid "$lcid")
 be=$("${CRI[@]}" pid "$beid")
@@ -106,20 +108,25 @@ tap_check "BE pod removed" "${CRI[@]}" rm "$bepod"
 
 # 5. The plugin's cost per container start: CreateContainer + StartContainer
 # of an annotated container, with the plugin and without it.
-cost() {
-	local i pod id ms all=
+cost() {	# WHAT: one line
+	local i pod id ms all= bad=
 	for i in 1 2 3; do
 		read -r pod id ms < <("${CRI[@]}" run c$i --pod-ann $ANN=normal -- /bin/sleep 600)
-		[ -n "$ms" ] || { tap_not_ok "cost loop: c$i started"; continue; }
+		[ -n "$ms" ] || { bad="$bad c$i not started;"; continue; }
 		all="$all $ms"
-		"${CRI[@]}" rm "$pod" || tap_not_ok "cost loop: c$i removed"
+		"${CRI[@]}" rm "$pod" || bad="$bad c$i not removed;"
 	done
+	if [ -z "$bad" ]; then
+		tap_ok "cost loop $1: 3 annotated containers started and removed"
+	else
+		tap_not_ok "cost loop $1: 3 annotated containers started and removed #$bad"
+	fi
 	mean=$(echo $all | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.0f (%s)", s / NF, $0 }')
 }
-cost
+cost "with the plugin"
 with=$mean
 kill $pl; wait $pl 2>/dev/null
-cost
+cost "without the plugin"
 without=$mean
 tap_diag "CreateContainer + StartContainer of an annotated container, mean (each) of 3: $with ms with the plugin, $without ms without (TCG guest)"
 tap_check "after the pods: no container, no rule and no record" sh -c "[ -z \"\$(${CRI[*]} ps)\" ] && [ \$($CTL --json list | jq '[.[] | select(.kind == \"container\")] | length') = 0 ] && [ -z \"\$(ls $RUNDIR 2>/dev/null)\" ]"

@@ -16,6 +16,7 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/nri.sh
+tap_plan 21
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
 GPLOAD=$PWD/build/gpload
@@ -28,7 +29,8 @@ NRI_SOCK=$W/nri.sock
 LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
 
 if [ ! -x build/gpreempt-nri ] || [ ! -x build/nri-runtime ]; then
-	tap_ok "NRI v2 plugin # SKIP make nri built nothing (no Go and NRI stub: scripts/setup)"
+	tap_skip "NRI v2 plugin" "make nri built nothing (no Go and NRI stub: scripts/setup)"
+	tap_skip_rest "make nri built nothing"
 	exit 0
 fi
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
@@ -123,10 +125,16 @@ tap_check "both loads ended cleanly (SIGTERM)" test "$lrc $be_rc" = "0 0"
 # 5. The plugin's cost per annotated container start (CreateContainer's
 # check + StartContainer's rule, both one gpreemptctl run) and stop.
 n=10 t0=$(date +%s%N)
+bad=
 for i in $(seq $n); do
-	[ "$(nri run c$i /nri.slice/bad $sl normal)" = ok ] || tap_not_ok "cost loop: c$i started"
-	[ "$(nri stop c$i)" = ok ] || tap_not_ok "cost loop: c$i stopped"
+	[ "$(nri run c$i /nri.slice/bad $sl normal)" = ok ] || bad="$bad c$i not started;"
+	[ "$(nri stop c$i)" = ok ] || bad="$bad c$i not stopped;"
 done
+if [ -z "$bad" ]; then
+	tap_ok "cost loop: $n annotated containers started and stopped"
+else
+	tap_not_ok "cost loop: $n annotated containers started and stopped #$bad"
+fi
 t1=$(date +%s%N)
 tap_diag "$n annotated start+stop pairs through NRI: $(( (t1 - t0) / n / 1000 )) us each (TCG guest); the hook's own times: $(grep -o 'in [0-9.]* ms' $LOG | tail -n 4 | tr '\n' ' ')"
 none_left "after $n start/stop pairs: no container rule and no record"

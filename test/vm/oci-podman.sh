@@ -28,9 +28,13 @@ LOG=$W/hook.log
 CONF=$W/gpreempt.conf
 RUNDIR=/run/gpreempt/containers
 LOAD_ARGS="--mode be --wg 8 --wg-us 2000 --inflight 4 --duration 1800 --quiet"
+# Annotation values set as rules, and refused: a line each.
+values=(low 0 15 normal)
+refused=(bogus HIGH 16 -1 "1 2" "")
+tap_plan $((49 + ${#values[@]} + ${#refused[@]}))
 
 command -v podman >/dev/null && command -v crun >/dev/null ||
-	{ tap_not_ok "podman and crun are installed (scripts/setup)"; exit 1; }
+	{ tap_not_ok "podman and crun are installed (scripts/setup)"; tap_bail; }
 
 # --- podman in the read-only guest (test/lib/podman.sh) ---------------------
 mkdir -p $W
@@ -53,7 +57,7 @@ tap_diag "$(tail -n 1 $LOG)"
 
 dmesg -C
 insmod $GP_OBJ/test/kfdsim/kfdsim.ko && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-	{ tap_not_ok "insmod kfdsim and gpreempt"; exit 1; }
+	{ tap_not_ok "insmod kfdsim and gpreempt"; tap_bail; }
 
 ct_rules() { $CTL --json list | jq '[.[] | select(.kind == "container")] | length'; }
 records() { ls $RUNDIR 2>/dev/null | wc -l; }
@@ -72,7 +76,7 @@ tap_check "the hook logged the rule on libpod-<id> and removed it at poststop" \
 	sh -c "grep -q 'cgroup rule /sys/fs/cgroup/libpod_parent/libpod-[0-9a-f]* priority 11' $LOG &&
 	       grep -q 'cgroup rule /sys/fs/cgroup/libpod_parent/libpod-[0-9a-f]* removed' $LOG"
 tap_check "after --rm: no container rule and no record left" sh -c "[ \$($CTL --json list | jq '[.[] | select(.kind == \"container\")] | length') = 0 ] && [ -z \"\$(ls $RUNDIR)\" ]"
-for v in low 0 15 normal; do
+for v in "${values[@]}"; do
 	want=$(case $v in low) echo 3 ;; normal) echo 7 ;; 15) echo 11 ;; *) echo $v ;; esac)
 	out=$("${RUN[@]}" --rm --privileged --annotation $ANN=$v gpbb /gp/gpreemptctl --json list 2>/dev/null |
 		jq -r '.[] | select(.kind == "container" and .target == "/sys/fs/cgroup") | .priority')
@@ -133,8 +137,8 @@ if wait_for 30 is "$cp_" state parked; then tap_ok "S4-4: the annotated containe
 else tap_not_ok "S4-4: the annotated container is parked while the admin's LC is busy # state $(qf "$cp_" state)"; fi
 
 # 3c. S4-6: a reload loses the container rules; hook resync brings them back.
-rmmod gpreempt && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000 ||
-	tap_not_ok "reload gpreempt under the running containers"
+tap_check "reload gpreempt under the running containers" \
+	sh -c "rmmod gpreempt && insmod $GP_OBJ/module/gpreempt.ko max_suspend_ms=60000"
 wait_for 30 is "$cp_" source kfd
 tap_check "S4-6: after the reload the container's queue is at its KFD priority" sh -c "[ '$(qf "$cp_" source)' = kfd ]"
 $CTL set cgroup /sys/fs/cgroup/gplc high
@@ -157,7 +161,7 @@ left=$(ct_rules)
 tap_check "no container rule and no record left ($left rules)" sh -c "[ '$left' = 0 ] && [ -z \"\$(ls $RUNDIR)\" ]"
 
 # 4. An invalid value refuses the container with one line.
-for v in bogus HIGH 16 -1 "1 2" ""; do
+for v in "${refused[@]}"; do
 	: >$W/hook.err
 	out=$("${RUN[@]}" --rm --annotation "$ANN=$v" --annotation run.oci.hooks.stderr=$W/hook.err \
 		gpbb echo started 2>&1)

@@ -22,6 +22,7 @@
 # No wall-clock threshold: kfdsim's own clock on both sides.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 18
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 RL=100

@@ -16,6 +16,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 9
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 F=/sys/kernel/debug/kfdsim/fault
@@ -38,7 +39,7 @@ be_start() {
 nproc_ks() { [ "$(kstat processes)" = "$1" ]; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "adopt wait: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "adopt wait: kfdsim loads"; tap_bail; }
 # Without gpreempt the PASIDs come from kfdsim, in order of creation.
 be_start; be3=$be; wait_for 10 nproc_ks 1; p3=1
 be_start; be1=$be; wait_for 10 nproc_ks 2; p1=2

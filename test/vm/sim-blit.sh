@@ -17,6 +17,7 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
+tap_plan 19
 CLIENT=build/blit-client
 
 kfdclient_begin blit

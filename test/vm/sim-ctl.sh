@@ -10,6 +10,7 @@
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 122
 GPLOAD=build/gpload
 CTL=build/gpreemptctl
 CG=/sys/fs/cgroup
@@ -60,7 +61,8 @@ dmesg -C
 mountpoint -q $CG || mount -t cgroup2 none $CG
 rmdir $CG/infer.slice/child $CG/infer.slice 2>/dev/null
 mkdir -p $CG/infer.slice/child
-insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko user_max_priority=15 max_suspend_ms=60000 || exit 1
+insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko user_max_priority=15 max_suspend_ms=60000 ||
+	{ tap_not_ok "kfdsim and gpreempt load"; tap_bail; }
 
 # 1. The state maps are frozen, read-only to user space (m5); bpftool still dumps them.
 vb=$(bpftool -j map show name gp_stats | jq -r .bytes_value)
@@ -372,6 +374,7 @@ if bpftool map create /sys/fs/bpf/gp-fake-queues type hash key 4 value 4 entries
 	tap_check "the fake map gone: status works again" sh -c "$CTL status >/dev/null"
 else
 	tap_not_ok "bpftool map create of a fake gp_queues"
+	tap_not_run 2 "no fake gp_queues map"
 fi
 # 10c. Operator finding 5: a missing cgroup skips its line with a warning,
 #      the rest applies (exit 0).  Operator finding 4: a rule whose cgroup
@@ -444,7 +447,7 @@ top_shows() {
 quick_start() {
 	local name=$1 lc be
 	shift
-	insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko || { tap_not_ok "$name: insmod"; return; }
+	insmod test/kfdsim/kfdsim.ko && insmod module/gpreempt.ko || { tap_not_ok "$name: insmod"; tap_not_run 4 "$name: not loaded"; return; }
 	mkdir -p $CG/infer.slice
 	tap_check "$name: $*" "$@"
 	$GPLOAD $LOAD_ARGS --prio 7 &
@@ -475,6 +478,7 @@ if mount -t overlay overlay -o lowerdir=/etc,upperdir=/tmp/etc-up,workdir=/tmp/e
 	umount /etc
 else
 	tap_not_ok "README quick start with /etc/gpreempt.conf # cannot make /etc writable in the guest"
+	tap_not_run 4 "no writable /etc"
 fi
 
 tap_dmesg_clean "gpreemptctl on kfdsim: dmesg has no BUG/WARNING/Oops"

@@ -15,6 +15,7 @@
 # shrunk, and keeps its 4 CUs.  Runs inside the test guest.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 7
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 Q=/sys/kernel/debug/kfdsim/queues
@@ -26,12 +27,12 @@ kq_is() { [ "$(kq "$1" "$2")" = "$3" ]; }
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" num_cu=16 fault_slow_runlist_us=5000 ||
-	{ tap_not_ok "cumiss: kfdsim loads"; exit 1; }
+	{ tap_not_ok "cumiss: kfdsim loads"; tap_bail; }
 if ! insmod "$OBJ/build/testing/module/gpreempt.ko" test_maxactive=1 shrink_pct=50 \
 	user_max_priority=15 max_suspend_ms=600000 hysteresis_us=200000; then
 	tap_not_ok "cumiss: the GP_TESTING gpreempt loads with test_maxactive=1"
 	rmmod kfdsim
-	exit 1
+	tap_bail
 fi
 hammers=()
 for i in 1 2 3 4 5 6 7 8; do

@@ -21,6 +21,7 @@
 # the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 22	# escape: 6 lines each, idle: 4 each
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 P=/sys/module/gpreempt/parameters
@@ -50,15 +51,16 @@ be_start() {
 
 if ! have kfd_dbg_trap_disable || ! have queue_properties__is_suspended; then
 	tap_skip "S5-1: debug trap escapes" "no debugger API or queue suspend in this KFD"
+	tap_skip_rest "no debugger API or queue suspend in this KFD"
 	tap_done
 	exit
 fi
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "kfdsim loads"; tap_bail; }
 # The starvation guard at 60 s: its slices are not what this is about.
 # LC at KFD priority 12 ranks at 12 (user_max_priority: no user cap).
 insmod "$OBJ/module/gpreempt.ko" backend=suspend max_suspend_ms=60000 user_max_priority=15 ||
-	{ tap_not_ok "gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "gpreempt loads"; rmmod kfdsim; tap_bail; }
 # LC: a backlog of 8 dispatches of 50 ms, busy throughout (root, prio 12)
 # while its own process waits for a CPU in a loaded guest.
 lc_start() {

@@ -7,10 +7,11 @@
 # nothing.  gpreempt must refuse to load and name the function, and load
 # once the decoy is gone.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+tap_plan 4
 OBJ=${GP_OBJ:-.}
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F15: kfdsim loads"; exit 1; }
-insmod "$OBJ/test/kfdsim/ks_decoy.ko" || { tap_not_ok "F15: the decoy loads"; rmmod kfdsim; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F15: kfdsim loads"; tap_bail; }
+insmod "$OBJ/test/kfdsim/ks_decoy.ko" || { tap_not_ok "F15: the decoy loads"; rmmod kfdsim; tap_bail; }
 if insmod "$OBJ/module/gpreempt.ko" 2>/dev/null; then
 	tap_not_ok "F15: insmod refused while another module's pqm_uninit comes first # it loaded"
 	rmmod gpreempt

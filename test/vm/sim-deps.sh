@@ -25,6 +25,7 @@
 # (scripts/bench-deps measures them).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 22	# gpload test deps prints 8
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 T=$(mktemp -d)
@@ -79,7 +80,7 @@ served() {
 }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "deps: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "deps: kfdsim loads"; tap_bail; }
 out=$($GPLOAD test deps 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
@@ -136,6 +137,7 @@ if insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 max_suspend_ms=5000; th
 	rmmod gpreempt
 else
 	tap_not_ok "deps: gpreempt loads"
+	tap_not_run 8 "gpreempt did not load"
 fi
 rmmod kfdsim
 tap_dmesg_clean "deps: dmesg clean"

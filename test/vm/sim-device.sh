@@ -6,6 +6,7 @@
 # failed action.  Counts come from gp_stats; no wall-clock time is asserted.
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
+tap_plan 10
 GPLOAD=build/gpload
 F=/sys/kernel/debug/kfdsim/fault
 LC_ARGS="--mode lc --prio 12 --wg 2 --wg-us 200 --period-us 1000"

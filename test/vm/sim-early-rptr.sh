@@ -11,6 +11,7 @@
 # no clock threshold; every packet exactly once either way.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 4
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 run() {	# <gpreempt args>

@@ -26,6 +26,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 6
 GPLOAD=build/gpload
 RT=/sys/kernel/debug/kfdsim/release_tasks
 LC_ARGS="--mode lc --prio 12 --wg 2 --wg-us 300 --period-us 1000"

@@ -18,6 +18,7 @@
 # diagnostics: still read (use_mm) and parked.  Runs inside the test guest.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 3
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 CG=/sys/fs/cgroup
@@ -27,9 +28,9 @@ BE="--wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet"
 
 mountpoint -q $CG || mount -t cgroup2 none $CG
 mkdir -p $CG/gp-lc
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "formats: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "formats: kfdsim loads"; tap_bail; }
 chmod 0666 /dev/kfdsim
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "formats: gpreempt loads"; rmmod kfdsim; exit 1; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "formats: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $CTL set cgroup $CG/gp-lc high >/dev/null
 chmod 0711 "$T"
 install -m 0666 /dev/null "$T/pm4.json"

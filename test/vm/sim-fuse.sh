@@ -18,6 +18,7 @@
 # Runs inside the test guest.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 13
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 STALL=build/fuse-stall
@@ -32,9 +33,9 @@ dmesg -C
 modprobe -d "${GP_KROOT:-/}" fuse 2>/dev/null || modprobe fuse 2>/dev/null
 mountpoint -q $CG || mount -t cgroup2 none $CG
 mkdir -p $MNT $CG/gp-lc
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F6: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F6: kfdsim loads"; tap_bail; }
 chmod 0666 /dev/kfdsim
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F6: gpreempt loads"; rmmod kfdsim; exit 1; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F6: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $CTL set cgroup $CG/gp-lc high >/dev/null
 
 $STALL --user 65534 $MNT >"$T/fuse.out" 2>&1 &

@@ -8,6 +8,10 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/modcheck.sh
+scheds="hws mes"
+backends="suspend evict"
+# tap_clean_load: 3 + 4 lines; lc_be_round: 4 a scheduler and backend.
+tap_plan $((7 + 4 * $(wc -w <<<"$scheds") * $(wc -w <<<"$backends") + 24))
 GPLOAD=build/gpload
 LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200"
 BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
@@ -38,12 +42,13 @@ if load "" ""; then
 	tap_clean_load "kernel $(uname -r)" module/gpreempt.ko
 else
 	tap_not_ok "kernel $(uname -r): kfdsim and gpreempt load"
+	tap_not_run 6 "not loaded"
 fi
 unload
 
 # 1. LC + BE for each backend and each scheduler model.
-for sched in hws mes; do
-	for backend in suspend evict; do
+for sched in $scheds; do
+	for backend in $backends; do
 		name="$backend/$sched"
 		load "sched=$sched" "backend=$backend"
 		lc_be_round "$name" 10

@@ -8,6 +8,7 @@
 # test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 36	# M1: 17 lines, run or skipped
 GPLOAD=build/gpload
 F=/sys/kernel/debug/kfdsim/fault
 P=/sys/module/gpreempt/parameters
@@ -111,7 +112,7 @@ unload
 # the debugger's suspend (QUEUE_IS_ACTIVE() needs both cleared): any process
 # may enable the debug trap on itself, so exempting it would be an evasion.
 if ! have kfd_dbg_trap_disable || ! have suspend_queues || ! have queue_properties__is_suspended; then
-	tap_ok "M1: debugger attach/suspend/detach # SKIP no debugger API or queue suspend in this KFD"
+	tap_skip_n 17 "M1: debugger attach/suspend/detach" "no debugger API or queue suspend in this KFD"
 else
 	be_evicted() { case "$(ksq 3)" in *" evicted=1 "*) return 0 ;; esac; return 1; }
 	parked() { state_is $be 2 && be_suspended; }

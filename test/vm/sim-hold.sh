@@ -12,6 +12,7 @@
 # resumes, the buckets, the power-of-two histograms).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 12
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 HYST=20000

@@ -19,6 +19,8 @@ HSAKMT=build/hsakmt-open
 TOPO=/sys/devices/virtual/kfd/kfd/topology
 NDEV=2
 NCU=12
+# 6 lines for each GPU node
+tap_plan $((78 + 6 * NDEV))
 
 kfdclient_begin hsakmt
 kfdclient_need $HSAKMT fail "build/hsakmt-open built # libhsakmt-dev missing: run scripts/setup"
@@ -53,7 +55,7 @@ tap_check "node 0: the CPU, $(nproc) cores, no SIMD" \
 	eval 'has $T/out node0.cpu_cores $(nproc) && has $T/out node0.simd_count 0'
 tap_check "node 0: an io link to each GPU node" \
 	eval 'has $T/out node0.link0 "type 2 from 0 to 1" && has $T/out node0.link1 "type 2 from 0 to 2"'
-for n in 1 2; do
+for n in $(seq $NDEV); do
 	tap_check "node $n: gfx 9.0.8 (Arcturus), vendor 0x1002, device 0x738c, no CPU core" \
 		eval "has $T/out node$n.gfx 9.0.8 && has $T/out node$n.amd_name Arcturus &&
 		      has $T/out node$n.vendor_id 0x1002 && has $T/out node$n.device_id 0x738c &&

@@ -6,6 +6,7 @@
 # dqm->ops target it calls through a pointer must start with ENDBR64.
 # kfdsim's ops_noendbr=1 points update_queue at an entry without one.
 . test/lib/tap.sh
+tap_plan 6	# endbr: 2 lines, noendbr: 3; dmesg
 GPLOAD=build/gpload
 LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200"
 BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"

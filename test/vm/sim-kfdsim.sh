@@ -10,6 +10,7 @@
 # (test/run-vm sim); ends with kfdsim unloaded.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 121	# 41 lines of its own, 80 from gpload's self-tests
 GPLOAD=build/gpload
 KO=test/kfdsim/kfdsim.ko
 DBG=/sys/kernel/debug/kfdsim

@@ -10,14 +10,15 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 5
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 T=$(mktemp -d)
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; tap_bail; }
 insmod "$OBJ/module/gpreempt.ko" idle_us=50000 tick_us=20000 ||
-	{ tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; tap_bail; }
 sleep 0.5
 t1=$(gstat ticks)
 s1=$(cut -d' ' -f1 /proc/uptime)

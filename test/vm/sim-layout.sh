@@ -8,6 +8,7 @@
 # field), and kfdsim without its .BTF section must be the very binary the
 # layout was made from (it is not: refused, naming both build ids).
 . test/lib/tap.sh
+tap_plan 9
 OBJ=${GP_OBJ:-.}
 KO=$OBJ/module/gpreempt.ko
 SIM=$OBJ/test/kfdsim/kfdsim.ko
@@ -33,11 +34,13 @@ rmmod kfdsim
 # Refused: a kfdsim whose queue_properties.priority moved.
 if [ ! -f "$SKEW" ]; then
 	tap_not_ok "layout: skewed kfdsim built (make builds build/kfdsim-skew)"
+	tap_not_run 3 "no skewed kfdsim"
 else
 	dmesg -C
 	insmod "$SKEW"
 	if insmod "$KO" 2>"$tmp/err"; then
 		tap_not_ok "layout: kfdsim with priority moved 8 bytes refused # insmod succeeded"
+		tap_not_run 3 "the skewed kfdsim was accepted"
 		rmmod gpreempt
 	else
 		line=$(dmesg_line "does not have the layout")
@@ -70,6 +73,6 @@ else
 	tap_diag "${line#*] }"
 fi
 rmmod kfdsim
-loaded kfdsim && tap_not_ok "layout: kfdsim unloads"
+tap_check "layout: kfdsim unloads" eval '! loaded kfdsim'
 tap_dmesg_clean "layout: dmesg clean"
 tap_done

@@ -8,6 +8,7 @@
 # guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 8
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 F=/sys/kernel/debug/kfdsim/fault
@@ -15,10 +16,10 @@ be_suspended() { grep ' prio=3 ' /sys/kernel/debug/kfdsim/queues | grep -q 'susp
 be_running() { ! be_suspended; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F20: kfdsim loads"; tap_bail; }
 # No starvation slice: BE stays parked while LC runs.
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=suspend max_suspend_ms=600000 ||
-	{ tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "F20: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 be=$!
 wait_for 20 sh -c "[ -n \"\$($CTL --json status | jq -r '.queues[] | select(.tgid == $be) | .qid')\" ]"

@@ -10,6 +10,7 @@
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 . test/lib/sim.sh
+tap_plan 4
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko"
 insmod "$OBJ/build/testing/module/gpreempt.ko" user_max_priority=15 test_max_queues=2

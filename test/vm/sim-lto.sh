@@ -10,6 +10,7 @@
 # `gpreemptctl status`.  The same run without lto_inlined counts nothing.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 8
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 CTL=$OBJ/build/gpreemptctl

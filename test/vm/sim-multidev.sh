@@ -14,6 +14,8 @@
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+backends="suspend evict"
+tap_plan $((2 + 11 * $(wc -w <<<"$backends") + 4 + 9 + 1))	# 11 lines a backend, 9 for 20 devices
 GPLOAD=build/gpload
 LC_ARGS="--mode lc --prio 12 --wg 4 --wg-us 200 --period-us 1000"
 BE_ARGS="--mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4"
@@ -65,7 +67,7 @@ $GPLOAD $BE_ARGS --gpu 2 --duration 1 --quiet 2>/dev/null
 tap_check "kfdsim ndev=2: a queue on device 2 is refused" test $? -eq 1
 unload
 
-for backend in suspend evict; do
+for backend in $backends; do
 	# 1. LC on device 0 never parks BE on device 1.
 	load "" "backend=$backend max_suspend_ms=60000"
 	$GPLOAD $BE_ARGS --gpu 1 --duration 600 --quiet &
@@ -220,7 +222,7 @@ if insmod test/kfdsim/kfdsim.ko ndev=20 2>/dev/null; then
 	tap_check "20 devices: no eviction held" test "$(gstat evicts_outstanding)" = 0
 	unload
 else
-	tap_skip "20 devices: every device's queues managed" "kfdsim has fewer than 20 devices on this layout (kfd_process.pdds)"
+	tap_skip_n 9 "20 devices: every device's queues managed" "kfdsim has fewer than 20 devices on this layout (kfd_process.pdds)"
 fi
 
 tap_dmesg_clean "multi-device"

@@ -11,6 +11,7 @@
 # gpreempt.  Runs inside the test guest (test/run-vm sim), in under a minute.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 16
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 DBG=/sys/kernel/debug/kfdsim
@@ -22,7 +23,7 @@ dmesg -C
 rmmod kfdsim 2>/dev/null
 mountpoint -q $CG || mount -t cgroup2 none $CG
 tap_check "insmod kfdsim sched=oracle" insmod "$OBJ/test/kfdsim/kfdsim.ko" sched=oracle
-grep -q '^sched oracle' $DBG/params || { tap_not_ok "params say sched oracle"; rmmod kfdsim; exit 1; }
+grep -q '^sched oracle' $DBG/params || { tap_not_ok "params say sched oracle"; rmmod kfdsim; tap_bail; }
 mkdir -p $CG/gp-oracle-lc
 cgid=$(stat -c %i $CG/gp-oracle-lc)
 tap_check_fails "oracle_rules refuses level 16" sh -c "echo '$cgid 16' >$DBG/oracle_rules"

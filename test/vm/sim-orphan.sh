@@ -10,14 +10,15 @@
 # compute queue of the process.  Runs inside the test guest.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 6
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 refs_ge1() { [ "$(kstat evicted_refs)" -ge 1 ] 2>/dev/null; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" ndev=2 || { tap_not_ok "F13: kfdsim ndev=2 loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" ndev=2 || { tap_not_ok "F13: kfdsim ndev=2 loads"; tap_bail; }
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=evict ||
-	{ tap_not_ok "F13: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "F13: gpreempt loads"; rmmod kfdsim; tap_bail; }
 # BE: a queue on each device; its device-1 queue goes after 8 s (a loaded
 # guest can take seconds to start each load: LC must be running by then).
 $GPLOAD be --prio 3 --queues 2 --gpu 0,1 --wg 8 --wg-us 2000 --inflight 4 --duration 600 \

@@ -14,6 +14,7 @@
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 24
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 D=/sys/kernel/debug/kfdsim
@@ -40,7 +41,7 @@ ks_clean() { ks_idle && refs_zero; }
 be_reparked() { is $be state parked && [ "$(qf $be preempts)" -gt "$p0" ]; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "phantom: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "phantom: kfdsim loads"; tap_bail; }
 
 # kfdsim alone: a process with one busy queue at prio 5.
 $GPLOAD be --prio 5 --wg 1 --wg-us 1000 --inflight 2 --duration 120 --quiet &
@@ -75,7 +76,7 @@ tap_check "kfd_evict: nothing left after the exit (no process, evicted_refs 0)" 
 # gpreempt: the starvation guard (max_suspend_ms) never unparks BE here, so
 # every unpark below is the policy's.
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 max_suspend_ms=600000 ||
-	{ tap_not_ok "phantom: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "phantom: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet --json /tmp/phantom-be.json &
 be=$!
 # LC's backlog: 8 dispatches of 8 x 20 ms, refilled long before it runs dry.

@@ -8,6 +8,7 @@
 # process has ended; a live process keeps them.  Runs inside the test guest.
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 10
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 rules_of() { $CTL --json list | jq -r --arg p "$1" '[.[] | select(.target == $p or (.target | startswith($p + ":")))] | length'; }
@@ -15,8 +16,8 @@ no_rules() { [ "$(rules_of "$1")" = 0 ]; }
 has_queue() { [ -n "$(qf "$1" qid)" ]; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F7: kfdsim loads"; exit 1; }
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F7: gpreempt loads"; rmmod kfdsim; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F7: kfdsim loads"; tap_bail; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F7: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $GPLOAD be --wg 4 --wg-us 1000 --inflight 2 --duration 600 --quiet &
 a=$!
 $GPLOAD be --wg 4 --wg-us 1000 --inflight 2 --duration 600 --quiet &

@@ -12,15 +12,16 @@
 # after the reset normally.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 15
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 R=/sys/kernel/debug/kfdsim
 
 dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" hang_model=6.12 fence_timeout_ms=300 gpu_reset_ms=500 ||
-	{ tap_not_ok "reset-real: kfdsim loads"; exit 1; }
+	{ tap_not_ok "reset-real: kfdsim loads"; tap_bail; }
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 ||
-	{ tap_not_ok "reset-real: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "reset-real: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet &
 be=$!
 $GPLOAD lc --prio 12 --wg 4 --wg-us 2000 --period-us 20000 --duration 60 --quiet &

@@ -10,15 +10,16 @@
 # resumed.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 10
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F12: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F12: kfdsim loads"; tap_bail; }
 # The starvation guard far away: its slice would unpark BE for a moment,
 # and a reset landing then finds BE running (seen in a slow guest).
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=suspend max_suspend_ms=60000 ||
-	{ tap_not_ok "F12: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "F12: gpreempt loads"; rmmod kfdsim; tap_bail; }
 # The victim: BE, parked by a long LC burst, then its device resets.
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 600 --quiet &
 v=$!

@@ -9,6 +9,7 @@
 # good.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 14
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 F=/sys/kernel/debug/kfdsim/fault
@@ -17,9 +18,9 @@ be_evicted() { grep ' prio=3 ' /sys/kernel/debug/kfdsim/queues | grep -q 'evicte
 be_running() { ! be_evicted; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" sched=mes || { tap_not_ok "F8: kfdsim sched=mes loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" sched=mes || { tap_not_ok "F8: kfdsim sched=mes loads"; tap_bail; }
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=evict ||
-	{ tap_not_ok "F8: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "F8: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $GPLOAD be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 120 --quiet --json "$T/be.json" &
 be=$!
 sleep 0.5

@@ -22,6 +22,11 @@
 ROCR=build/rocr-client
 NCU=8
 
+# 13 lines polled, 15 with interrupts; stage 4: 15 a run, twice (once by
+# hand: GP_ROCR_GPREEMPT_ARGS), then the shrink stage's 10 (not by hand).
+stages=2 shrink=10
+[ -z "${GP_ROCR_GPREEMPT_ARGS:-}" ] || stages=1 shrink=0
+tap_plan $((1 + 13 + 15 + 9 + 15 * stages + shrink + 2))
 kfdclient_begin rocr
 kfdclient_need $ROCR fail "build/rocr-client built # libhsa-runtime-dev missing: run scripts/setup"
 

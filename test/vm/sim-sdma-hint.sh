@@ -7,6 +7,7 @@
 # the kernels arrive.  Copy queues themselves are never parked.  With
 # sdma_hint=0 the same copies park nothing (the check can fail).
 . test/lib/tap.sh
+tap_plan 5
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 DBG=/sys/kernel/debug/kfdsim

@@ -15,6 +15,7 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
+tap_plan 22
 CLIENT=build/sdma-client
 
 kfdclient_begin sdma

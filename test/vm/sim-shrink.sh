@@ -15,6 +15,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 29
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 CTL=$OBJ/build/gpreemptctl

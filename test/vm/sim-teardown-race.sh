@@ -70,6 +70,7 @@ round() {
 	if ! insmod "$OBJ/test/kfdsim/kfdsim.ko" ||
 	   ! insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 $2; then
 		tap_not_ok "$name: kfdsim and gpreempt load"
+		tap_not_run 4 "$name: not loaded"
 		rmmod gpreempt 2>/dev/null
 		rmmod kfdsim 2>/dev/null
 		return
@@ -115,6 +116,11 @@ round() {
 	sim_unload
 	tap_dmesg_clean "$name: kernel log clean"
 }
+
+# Five lines a round: suspend where the layout has it, then shrink.
+rounds=1
+have queue_properties__is_suspended && rounds=2
+tap_plan $((5 * rounds))
 
 # Kills per backend: 200 on 7.x layouts, 24 before (one BE process every
 # 0.3-0.5 s in a TCG guest on a loaded host, 8 at once).

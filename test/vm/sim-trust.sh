@@ -11,6 +11,7 @@
 # check can fail.  Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 14
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 CG=/sys/fs/cgroup
@@ -29,9 +30,9 @@ parks() { qf "$1" preempts; }
 dmesg -C
 mountpoint -q $CG || mount -t cgroup2 none $CG
 mkdir -p $CG/gp-admin
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F3: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F3: kfdsim loads"; tap_bail; }
 chmod 0666 /dev/kfdsim
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F3: gpreempt loads"; rmmod kfdsim; exit 1; }
+insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F3: gpreempt loads"; rmmod kfdsim; tap_bail; }
 tap_check "F3: user_max_priority defaults to 7" test "$(cat $P/user_max_priority)" = 7
 tap_check_fails "F3: user_max_priority=16 refused" sh -c "echo 16 > $P/user_max_priority"
 $CTL set cgroup $CG/gp-admin high >/dev/null

@@ -17,6 +17,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+tap_plan 9
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 F=/sys/kernel/debug/kfdsim/fault
@@ -47,9 +48,9 @@ park_all() {
 qline() { grep "pasid=$1 " /sys/kernel/debug/kfdsim/queues | head -1; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "unload share: kfdsim loads"; exit 1; }
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "unload share: kfdsim loads"; tap_bail; }
 insmod "$OBJ/module/gpreempt.ko" backend=suspend ||
-	{ tap_not_ok "unload share: gpreempt loads"; rmmod kfdsim; exit 1; }
+	{ tap_not_ok "unload share: gpreempt loads"; rmmod kfdsim; tap_bail; }
 
 $GPLOAD be --queues $NQ --wg 4 --wg-us 2000 --inflight 2 --duration 600 --quiet &
 be1=$!

@@ -29,13 +29,13 @@ round() {
 	shift 2
 	dmesg -C
 	insmod "$OBJ/test/kfdsim/kfdsim.ko" sched="$sched" $KS_ARGS "$@" ||
-		{ tap_not_ok "$sched: kfdsim loads"; exit 1; }
+		{ tap_not_ok "$sched: kfdsim loads"; tap_bail; }
 	$GPLOAD be --prio 7 --wg 2 --wg-us 1000 --inflight 2 --duration 7 --quiet &
 	mid=$!
 	sleep 0.3
 	if [ "$gp" = 1 ]; then
 		insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 adopt_existing=0 ||
-			{ tap_not_ok "$sched: gpreempt loads"; exit 1; }
+			{ tap_not_ok "$sched: gpreempt loads"; tap_bail; }
 	fi
 	$GPLOAD lc --prio 12 --wg 4 --wg-us 2000 --period-us 30000 --duration 6 --quiet &
 	lc=$!
@@ -78,7 +78,9 @@ round() {
 	rmmod kfdsim
 }
 
-for sched in hws mes; do
+scheds="hws mes"
+tap_plan $((10 * $(wc -w <<<"$scheds")))	# ten lines a scheduler
+for sched in $scheds; do
 	extra=
 	[ $sched = mes ] && extra=hang_model=7.3
 	round $sched 0 $extra

@@ -11,17 +11,19 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
+backends="suspend evict"
+tap_plan $((10 * $(wc -w <<<"$backends") + 2))	# ten lines a backend
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 T=$(mktemp -d)
 pre_of() { qfield "$1" preempts; }
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "userptr: kfdsim loads"; exit 1; }
-for backend in suspend evict; do
+insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "userptr: kfdsim loads"; tap_bail; }
+for backend in $backends; do
 	n="userptr $backend"
 	insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 backend=$backend ||
-		{ tap_not_ok "$n: gpreempt loads"; continue; }
+		{ tap_not_ok "$n: gpreempt loads"; tap_not_run 9 "$n: not loaded"; continue; }
 	ev0=$(kstat kfd_evict_userptr)
 	rs0=$(kstat kfd_restore_userptr)
 	mg0=$(kstat kfd_evict_userptr_merged)
