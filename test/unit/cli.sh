@@ -10,7 +10,7 @@
 # 1, version's module lines, views) is in test/vm/sim-ctl.sh.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 120
+tap_plan 123
 CTL=${GP_CTL:-$PWD/build/gpreemptctl}	# GP_CTL: another build (an older one)
 MAN=tools/gpreemptctl/gpreemptctl.8
 tmp=$(mktemp -d)

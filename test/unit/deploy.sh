@@ -18,7 +18,7 @@
 # test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 68
+tap_plan 70
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)

@@ -9,7 +9,7 @@
 # install put there and leaves the administrator's /etc files.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 11
+tap_plan 12
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 D=$tmp/dest

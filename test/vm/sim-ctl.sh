@@ -10,7 +10,7 @@
 # inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 122
+tap_plan 126
 GPLOAD=build/gpload
 CTL=build/gpreemptctl
 CG=/sys/fs/cgroup
