@@ -94,7 +94,7 @@ HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
-.PHONY: all module modules matrix tools nri setup check check-long unit vmtest demo bench bench-full soak lint clean \
+.PHONY: all module modules matrix tools nri setup check check-defences check-long unit vmtest demo bench bench-full soak lint clean \
 	install install-tools uninstall
 all: modules tools nri
 
@@ -414,6 +414,11 @@ vmtest: all
 # and each step's wall time is printed, so a slow CI run shows its slow step.
 TIMED = timed() { t=$$(date +%s); $(TOP)/"$$@" || echo "not ok - $$* exit status"; \
 	echo "\# $$*: $$(( $$(date +%s) - t )) s"; }
+
+# Each switchable threat-model defence, switched off, fails its test line
+# (test/defences.tsv); not part of make check.
+check-defences:
+	test/run-defences | scripts/tap-summary
 
 check: setup
 	@$(MAKE) --no-print-directory all

@@ -10,12 +10,16 @@
  * make builds a second gpreempt.ko with GP_TESTING=1 into
  * build/testing/ for those tests (test/vm/long-faults.sh, sim-limits.sh).
  * The module users get, module/gpreempt.ko and the DKMS build, never links
- * this file: it has none of these parameters and never sleeps for a test.
+ * this file: it has none of these parameters, never sleeps for a test and
+ * never switches a defence off (test_defence_off=, test/run-defences).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 #include "gpreempt.h"
 
 static unsigned int gp_test_delay_us[2];
@@ -56,6 +60,71 @@ MODULE_PARM_DESC(test_ibt,
 module_param_named(test_maxactive, gp_test_maxactive_n, uint, 0400);
 MODULE_PARM_DESC(test_maxactive,
 		 "TESTING BUILD: maxactive of the SET_CU_MASK and update kretprobes, 0 = 1024 (default 0)");
+/*
+ * test_defence_off=NAME[,NAME...]: defences switched off, so that
+ * test/run-defences can show each one's check failing without it.
+ */
+static const char * const gp_defence_names[GP_DEF_COUNT] = {
+	[GP_DEF_UNKNOWN] = "unknown",
+	[GP_DEF_PROGRESS] = "progress",
+	[GP_DEF_BARRIER] = "barrier",
+	[GP_DEF_GROUP] = "group",
+	[GP_DEF_BARRIER_RELEASE] = "barrier_release",
+	[GP_DEF_YIELD_CAP] = "yield_cap",
+	[GP_DEF_GOES_ALONG] = "goes_along",
+	[GP_DEF_NOT_AQL] = "not_aql",
+	[GP_DEF_IDS_PAGE] = "ids_page",
+	[GP_DEF_PARK_RECHECK] = "park_recheck",
+};
+
+static unsigned long gp_defence_mask;
+
+static int gp_defence_set(const char *val, const struct kernel_param *kp)
+{
+	char *buf, *cur, *tok;
+	unsigned long mask = 0;
+	int i, ret = 0;
+
+	buf = kstrdup(val, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	cur = strim(buf);
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		if (!*tok)
+			continue;
+		i = match_string(gp_defence_names, GP_DEF_COUNT, tok);
+		if (i < 0) {
+			pr_err("%s: no defence named '%s'\n", kp->name, tok);
+			ret = -EINVAL;
+			break;
+		}
+		mask |= BIT(i);
+	}
+	kfree(buf);
+	if (!ret)
+		WRITE_ONCE(gp_defence_mask, mask);
+	return ret;
+}
+
+static int gp_defence_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long mask = READ_ONCE(gp_defence_mask);
+	int i, n = 0;
+
+	for (i = 0; i < GP_DEF_COUNT; i++)
+		if (mask & BIT(i))
+			n += sysfs_emit_at(buf, n, "%s%s", n ? "," : "", gp_defence_names[i]);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static const struct kernel_param_ops gp_defence_ops = {
+	.set = gp_defence_set,
+	.get = gp_defence_get,
+};
+
+module_param_cb(test_defence_off, &gp_defence_ops, NULL, 0600);
+MODULE_PARM_DESC(test_defence_off,
+		 "TESTING BUILD: defences switched off, NAME[,NAME...] of unknown,progress,barrier,group,barrier_release,yield_cap,goes_along,not_aql,ids_page,park_recheck (default none)");
 MODULE_INFO(testing, "GP_TESTING build with test-only race windows; not for production");
 
 /**
@@ -98,4 +167,15 @@ bool gp_test_ibt(void)
 unsigned int gp_test_maxactive(void)
 {
 	return gp_test_maxactive_n;
+}
+
+/**
+ * gp_test_defence_off() - is defence @d switched off by test_defence_off=?
+ * @d: the defence
+ *
+ * Return: true when a test switched it off.
+ */
+bool gp_test_defence_off(enum gp_defence d)
+{
+	return READ_ONCE(gp_defence_mask) & BIT(d);
 }

@@ -240,7 +240,8 @@ static void gp_scan_verify_park(struct gp_queue *e, u64 t0)
 	bool suspended;
 
 	if (e->pq.state != GP_PS_PARKED || e->backend != GP_BACKEND_SUSPEND ||
-	    READ_ONCE(e->pinned) || gp_defer_inflight(e->proc))
+	    READ_ONCE(e->pinned) || gp_defer_inflight(e->proc) ||
+	    gp_test_defence_off(GP_DEF_PARK_RECHECK))
 		return;
 	p = gp_ptr_window(e);
 	if (!p || gp_backend_queue_flag(p, e, GP_QFLAG_SUSPENDED, &suspended) || suspended)
@@ -333,7 +334,8 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	 * restore, the debugger's resume) it must not run beside the work
 	 * above it until the next tick.
 	 */
-	e->pq.unknown = (rd && !e->sdma) || off_hw;
+	e->pq.unknown = (rd && !e->sdma && !(e->ptr_path == GP_PTR_NOT_AQL &&
+					     gp_test_defence_off(GP_DEF_NOT_AQL))) || off_hw;
 	e->pq.id = (u64)(uintptr_t)e;
 	/* S4-3: a barrier's providers come from its own process only. */
 	e->pq.group = (u64)(uintptr_t)e->proc;

@@ -101,7 +101,8 @@ static bool blocked_busy(const struct gp_pq *q, const struct gp_policy_params *p
 
 	if (t < hold || !s)
 		return true;
-	if (t - hold >= cycle && (!q->provider_ns || now - q->provider_ns >= cycle))
+	if (t - hold >= cycle && (!q->provider_ns || now - q->provider_ns >= cycle) &&
+	    !gp_test_defence_off(GP_DEF_BARRIER_RELEASE))
 		return false;
 	return (t - hold) % cycle >= s;
 }
@@ -129,13 +130,15 @@ static bool may_run(const struct gp_pq *q, const struct gp_policy_params *pp, u6
 							       pp->hysteresis_ns;
 
 	if (q->unknown)
-		return true;
+		return !gp_test_defence_off(GP_DEF_UNKNOWN);
 	if (q->blocked)
-		return now - q->blocked_since_ns >= pp->hysteresis_ns &&
+		return !gp_test_defence_off(GP_DEF_BARRIER) &&
+		       now - q->blocked_since_ns >= pp->hysteresis_ns &&
 		       now - q->blocked_since_ns - pp->hysteresis_ns >= pp->min_slice_ns;
 	if (busy_within(q, pp, pp->hysteresis_ns, now))
 		return true;
-	return q->last_progress_ns && now - q->last_progress_ns < win;
+	return q->last_progress_ns && now - q->last_progress_ns < win &&
+	       !gp_test_defence_off(GP_DEF_PROGRESS);
 }
 
 /* Is @q's level busy: pending, or within the hold? */
@@ -147,7 +150,8 @@ static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp,
 /* Is @y a lower queue of @x's group (and device) that may provide for it? */
 static bool gp_policy_same_group(const struct gp_pq *x, const struct gp_pq *y)
 {
-	return x->group && y->group == x->group && y->prio < x->prio && !y->signal_only;
+	return x->group && (y->group == x->group || gp_test_defence_off(GP_DEF_GROUP)) &&
+	       y->prio < x->prio && !y->signal_only;
 }
 
 /* @y inherits @x's priority (the higher of two it inherits). */
@@ -339,7 +343,8 @@ static bool gp_policy_yields(const struct gp_policy_params *pp, const struct gp_
 		const struct gp_pq *s = &q[j];
 
 		if (s != y && gp_pq_dev(s) == gp_pq_dev(y) && hw_first(y, s) &&
-		    (eff_prio(y) <= pp->yield_max_prio || eff_prio(y) <= eff_prio(s)) &&
+		    (eff_prio(y) <= pp->yield_max_prio || eff_prio(y) <= eff_prio(s) ||
+		     gp_test_defence_off(GP_DEF_YIELD_CAP)) &&
 		    in_slice(pp, s, r, work, now))
 			return true;
 	}
@@ -554,7 +559,8 @@ bool gp_policy_goes_along(const struct gp_policy_params *pp, const struct gp_pol
 		return true;
 	if (x->state == GP_PS_PARKED)
 		return x->wanted != GP_ACT_UNPARK;
-	if (x->inherited || x->pending || x->blocked || x->unknown || may_run(x, pp, now))
+	if (x->inherited || x->pending || x->blocked || x->unknown || may_run(x, pp, now) ||
+	    gp_test_defence_off(GP_DEF_GOES_ALONG))
 		return false;
 	return (res->top_valid & (1ULL << d)) && eff_prio(x) < res->top_prio[d];
 }

@@ -15,6 +15,32 @@
 #define u32 __u32
 #endif
 
+/*
+ * Defences a test may switch off, to show that its check fails without
+ * them (test/run-defences).  Only the GP_TESTING build (module/testing.c's
+ * test_defence_off=, or the host's policy build for run-defences) has the
+ * switch; everywhere else gp_test_defence_off() is false.
+ */
+enum gp_defence {
+	GP_DEF_UNKNOWN,		/* unknown work is parked below a busy level */
+	GP_DEF_PROGRESS,	/* a moving read index counts as work */
+	GP_DEF_BARRIER,		/* a barrier wait past hysteresis + slice is parked */
+	GP_DEF_GROUP,		/* providers come from the waiter's own process */
+	GP_DEF_BARRIER_RELEASE,	/* a barrier nothing feeds releases its level */
+	GP_DEF_YIELD_CAP,	/* a slice parks no LC level above it */
+	GP_DEF_GOES_ALONG,	/* idle queues go along with their process's park */
+	GP_DEF_NOT_AQL,		/* a PM4 queue is unknown work */
+	GP_DEF_IDS_PAGE,	/* the ids' page is the one noted at creation */
+	GP_DEF_PARK_RECHECK,	/* a park by the suspend flag is re-read each tick */
+	GP_DEF_COUNT
+};
+
+#ifdef GP_TESTING
+bool gp_test_defence_off(enum gp_defence d);
+#else
+static inline bool gp_test_defence_off(enum gp_defence d) { return false; }
+#endif
+
 enum gp_pstate {
 	GP_PS_RUNNING = 0,	/* on the GPU */
 	GP_PS_PARKED = 1,	/* taken off by gpreempt */
