@@ -38,7 +38,11 @@ enum gp_defence {
 #ifdef GP_TESTING
 bool gp_test_defence_off(enum gp_defence d);
 #else
-static inline bool gp_test_defence_off(enum gp_defence d) { return false; }
+static inline bool gp_test_defence_off(enum gp_defence d)
+{
+	(void)d;	/* the host's unit build warns of an unused parameter */
+	return false;
+}
 #endif
 
 enum gp_pstate {
