@@ -64,19 +64,6 @@ MODULE_PARM_DESC(test_maxactive,
  * test_defence_off=NAME[,NAME...]: defences switched off, so that
  * test/run-defences can show each one's check failing without it.
  */
-static const char * const gp_defence_names[GP_DEF_COUNT] = {
-	[GP_DEF_UNKNOWN] = "unknown",
-	[GP_DEF_PROGRESS] = "progress",
-	[GP_DEF_BARRIER] = "barrier",
-	[GP_DEF_GROUP] = "group",
-	[GP_DEF_BARRIER_RELEASE] = "barrier_release",
-	[GP_DEF_YIELD_CAP] = "yield_cap",
-	[GP_DEF_GOES_ALONG] = "goes_along",
-	[GP_DEF_NOT_AQL] = "not_aql",
-	[GP_DEF_IDS_PAGE] = "ids_page",
-	[GP_DEF_PARK_RECHECK] = "park_recheck",
-};
-
 static unsigned long gp_defence_mask;
 
 static int gp_defence_set(const char *val, const struct kernel_param *kp)

@@ -36,6 +36,7 @@ enum gp_defence {
 };
 
 #ifdef GP_TESTING
+extern const char * const gp_defence_names[GP_DEF_COUNT];	/* policy/defences.c */
 bool gp_test_defence_off(enum gp_defence d);
 #else
 static inline bool gp_test_defence_off(enum gp_defence d)

@@ -10,19 +10,6 @@
 #include <string.h>
 #include "policy/policy.h"
 
-static const char * const names[GP_DEF_COUNT] = {
-	[GP_DEF_UNKNOWN] = "unknown",
-	[GP_DEF_PROGRESS] = "progress",
-	[GP_DEF_BARRIER] = "barrier",
-	[GP_DEF_GROUP] = "group",
-	[GP_DEF_BARRIER_RELEASE] = "barrier_release",
-	[GP_DEF_YIELD_CAP] = "yield_cap",
-	[GP_DEF_GOES_ALONG] = "goes_along",
-	[GP_DEF_NOT_AQL] = "not_aql",
-	[GP_DEF_IDS_PAGE] = "ids_page",
-	[GP_DEF_PARK_RECHECK] = "park_recheck",
-};
-
 bool gp_test_defence_off(enum gp_defence d)
 {
 	static int mask = -1;
@@ -35,7 +22,7 @@ bool gp_test_defence_off(enum gp_defence d)
 		mask = 0;
 		snprintf(buf, sizeof(buf), "%s", env ? env : "");
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			for (i = 0; i < GP_DEF_COUNT && strcmp(names[i], tok); i++)
+			for (i = 0; i < GP_DEF_COUNT && strcmp(gp_defence_names[i], tok); i++)
 				;
 			if (i == GP_DEF_COUNT) {
 				fprintf(stderr, "GP_DEFENCE_OFF: no defence named '%s'\n", tok);
