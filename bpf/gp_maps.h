@@ -99,6 +99,7 @@ enum gp_ptr_path {
 	GP_PTR_ACCESS_VM = 3,	/* retired: faulting reads (S3 F6); never set */
 	GP_PTR_NOT_AQL = 4,	/* PM4 format: no dispatch ids; unknown: parked below a busy level */
 	GP_PTR_MOVED = 5,	/* another page than at creation at its ids' address: unknown */
+	GP_PTR_OVER_LIMIT = 6,	/* past its device's or its user's queue limit: ids not read, unknown */
 };
 
 struct gp_queue_key {
@@ -177,7 +178,7 @@ struct gp_stats {
 	__u64 rate_last_sec;	/* state changes on the busiest device in the last full second */
 	__u64 throttled;	/* actions held back by a device's max_rate bucket or back-off */
 	__u64 backoffs;		/* per-device back-offs started after a failed action */
-	__u64 queues_untracked;	/* queues left unmanaged: GP_MAX_QUEUES reached, no memory, or the live layout check failed */
+	__u64 queues_untracked;	/* queues left unmanaged: no memory, the registry full (GP_MAX_DEVS x GP_MAX_QUEUES), or the live layout check failed */
 	__u64 rule_first_resolves;	/* of rule_resolves: a new process's first resolve */
 	__u64 rule_first_resolve_ns;	/* total time spent on those */
 	__u64 restore_retries;	/* restores KFD failed without dropping its count: held, retried */
@@ -279,6 +280,13 @@ struct gp_stats {
 	 */
 	__u64 suspend_lost;
 	__u64 dbg_lost;
+	/*
+	 * Live queues created past their device's limit (GP_MAX_QUEUES,
+	 * KFD's own default) or their user's (max_user_queues): managed,
+	 * but their dispatch ids are not read (unknown work, parked below a
+	 * busy level).
+	 */
+	__u64 queues_over_limit;
 	/*
 	 * Latency distributions (gpreemptctl stats prints their percentiles):
 	 * detection, the time from the scan before the one that found new

@@ -26,6 +26,15 @@ struct queue;
 
 /* Devices per process gpreempt can hold evictions on. */
 #define GP_MAX_DEVS GP_POLICY_MAX_DEVS	/* 64 kfd_nodes: 8 x MI300X in CPX (S3 F17) */
+/*
+ * Queues whose dispatch ids are read: GP_MAX_QUEUES per device, KFD's own
+ * default limit (max_num_of_queues_per_device), so one device's queues
+ * never decide how another device's are managed; and max_user_queues per
+ * user.  A queue past either is still managed, as unknown work (parked
+ * below a busy level).  GP_MAX_TRACKED only bounds the registry's memory.
+ */
+#define GP_MAX_TRACKED (GP_MAX_DEVS * GP_MAX_QUEUES)
+#define GP_USER_QUEUES_DEFAULT 1024	/* KFD's limit per process and device */
 struct pid;
 
 /* ---- parameters (params.c) ---- */
@@ -51,6 +60,7 @@ struct gp_params {
 	unsigned int env_max_priority;
 	unsigned int user_max_priority;	/* cap of user-controlled sources (S3 F3) */
 	unsigned int max_hold_s;	/* longest park by hand, 0: none (S3 F7) */
+	unsigned int max_user_queues;	/* queues of one user whose ids are read */
 };
 
 extern struct gp_params gp_param;
@@ -157,6 +167,8 @@ struct gp_defer {
  *		where no probe did, or a debugger call went unseen
  * @evicted: devices on which gpreempt holds an eviction not yet restored
  * @nqueues: live queues on this process
+ * @uid: its lead thread's real uid (init namespace) when registered: whose
+ *	 queues count against max_user_queues
  * @rule_prio: monitor-owned: priority from the process rules, or -1
  * @rule_src: monitor-owned: its enum gp_prio_source (GP_SRC_KFD when none)
  * @rules_gen: monitor-owned: rules generation @rule_prio was resolved at
@@ -203,6 +215,7 @@ struct gp_proc {
 	bool evict_only;
 	int evicted;
 	int nqueues;
+	uid_t uid;
 	int rule_prio;
 	u32 rule_src;
 	u64 rules_gen;
@@ -259,6 +272,10 @@ struct gp_ptr_id {
  * @ring_uva: user address of the ring (AQL: 64-byte packets)
  * @ring_size: its size in bytes
  * @aql: AQL format (dispatch ids readable); a PM4 queue's never are
+ * @over_limit: created past its device's queue limit or its user's
+ *		max_user_queues: managed, but its ids are never read (unknown
+ *		work: parked below a busy level, never makes its level busy)
+ * @dev_slot: its device's slot in gp_reg.devq (counts live queues)
  * @gone: destroyed (or its process is); the monitor reaps it
  * @props_stale: KFD updated the properties: re-read them under p->mutex
  * @ids_at: the pages of the read and write dispatch ids when the queue
@@ -307,6 +324,8 @@ struct gp_queue {
 	u64 ring_size;
 	bool aql;
 	bool sdma;		/* a copy queue: a signal of its level, never parked */
+	bool over_limit;
+	u8 dev_slot;
 	bool gone;
 	bool props_stale;
 	/* The owner's last SET_CU_MASK (written by the hook, under p->mutex). */
@@ -365,7 +384,12 @@ struct gp_registry {
 	unsigned int nprocs;
 	unsigned int nowed;	/* processes with restore_owed set */
 	unsigned long gen;	/* bumped on every change */
-	unsigned long untracked;	/* queues left unmanaged: GP_MAX_QUEUES, or no memory */
+	unsigned long untracked;	/* queues left unmanaged: no memory, or GP_MAX_TRACKED */
+	unsigned int over_limit;	/* live queues past a device's or a user's limit */
+	struct {
+		struct kfd_node *dev;	/* NULL: free; the last slot is shared past GP_MAX_DEVS */
+		unsigned int n;		/* its live queues */
+	} devq[GP_MAX_DEVS];
 	unsigned long unseen;	/* queues KFD changed or destroyed that no probe reported */
 	bool complete;		/* every KFD queue is known: adopted at load, none untracked */
 	bool have_cu_masks;	/* the owners' CU masks are followed (shrink needs them) */

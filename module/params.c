@@ -34,6 +34,7 @@ struct gp_params gp_param = {
 	.env_max_priority = GP_PRIO_NORMAL,
 	.user_max_priority = GP_PRIO_NORMAL,
 	.max_hold_s = 3600,
+	.max_user_queues = GP_USER_QUEUES_DEFAULT,
 };
 
 struct gp_uint_range {
@@ -347,3 +348,19 @@ static struct gp_uint_range gp_range_max_hold = {
 module_param_cb(max_hold_s, &gp_uint_ops, &gp_range_max_hold, 0644);
 MODULE_PARM_DESC(max_hold_s,
 		 "Trust: Longest a queue stays parked by hand (gpreemptctl park); then the hold is released (default 3600, 0: no limit) [0..604800]");
+
+/*
+ * Each managed queue's ids are read every tick, so one user's thousands of
+ * idle queues would slow every other user's parks.  Queues of a user past
+ * this many (all devices together) are still managed, without reading
+ * their ids: unknown work, parked below a busy level.  Applies to queues
+ * created from then on.
+ */
+static struct gp_uint_range gp_range_user_queues = {
+	.val = &gp_param.max_user_queues, .min = 1, .max = GP_MAX_QUEUES,
+	.name = "max_user_queues",
+};
+
+module_param_cb(max_user_queues, &gp_uint_ops, &gp_range_user_queues, 0644);
+MODULE_PARM_DESC(max_user_queues,
+		 "Trust: Queues of one user whose dispatch ids are read; past it, a queue is unknown work, parked below a busy level (default 1024) [1..4096]");

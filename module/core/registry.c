@@ -2,8 +2,9 @@
 /*
  * registry.c - the KFD processes and compute queues gpreempt manages: the
  * lists, the (process, qid) hash and what the hooks tell of queues.  Also
- * core/: procs.c (processes), reap.c (the monitor's side: snapshot, reap,
- * pins), adopt.c (what existed before the load).
+ * core/: procs.c (processes), counts.c (lookups and counts), reap.c (the
+ * monitor's side: snapshot, reap, pins), adopt.c (what existed before the
+ * load).
  *
  * Lock story:
  *   gp_reg.lock (spinlock, taken in kprobe handlers and by the monitor)
@@ -22,6 +23,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/slab.h>
@@ -65,24 +67,6 @@ static struct gp_queue *gp_find_locked(struct kfd_process *p, u32 qid)
 	return NULL;
 }
 
-struct gp_proc *gp_proc_find_locked(struct kfd_process *p)
-{
-	struct gp_proc *pr;
-
-	list_for_each_entry(pr, &gp_reg.procs, node)
-		if (pr->p == p && !pr->dead)
-			return pr;
-	return NULL;
-}
-
-void gp_mark_gone_locked(struct gp_queue *e)
-{
-	WRITE_ONCE(e->gone, true);
-	hash_del(&e->hnode);
-	e->proc->nqueues--;
-	gp_reg.gen++;
-}
-
 /*
  * Keep each process's queues together in the scan order: the monitor reads
  * them under one mm switch per run of queues of the same process, so with
@@ -122,8 +106,10 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	struct task_struct *lead = kfd_p_lead_thread(p);
 	struct gp_proc *pr, *new_pr;
 	struct gp_queue *e, *old;
+	unsigned int user_n, dev_n;
 	unsigned long flags;
 	u32 qid = *KFD_QP(q, queue_id, u32);
+	uid_t uid;
 
 	u32 type = *KFD_QP(q, type, u32);
 
@@ -136,6 +122,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	    type != GP_ENUM_KFD_QUEUE_TYPE_SDMA_XGMI)
 		return 0;
 
+	uid = lead ? from_kuid(&init_user_ns, task_uid(lead)) : 0;
 	e = kzalloc(sizeof(*e), gfp);
 	new_pr = kzalloc(sizeof(*new_pr), gfp);
 	if (!e || !new_pr) {
@@ -193,8 +180,8 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 		 */
 		gp_mark_gone_locked(old);
 	}
-	if (gp_reg.nqueues >= (gp_test_max_queues() ?: GP_MAX_QUEUES)) {
-		/* The monitor scans at most GP_MAX_QUEUES: say so, never drop silently. */
+	if (gp_reg.nqueues >= GP_MAX_TRACKED) {
+		/* Memory, not the scan, bounds this: say so, never drop silently. */
 		unsigned int n = gp_reg.nqueues;
 
 		gp_reg.untracked++;
@@ -205,7 +192,21 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 				    qid, n);
 		return -ENOSPC;
 	}
-	pr = gp_proc_find_locked(p);
+	pr = gp_proc_find_user_locked(p, uid, &user_n);
+	e->dev_slot = gp_dev_slot_locked(e->dev);
+	dev_n = gp_reg.devq[e->dev_slot].n;
+	/*
+	 * Past its device's limit or its user's: managed all the same, as
+	 * unknown work.  What cannot be read fails closed for the lower
+	 * queue: it is parked below a busy level like an unreadable one,
+	 * and one user's queues never decide whether another's are managed.
+	 */
+	if (dev_n >= (gp_test_max_queues() ?: GP_MAX_QUEUES) ||
+	    user_n >= READ_ONCE(gp_param.max_user_queues)) {
+		e->over_limit = true;
+		gp_reg.over_limit++;
+	}
+	gp_reg.devq[e->dev_slot].n++;
 	if (!pr) {
 		pr = new_pr;
 		new_pr = NULL;
@@ -217,6 +218,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 		if (lead)
 			strscpy_pad(pr->comm, lead->comm, sizeof(pr->comm));
 		pr->debugged = kfd_p_debugged(p);
+		pr->uid = uid;
 		list_add_tail(&pr->node, &gp_reg.procs);
 		gp_reg.nprocs++;
 	}
@@ -230,6 +232,9 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	gp_reg.gen++;
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	kfree(new_pr);
+	if (e->over_limit)
+		pr_warn_ratelimited("queue %u of %d: past the limit of its device (%u queues) or its user (%u): its dispatch ids are not read, it is parked below any busy level (gp_stats.queues_over_limit)\n",
+				    qid, lead ? lead->tgid : 0, dev_n, user_n);
 	gp_reg_ops->changed();
 	return 0;
 }
@@ -238,7 +243,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
  * gp_registry_add_queue() - a queue was created (kprobe context)
  * @q: KFD's queue, complete, with its process's mutex held by the caller
  *
- * Return: 0, or -ENOMEM or -ENOSPC (GP_MAX_QUEUES): the queue stays
+ * Return: 0, or -ENOMEM or -ENOSPC (GP_MAX_TRACKED): the queue stays
  * unmanaged, counted in gp_stats.queues_untracked; so does every queue once
  * the live layout check failed (gp_layout_live_admit(), returns 0).
  */

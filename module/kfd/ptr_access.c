@@ -249,6 +249,10 @@ void gp_ptr_read_end(void)
  */
 void gp_ptr_setup(struct gp_queue *e)
 {
+	if (e->over_limit) {
+		e->ptr_path = GP_PTR_OVER_LIMIT;
+		return;
+	}
 	/* SDMA rptr/wptr are byte offsets: wptr != rptr still means work. */
 	if (!e->aql && !e->sdma) {
 		e->ptr_path = GP_PTR_NOT_AQL;

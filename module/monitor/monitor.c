@@ -24,12 +24,10 @@
 #include <linux/wait.h>
 #include "monitor/monitor_int.h"
 
+const struct gp_probe_ops *gp_probes;
 static struct task_struct *gp_monitor_task;
 static DECLARE_WAIT_QUEUE_HEAD(gp_monitor_wq);
 static atomic_t gp_kicked = ATOMIC_INIT(0);
-struct gp_queue **gp_snap;
-const struct gp_probe_ops *gp_probes;
-struct gp_pq *gp_pqs;
 struct gp_policy_result gp_res;
 static unsigned long gp_last_gen = ~0UL;
 static u64 gp_last_scan_ns;
@@ -87,7 +85,7 @@ static unsigned int gp_tick(void)
 	cfg_changed = gp_effective_params(&pp, &tick_us, t0);
 	pp.slept = gp_slept;
 	gp_rules_tick(t0);
-	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
+	n = gp_registry_snapshot(gp_snap, gp_snap_fit());
 	/* What the helper did (S3 F20) is the state the policy starts from. */
 	gp_defer_collect(n);
 	gp_defer_tick(t0);
@@ -159,6 +157,7 @@ static unsigned int gp_tick(void)
 	gp_stats.queues = n;
 	gp_stats.processes = READ_ONCE(gp_reg.nprocs);
 	gp_stats.queues_untracked = READ_ONCE(gp_reg.untracked);
+	gp_stats.queues_over_limit = READ_ONCE(gp_reg.over_limit);
 	gp_stats.queues_unseen = READ_ONCE(gp_reg.unseen);
 	gp_publish(n, t1);
 	return period;
@@ -235,9 +234,7 @@ int gp_monitor_start(const struct gp_probe_ops *probes)
 	int ret = -ENOMEM;
 
 	gp_probes = probes;
-	gp_snap = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_snap), GFP_KERNEL);
-	gp_pqs = kvcalloc(GP_MAX_QUEUES, sizeof(*gp_pqs), GFP_KERNEL);
-	if (!gp_snap || !gp_pqs)
+	if (!gp_snap_fit())
 		goto err_free;
 	ret = gp_defer_start(&gp_defer_reports);
 	if (ret) {
@@ -260,10 +257,7 @@ err_defer:
 	gp_defer_stop();
 	gp_defer_exit();
 err_free:
-	kvfree(gp_pqs);
-	kvfree(gp_snap);
-	gp_pqs = NULL;
-	gp_snap = NULL;
+	gp_snap_free();
 	return ret;
 }
 

@@ -4,6 +4,7 @@
  *
  * The monitor is one kthread (monitor.c) whose tick is:
  *   release.c  reap queues that went, restore evictions owed;
+ *   snap.c     the arrays the tick's snapshot goes in, sized to the registry;
  *   config.c   this tick's parameters (module params + gp_config);
  *   scan.c     read every queue, build the policy input;
  *   policy.c   decide (pure C);
@@ -26,11 +27,13 @@
 #define GP_PUBLISH_NS (100 * NSEC_PER_MSEC)
 #define GP_STATS_NS (10 * NSEC_PER_MSEC)
 
-/* monitor.c: this tick's snapshot of the registry, and the policy's view. */
+/* snap.c: this tick's snapshot of the registry, and the policy's view. */
 extern struct gp_queue **gp_snap;
 extern const struct gp_probe_ops *gp_probes;
 extern struct gp_pq *gp_pqs;
 extern struct gp_policy_result gp_res;
+int gp_snap_fit(void);
+void gp_snap_free(void);
 
 /* stats.c */
 void gp_hist_add(u64 *hist, u64 ns);

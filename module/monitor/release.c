@@ -330,9 +330,9 @@ void gp_monitor_release_all(void)
 	if (!gp_snap)
 		goto out;
 	/* What the helper did last (its deferred actions stopped), first. */
-	gp_defer_collect(gp_registry_snapshot(gp_snap, GP_MAX_QUEUES));
+	gp_defer_collect(gp_registry_snapshot(gp_snap, gp_snap_fit()));
 	gp_registry_reap(gp_release_queue);
-	n = gp_registry_snapshot(gp_snap, GP_MAX_QUEUES);
+	n = gp_registry_snapshot(gp_snap, gp_snap_fit());
 	for (round = 0; ; round++) {
 		/* Evictions first, before anything can be marked dead (C7). */
 		failed = gp_restore_evictions();
@@ -368,8 +368,5 @@ out:
 void gp_monitor_free(void)
 {
 	gp_registry_free_all(gp_release_queue);
-	kvfree(gp_pqs);
-	kvfree(gp_snap);
-	gp_pqs = NULL;
-	gp_snap = NULL;
+	gp_snap_free();
 }

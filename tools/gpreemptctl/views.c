@@ -15,7 +15,7 @@
 #include "gp_lat.h"
 
 static const char * const ptr_names[] = { "none", "pinned", "use_mm", "access_vm", "not_aql",
-						"moved" };
+						"moved", "over_limit" };
 static const char * const backend_names[] = { "-", "evict", "suspend", "shrink" };
 
 static const char *ptr_name(unsigned int p)
@@ -120,9 +120,9 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	printf("preempts %llu  resumes %llu  inversions %llu  starvation %llu  errors %llu  bad_control %llu\n",
 	       st->preempts, st->resumes, st->inversions, st->starvation_slices, st->errors,
 	       st->bad_control);
-	printf("pressure: max_rate %llu/s per device, busiest device last second %llu (peak %llu), throttled %llu  back-offs %llu  untracked %llu\n",
+	printf("pressure: max_rate %llu/s per device, busiest device last second %llu (peak %llu), throttled %llu  back-offs %llu  untracked %llu  over limit %llu\n",
 	       st->rate_limit, st->rate_last_sec, st->rate_peak_sec, st->throttled, st->backoffs,
-	       st->queues_untracked);
+	       st->queues_untracked, st->queues_over_limit);
 	lat_status(st);
 	if (st->dev_fenced)
 		printf("warning: %llu device(s) fenced after a failed preemption (a queue or GPU reset): no parks there until recovered (%llu fences since load)\n",
@@ -189,7 +189,7 @@ static const struct {
 	GP_STAT(off_hw_scans),
 	GP_STAT(mm_gone),
 	GP_STAT(dev_fences), GP_STAT(dev_fenced), GP_STAT(remap_throttled),
-	GP_STAT(suspend_lost), GP_STAT(dbg_lost),
+	GP_STAT(suspend_lost), GP_STAT(dbg_lost), GP_STAT(queues_over_limit),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -388,8 +388,10 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.suspend_lost, st.dbg_lost);
 	printf("LC preempted     %llu times, %llu us (calls while a higher level had work: under HWS\n"
 	       "                 each unmaps it too)\n", st.lc_preempts, st.lc_preempt_ns / 1000);
-	printf("untracked        %llu queues (GP_MAX_QUEUES reached or no memory)\n",
+	printf("untracked        %llu queues (no memory, or the registry full)\n",
 	       st.queues_untracked);
+	printf("over limit       %llu queues (past their device's or user's limit: ids not read,\n"
+	       "                 parked below any busy level)\n", st.queues_over_limit);
 	printf("hold             %llu us (a level stays busy this long after its last work)\n",
 	       st.hold_us);
 	printf("unseen           %llu queues (KFD changed them, no creation probe fired: LTO?)\n",

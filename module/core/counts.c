@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * counts.c - the registry's lookups and counts under gp_reg.lock: a
+ * process's live entry, its user's queues, a device's slot and live
+ * queues, and what a queue's end takes off them.  Called by registry.c
+ * and procs.c; calls nothing.
+ */
+#include <linux/hashtable.h>
+#include "gpreempt.h"
+#include "core/registry_int.h"
+
+/**
+ * gp_proc_find_locked() - @p's live entry
+ * @p: process
+ *
+ * Return: the entry, or NULL.
+ */
+struct gp_proc *gp_proc_find_locked(struct kfd_process *p)
+{
+	struct gp_proc *pr;
+
+	list_for_each_entry(pr, &gp_reg.procs, node)
+		if (pr->p == p && !pr->dead)
+			return pr;
+	return NULL;
+}
+
+/**
+ * gp_proc_find_user_locked() - gp_proc_find_locked(), and what @uid has
+ * @p: process
+ * @uid: its owner
+ * @user_n: out: the live queues of @uid's processes
+ *
+ * One walk of the processes, which creation does anyway.
+ * Return: @p's live entry, or NULL.
+ */
+struct gp_proc *gp_proc_find_user_locked(struct kfd_process *p, uid_t uid,
+					 unsigned int *user_n)
+{
+	struct gp_proc *pr, *found = NULL;
+
+	*user_n = 0;
+	list_for_each_entry(pr, &gp_reg.procs, node) {
+		if (pr->uid == uid)
+			*user_n += pr->nqueues;
+		if (pr->p == p && !pr->dead)
+			found = pr;
+	}
+	return found;
+}
+
+/**
+ * gp_dev_slot_locked() - @dev's slot in gp_reg.devq
+ * @dev: device
+ *
+ * Return: its own slot, a free one taken for it, or the last one, shared.
+ */
+unsigned int gp_dev_slot_locked(struct kfd_node *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < GP_MAX_DEVS; i++) {
+		if (gp_reg.devq[i].dev == dev)
+			return i;
+		if (!gp_reg.devq[i].dev) {
+			gp_reg.devq[i].dev = dev;
+			return i;
+		}
+	}
+	return GP_MAX_DEVS - 1;
+}
+
+/**
+ * gp_mark_gone_locked() - @e's queue is destroyed (or its process is)
+ * @e: queue
+ *
+ * Out of the hash and off the counts; the monitor reaps the entry.
+ */
+void gp_mark_gone_locked(struct gp_queue *e)
+{
+	WRITE_ONCE(e->gone, true);
+	hash_del(&e->hnode);
+	e->proc->nqueues--;
+	gp_reg.devq[e->dev_slot].n--;
+	if (e->over_limit)
+		gp_reg.over_limit--;
+	gp_reg.gen++;
+}
