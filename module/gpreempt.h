@@ -167,6 +167,8 @@ struct gp_defer {
  *		where no probe did, or a debugger call went unseen
  * @evicted: devices on which gpreempt holds an eviction not yet restored
  * @nqueues: live queues on this process
+ * @tail: its last entry in gp_reg.queues, where its entries are one run
+ *	  (NULL: none there)
  * @uid: its lead thread's real uid (init namespace) when registered: whose
  *	 queues count against max_user_queues
  * @rule_prio: monitor-owned: priority from the process rules, or -1
@@ -215,6 +217,7 @@ struct gp_proc {
 	bool evict_only;
 	int evicted;
 	int nqueues;
+	struct gp_queue *tail;
 	uid_t uid;
 	int rule_prio;
 	u32 rule_src;

@@ -86,3 +86,39 @@ void gp_mark_gone_locked(struct gp_queue *e)
 		gp_reg.over_limit--;
 	gp_reg.gen++;
 }
+
+/**
+ * gp_proc_untail_locked() - @e leaves gp_reg.queues: its process's tail follows
+ * @e: queue, still on the list
+ */
+void gp_proc_untail_locked(struct gp_queue *e)
+{
+	struct gp_queue *prev;
+
+	if (e->proc->tail != e)
+		return;
+	prev = list_prev_entry(e, node);
+	e->proc->tail = &prev->node != &gp_reg.queues && prev->proc == e->proc ? prev : NULL;
+}
+
+/**
+ * gp_proc_queues_gone_locked() - mark every live queue of @pr gone
+ * @pr: process
+ *
+ * Its entries are one run of gp_reg.queues ending at @pr->tail: only they
+ * are visited.
+ */
+void gp_proc_queues_gone_locked(struct gp_proc *pr)
+{
+	struct gp_queue *e = pr->tail;
+
+	while (e) {
+		if (!e->gone)
+			gp_mark_gone_locked(e);
+		if (list_is_first(&e->node, &gp_reg.queues))
+			break;
+		e = list_prev_entry(e, node);
+		if (e->proc != pr)
+			break;
+	}
+}

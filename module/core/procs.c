@@ -39,18 +39,14 @@ static bool gp_pqm_has_queues(struct kfd_process *p)
 void gp_registry_proc_dead(struct kfd_process *p, bool first)
 {
 	struct gp_proc *pr;
-	struct gp_queue *e;
 	unsigned long flags;
 	bool found = false, known = false, unseen = false;
 
 	spin_lock_irqsave(&gp_reg.lock, flags);
-	list_for_each_entry(e, &gp_reg.queues, node) {
-		if (e->proc->p == p && !e->gone)
-			gp_mark_gone_locked(e);
-	}
 	list_for_each_entry(pr, &gp_reg.procs, node) {
 		if (pr->p != p)
 			continue;
+		gp_proc_queues_gone_locked(pr);
 		known = true;
 		if (!pr->dead) {
 			WRITE_ONCE(pr->dead, true);

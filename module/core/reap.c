@@ -61,6 +61,7 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 	list_for_each_entry_safe(e, tmp, &gp_reg.queues, node) {
 		/* A deferred action uses it: freed once its result is in. */
 		if (e->gone && !e->pinned) {
+			gp_proc_untail_locked(e);
 			list_move(&e->node, &dead);
 			gp_reg.nqueues--;
 		}

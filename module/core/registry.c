@@ -71,20 +71,19 @@ static struct gp_queue *gp_find_locked(struct kfd_process *p, u32 qid)
  * Keep each process's queues together in the scan order: the monitor reads
  * them under one mm switch per run of queues of the same process, so with
  * processes creating queues concurrently an interleaved list costs one
- * switch per queue instead of one per process.  O(n) on queue creation
- * (a hook event), never per tick.
+ * switch per queue instead of one per process.  After the process's last
+ * entry (gp_proc.tail), so no list walk in the probe's context, and a
+ * process's entries stay one run (gp_registry_proc_dead() walks only it).
  */
 static void gp_list_add_grouped_locked(struct gp_queue *e)
 {
-	struct gp_queue *x, *last = NULL;
+	struct gp_proc *pr = e->proc;
 
-	list_for_each_entry(x, &gp_reg.queues, node)
-		if (x->proc == e->proc)
-			last = x;
-	if (last)
-		list_add(&e->node, &last->node);
+	if (pr->tail)
+		list_add(&e->node, &pr->tail->node);
 	else
 		list_add_tail(&e->node, &gp_reg.queues);
+	pr->tail = e;
 }
 
 /**
@@ -98,7 +97,8 @@ static void gp_list_add_grouped_locked(struct gp_queue *e)
  *	probe has registered already: the same @q is then a duplicate.
  * @gfp: allocation flags
  *
- * Return: 0 (registered, ignored type or duplicate), -ENOMEM or -ENOSPC.
+ * Return: 0 (registered, ignored type or duplicate), -ENOMEM, -ENOSPC or
+ * -ESRCH (its process is ending).
  */
 static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 {
@@ -109,6 +109,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	unsigned int user_n, dev_n;
 	unsigned long flags;
 	u32 qid = *KFD_QP(q, queue_id, u32);
+	bool known;
 	uid_t uid;
 
 	u32 type = *KFD_QP(q, type, u32);
@@ -123,9 +124,13 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 		return 0;
 
 	uid = lead ? from_kuid(&init_user_ns, task_uid(lead)) : 0;
+	/* A process's entry (over a KiB) only with its first queue. */
+	spin_lock_irqsave(&gp_reg.lock, flags);
+	known = gp_proc_find_locked(p);
+	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	e = kzalloc(sizeof(*e), gfp);
-	new_pr = kzalloc(sizeof(*new_pr), gfp);
-	if (!e || !new_pr) {
+	new_pr = known ? NULL : kzalloc(sizeof(*new_pr), gfp);
+	if (!e || (!known && !new_pr)) {
 		kfree(e);
 		kfree(new_pr);
 		spin_lock_irqsave(&gp_reg.lock, flags);
@@ -193,6 +198,14 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 		return -ENOSPC;
 	}
 	pr = gp_proc_find_user_locked(p, uid, &user_n);
+	if (!pr && !new_pr) {
+		/* Its entry went since the look above: the process is ending. */
+		gp_reg.untracked++;
+		spin_unlock_irqrestore(&gp_reg.lock, flags);
+		kfree(e);
+		pr_warn_ratelimited("queue %u not managed: its process is ending\n", qid);
+		return -ESRCH;
+	}
 	e->dev_slot = gp_dev_slot_locked(e->dev);
 	dev_n = gp_reg.devq[e->dev_slot].n;
 	/*

@@ -14,6 +14,8 @@ struct gp_proc *gp_proc_find_locked(struct kfd_process *p);
 struct gp_proc *gp_proc_find_user_locked(struct kfd_process *p, uid_t uid,
 					 unsigned int *user_n);
 unsigned int gp_dev_slot_locked(struct kfd_node *dev);
+void gp_proc_untail_locked(struct gp_queue *e);
+void gp_proc_queues_gone_locked(struct gp_proc *pr);
 void gp_mark_gone_locked(struct gp_queue *e);
 bool gp_unseen_locked(void);
 
