@@ -59,7 +59,7 @@ dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "kfdsim loads"; tap_bail; }
 # The starvation guard at 60 s: its slices are not what this is about.
 # LC at KFD priority 12 ranks at 12 (user_max_priority: no user cap).
-insmod "$OBJ/module/gpreempt.ko" backend=suspend max_suspend_ms=60000 user_max_priority=15 ||
+gp_insmod backend=suspend max_suspend_ms=60000 user_max_priority=15 ||
 	{ tap_not_ok "gpreempt loads"; rmmod kfdsim; tap_bail; }
 # LC: a backlog of 8 dispatches of 50 ms, busy throughout (root, prio 12)
 # while its own process waits for a CPU in a loaded guest.
