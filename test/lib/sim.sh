@@ -2,6 +2,21 @@
 # test/lib/sim.sh - helpers of the kfdsim VM tests (sourced after tap.sh).
 CTL=${CTL:-build/gpreemptctl}
 
+# gp_insmod ARGS...: insmod gpreempt.ko with the test's ARGS, then the
+# host's GP_TEST_MODARGS (test/run-vm), which so override them.
+# GP_TEST_KO=testing loads the GP_TESTING build (build/testing/: its
+# test_defence_off= switches a defence off for test/run-defences), another
+# non-empty value is a module path; unset, the module users get.
+gp_insmod() {
+	local ko=${GP_OBJ:-.}/module/gpreempt.ko
+	case ${GP_TEST_KO:-} in
+	'') ;;
+	testing) ko=${GP_OBJ:-.}/build/testing/module/gpreempt.ko ;;
+	*) ko=$GP_TEST_KO ;;
+	esac
+	# shellcheck disable=SC2086 # NAME=VALUE words
+	insmod "$ko" "$@" ${GP_TEST_MODARGS:-}
+}
 # wait_for SECONDS CMD...: run CMD every 50 ms until it succeeds; 1 on timeout.
 wait_for() {
 	local end=$((SECONDS + $1))

@@ -59,14 +59,19 @@ dmesg -C
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "kfdsim loads"; tap_bail; }
 # The starvation guard at 60 s: its slices are not what this is about.
 # LC at KFD priority 12 ranks at 12 (user_max_priority: no user cap).
-insmod "$OBJ/module/gpreempt.ko" backend=suspend max_suspend_ms=60000 user_max_priority=15 ||
+gp_insmod backend=suspend max_suspend_ms=60000 user_max_priority=15 ||
 	{ tap_not_ok "gpreempt loads"; rmmod kfdsim; tap_bail; }
 # LC: a backlog of 8 dispatches of 50 ms, busy throughout (root, prio 12)
-# while its own process waits for a CPU in a loaded guest.
+# while its own process waits for a CPU in a loaded guest.  Its CU mask
+# leaves CUs 4-7 (of kfdsim's 8) to the BE: a BE back on the hardware
+# completes work there, which a BE on all CUs behind LC's backlog never
+# would (kfdsim gives a free CU to the highest priority first).
 lc_start() {
-	$GPLOAD be --prio 12 --wg 8 --wg-us 50000 --inflight 8 --duration 300 --quiet &
+	$GPLOAD be --prio 12 --wg 8 --wg-us 50000 --inflight 8 --cu-mask 0-3 --duration 300 --quiet &
 	lc=$!
 }
+# lc_packets_ge N: LC's queue has completed at least N packets.
+lc_packets_ge() { [ "$(kq "$(qf $lc pasid)" 12 packets)" -ge "$1" ] 2>/dev/null; }
 # LC first (BE is then unparked and drains), then BE: each packet exactly once.
 both_stop() {
 	local name=$1 lrc
@@ -80,7 +85,7 @@ both_stop() {
 
 # escape NAME: a BE parked by suspend undoes its park with --dbg-escape NAME.
 escape() {
-	local name=$1 l0 p0 p1 lost
+	local name=$1 l0 p0 p1 lost lp0
 	lc_start
 	be_start --dbg-escape "$name"
 	tap_check "S5-1 $name: BE (uid 65534) parked by its queue's flag under LC" \
@@ -97,11 +102,14 @@ escape() {
 	lost=$(gstat suspend_lost)
 	tap_check "S5-1 $name: the undone park counted (suspend_lost ${l0:-none} -> ${lost:-none})" \
 		test "${lost:-0}" -gt "${l0:-0}"
-	# Over 50 scans with LC busy, the BE completes nothing.
+	# Over 50 scans with LC busy, and while LC completes 4 packets, the BE
+	# completes nothing (on its CUs it would complete some in that time).
 	p0=$(kq $pasid 3 packets)
+	lp0=$(kq "$(qf $lc pasid)" 12 packets)
 	ticks_pass 50
+	wait_for 60 lc_packets_ge $((${lp0:-0} + 4))
 	p1=$(kq $pasid 3 packets)
-	tap_check "S5-1 $name: BE completes no work beside LC afterwards (packets $p0 -> $p1)" \
+	tap_check "S5-1 $name: BE completes no work beside LC afterwards (packets $p0 -> $p1, LC's ${lp0:-none} -> $(kq "$(qf $lc pasid)" 12 packets))" \
 		test "$p0" = "$p1"
 	tap_diag "$name: kfdsim: $(grep "^queue pasid=$pasid " /sys/kernel/debug/kfdsim/queues | cut -d' ' -f2-8)"
 	both_stop "S5-1 $name"

@@ -30,7 +30,7 @@ mountpoint -q $CG || mount -t cgroup2 none $CG
 mkdir -p $CG/gp-lc
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "formats: kfdsim loads"; tap_bail; }
 chmod 0666 /dev/kfdsim
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "formats: gpreempt loads"; rmmod kfdsim; tap_bail; }
+gp_insmod || { tap_not_ok "formats: gpreempt loads"; rmmod kfdsim; tap_bail; }
 $CTL set cgroup $CG/gp-lc high >/dev/null
 chmod 0711 "$T"
 install -m 0666 /dev/null "$T/pm4.json"

@@ -32,7 +32,7 @@ mountpoint -q $CG || mount -t cgroup2 none $CG
 mkdir -p $CG/gp-admin
 insmod "$OBJ/test/kfdsim/kfdsim.ko" || { tap_not_ok "F3: kfdsim loads"; tap_bail; }
 chmod 0666 /dev/kfdsim
-insmod "$OBJ/module/gpreempt.ko" || { tap_not_ok "F3: gpreempt loads"; rmmod kfdsim; tap_bail; }
+gp_insmod || { tap_not_ok "F3: gpreempt loads"; rmmod kfdsim; tap_bail; }
 tap_check "F3: user_max_priority defaults to 7" test "$(cat $P/user_max_priority)" = 7
 tap_check_fails "F3: user_max_priority=16 refused" sh -c "echo 16 > $P/user_max_priority"
 $CTL set cgroup $CG/gp-admin high >/dev/null
