@@ -53,7 +53,7 @@ MODULE_PARM_DESC(test_reap_delay_us,
 		 "TESTING BUILD: sleep this long between the two phases of each registry reap [0..1000000] (default 0)");
 module_param_cb(test_max_queues, &gp_test_ops, &gp_test_queues, 0400);
 MODULE_PARM_DESC(test_max_queues,
-		 "TESTING BUILD: manage at most this many queues, 0 = GP_MAX_QUEUES (4096) (default 0)");
+		 "TESTING BUILD: queues a device may have whose ids are read, and the scan arrays' first size, 0 = GP_MAX_QUEUES (4096) (default 0)");
 module_param_named(test_ibt, gp_test_ibt_on, bool, 0400);
 MODULE_PARM_DESC(test_ibt,
 		 "TESTING BUILD: check dqm->ops targets for ENDBR as on an IBT CPU (default 0)");

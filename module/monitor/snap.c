@@ -19,7 +19,8 @@ static unsigned int gp_snap_cap;	/* entries of each */
  *
  * Monitor start, its thread, or unload once it stopped.  The registry grows
  * with KFD's queues (up to GP_MAX_TRACKED) and the arrays follow, in powers
- * of two from GP_MAX_QUEUES.  A failed allocation keeps the old ones: the
+ * of two from GP_MAX_QUEUES (the GP_TESTING build's test_max_queues, so
+ * that a test with a few queues makes them grow).  A failed allocation keeps the old ones: the
  * snapshot then holds the first queues of the list, and the next tick tries
  * again.
  *
@@ -27,7 +28,8 @@ static unsigned int gp_snap_cap;	/* entries of each */
  */
 int gp_snap_fit(void)
 {
-	unsigned int want = max_t(unsigned int, READ_ONCE(gp_reg.nqueues), GP_MAX_QUEUES), cap;
+	unsigned int base = gp_test_max_queues() ?: GP_MAX_QUEUES, cap;
+	unsigned int want = max(READ_ONCE(gp_reg.nqueues), base);
 	struct gp_queue **snap;
 	struct gp_pq *pqs;
 

@@ -10,13 +10,15 @@
 # lower queue), and counted in gp_stats.queues_over_limit.
 #
 # test_max_queues lowers the per-device limit to 3 so that a few queues
-# reach it; it exists only in the GP_TESTING build (module/testing.c,
-# build/testing/).  kfdsim has two devices.
+# reach it, and makes the monitor's scan arrays start with 3 entries, so
+# that every queue counted in gp_stats.queues (the tick's snapshot) shows
+# them grown with the registry; it exists only in the GP_TESTING build
+# (module/testing.c, build/testing/).  kfdsim has two devices.
 . test/lib/tap.sh
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 . test/lib/sim.sh
-tap_plan 10
+tap_plan 11
 CG=/sys/fs/cgroup
 NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
 BE="--wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet"
@@ -47,7 +49,7 @@ queues=$(gstat queues) over=$(gstat queues_over_limit) untracked=$(gstat queues_
 kill -TERM $pid
 wait $pid
 rc=$?
-tap_check "limit 3 a device, 4 queues: 4 managed, 1 over the limit, none untracked (queues $queues, over $over, untracked $untracked)" \
+tap_check "limit 3 a device, 4 queues: 4 managed and scanned, 1 over the limit, none untracked (queues $queues, over $over, untracked $untracked)" \
 	test "$queues.$over.$untracked" = 4.1.0
 tap_check "dmesg names the queue past the limit" \
 	bash -c 'dmesg | grep -q "past the limit of its device (3 queues)"'
@@ -82,11 +84,13 @@ $NOBODY $GPLOAD be --gpu 1 $BE --json "$T/be2.json" &
 be2=$!
 wait_for 20 eval '[ "$(qfield $be2 preempts)" -gt 2 ] 2>/dev/null'
 p2=$(qfield $be2 preempts) path2=$(qfield $be2 ptr_path) lpath=$(qfield $lc ptr_path)
-over=$(gstat queues_over_limit)
+over=$(gstat queues_over_limit) scanned=$(gstat queues) kq=$(kstat queues)
 tap_diag "over limit: $over; BE1 parks $(qfield $be1 preempts), BE2 parks ${p2:-none}, LC ptr_path ${lpath:-none}"
 tap_check "a queue past its user's max_user_queues is unknown work (ptr_path ${path2:-none}, over $over), the LC's ids still read" \
 	test "$path2.$over.$lpath" = 6.1.2
 tap_check "and it is parked below the busy LC (parks ${p2:-none})" test "${p2:-0}" -gt 0
+tap_check "the scan arrays grew from 3 entries: every queue scanned ($scanned of kfdsim's $kq)" \
+	test "$scanned" = "$kq" -a "${kq:-0}" -ge 6
 kill -TERM $lc $idle $be1 $be2
 wait $lc $idle
 wait $be1
