@@ -25,7 +25,7 @@ struct target {
 		struct gp_comm comm;
 		struct gp_queue_key queue;
 	} key;
-	__u64 start;	/* pid: the process's start (struct gp_prio_pid) */
+	uint64_t start;	/* pid: the process's start (struct gp_prio_pid) */
 };
 
 static int parse_target(const char *kind, const char *t, struct target *tg)
