@@ -23,6 +23,9 @@
  * another key; the value is a single s32 (a pid rule's: with its start)
  * read once, validated, and at worst applied for one resolve until the next
  * (at most GP_RULES_RESCAN_MS).
+ *
+ * over 400 lines: one accessor per map, each validating what it reads, and
+ * the deletions of rules whose process ended.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
