@@ -82,6 +82,7 @@ check_prio() {	# NAME tgid prio source
 	fi
 }
 BE="$GPLOAD be --wg 4 --wg-us 1000 --inflight 2 --duration 600 --quiet"
+t0=$SECONDS
 # Control: the rule is set while the process is still a shell; exec keeps its pid and start.
 sh -c "sleep 1; exec $BE" &
 d=$!
@@ -119,6 +120,7 @@ if [ -w /proc/sys/kernel/ns_last_pid ]; then
 else
 	tap_skip_n 3 "pid reuse: the next process gets the pid" "no /proc/sys/kernel/ns_last_pid"
 fi
+tap_diag "pid reuse checks: $((SECONDS - t0)) s"
 tap_check "F7: rmmod gpreempt" rmmod gpreempt
 wait_for 30 ks_idle
 rmmod kfdsim
