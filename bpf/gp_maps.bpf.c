@@ -26,7 +26,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, GP_MAX_PRIO_OVERRIDES);
 	__type(key, __u32);
-	__type(value, struct gp_prio_override);
+	__type(value, struct gp_prio_pid);
 } gp_prio SEC(".maps");
 
 struct {

@@ -6,7 +6,7 @@
  *          gp_queues  (hash, key struct gp_queue_key, value struct gp_queue_info)
  *          gp_stats   (array[1], struct gp_stats)
  * Control (written by gpreemptctl, or by hand with bpftool):
- *          gp_prio        (hash, key __u32 tgid, value struct gp_prio_override)
+ *          gp_prio        (hash, key __u32 tgid, value struct gp_prio_pid)
  *          gp_prio_cgroup (hash, key __u64 cgroup v2 id, value struct gp_prio_override)
  *          gp_prio_hook   (hash, key __u64 cgroup v2 id, value struct gp_prio_override):
  *                         containers' rules (gpreemptctl hook, from an annotation)
@@ -306,6 +306,23 @@ struct gp_comm {
 
 struct gp_prio_override {
 	__s32 priority;		/* 0..15; anything else is rejected and counted */
+};
+
+/*
+ * Value of gp_prio.  A pid names a process only until the process is reaped;
+ * the next process to get the number (any user can cycle pids to it) is
+ * another one.  So a pid rule also names its process's start: @start is
+ * field 22 of /proc/PID/stat (starttime, clock ticks of USER_HZ since boot)
+ * as read in the initial time namespace, which is the lead thread's
+ * start_boottime / (NSEC_PER_SEC / USER_HZ) (fs/proc/array.c:
+ * do_task_stat()).  The module applies the rule only to a KFD process whose
+ * lead thread started then, and deletes rules whose pid names no process or
+ * another one.
+ */
+struct gp_prio_pid {
+	__s32 priority;		/* 0..15; anything else is rejected and counted */
+	__u32 reserved;		/* 0 */
+	__u64 start;		/* the process's starttime (USER_HZ ticks since boot) */
 };
 
 /* Value of gp_queue_ctl: a per-queue priority and/or a hold (park by hand). */

@@ -154,6 +154,11 @@ struct gp_defer {
  * @p: the kfd_process (identity only; dereferenced only under a KFD reference)
  * @pasid: its PASID (key for kfd_lookup_process_by_pasid)
  * @tgid: lead thread's tgid
+ * @lead: KFD's lead thread (kfd_process.lead_thread), referenced: the
+ *	  rules are resolved through it, not through @tgid, which names
+ *	  another process once the leader is reaped (a CLONE_VM sibling of
+ *	  another tgid can keep the KFD process alive after that)
+ * @start: @lead's start, in struct gp_prio_pid.start's unit
  * @comm: lead thread's comm (at registration, refreshed by the rules resolver)
  * @dead: process teardown seen (notifier release, release_internal (7.2+),
  *	  pqm_uninit)
@@ -210,6 +215,8 @@ struct gp_proc {
 	u32 pasid;
 	u32 ctx;	/* KFD context of the tgid: 0 primary, context_id + 1 (7.2+) */
 	pid_t tgid;
+	struct task_struct *lead;
+	u64 start;
 	char comm[TASK_COMM_LEN];
 	bool dead;
 	bool debugged;
@@ -466,10 +473,11 @@ int gp_maps_init(void);
 void gp_maps_exit(void);
 int gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
 void gp_maps_del_queue(const struct gp_queue_key *key);
-void gp_maps_forget_tgid(pid_t tgid);
+void gp_maps_forget_tgid(pid_t tgid, u64 start);
 void gp_maps_release_hold(const struct gp_queue_key *key);
 void gp_maps_put_stats(const struct gp_stats *st);
-bool gp_maps_prio_pid(pid_t tgid, int *prio);
+bool gp_maps_prio_pid(pid_t tgid, u64 start, int *prio);
+int gp_maps_sweep_prio_pid(bool (*alive)(pid_t tgid, u64 start));
 bool gp_maps_prio_cgroup(u64 id, int *prio);
 bool gp_maps_prio_hook(u64 id, int *prio);
 bool gp_maps_prio_comm(const char *comm, int *prio);
@@ -478,6 +486,7 @@ bool gp_maps_config(struct gp_config *cfg);
 
 /* ---- priority rules (rules.c) ---- */
 void gp_rules_tick(u64 now);
+u64 gp_rules_task_start(struct task_struct *task);
 u32 gp_rules_apply(struct gp_queue *e, int *prio, bool idle);
 
 /* ---- monitor (monitor.c; release.c: unload; stats.c: gp_stats) ---- */

@@ -20,8 +20,12 @@
  * (they are not pinned); every value read from them is range
  * checked here before use and none is used as a pointer, index or size.
  * A lookup in a preallocated hash can see an element being recycled for
- * another key; the value is a single s32 read once, validated, and at worst
- * applied for one resolve until the next (at most GP_RULES_RESCAN_MS).
+ * another key; the value is a single s32 (a pid rule's: with its start)
+ * read once, validated, and at worst applied for one resolve until the next
+ * (at most GP_RULES_RESCAN_MS).
+ *
+ * over 400 lines: one accessor per map, each validating what it reads, and
+ * the deletions of rules whose process ended.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -189,20 +193,25 @@ void gp_maps_release_hold(const struct gp_queue_key *key)
 /**
  * gp_maps_forget_tgid() - drop the rules keyed on a process that ended
  * @tgid: its tgid
+ * @start: its start (struct gp_prio_pid.start)
  *
  * S3 F7: gp_prio[@tgid] and every gp_queue_ctl[@tgid:*] (priority and
  * hold) end with the process, so a later process that gets the same pid
- * inherits neither.  Monitor thread only.
+ * inherits neither.  A gp_prio rule set for another start is another
+ * process's (gp_maps_sweep_prio_pid() decides on it).  Monitor thread only.
  */
-void gp_maps_forget_tgid(pid_t tgid)
+void gp_maps_forget_tgid(pid_t tgid, u64 start)
 {
 	struct gp_queue_key keys[GP_FORGET_BATCH], cur, next;
 	struct bpf_map *m = gp_map_queue_ctl;
+	struct gp_prio_pid *v;
 	u32 pid = tgid;
 	int i, n;
 
 	rcu_read_lock();
-	gp_map_prio->ops->map_delete_elem(gp_map_prio, &pid);
+	v = gp_map_prio->ops->map_lookup_elem(gp_map_prio, &pid);
+	if (v && READ_ONCE(v->start) == start)
+		gp_map_prio->ops->map_delete_elem(gp_map_prio, &pid);
 	rcu_read_unlock();
 	do {
 		bool first = true;
@@ -258,17 +267,89 @@ static bool gp_read_override(struct bpf_map *map, const void *key, int *prio)
 /**
  * gp_maps_prio_pid() - gp_prio rule of a process
  * @tgid: process id (init namespace)
+ * @start: the start of the process's lead thread (struct gp_prio_pid.start)
  * @prio: result, 0..GP_PRIO_MAX
  *
- * Out-of-range values are ignored and counted in gp_stats.bad_control
- * (as for every rule lookup below).
- * Return: true when a valid rule exists.
+ * A rule set for another start was set for an earlier process with the
+ * same pid: it does not apply.  Out-of-range values are ignored and counted
+ * in gp_stats.bad_control (as for every rule lookup below).
+ * Return: true when a valid rule exists for this process.
  */
-bool gp_maps_prio_pid(pid_t tgid, int *prio)
+bool gp_maps_prio_pid(pid_t tgid, u64 start, int *prio)
 {
+	struct gp_prio_pid *v;
 	u32 pid = tgid;
+	u64 vstart = 0;
+	s32 val = -1;
 
-	return gp_read_override(gp_map_prio, &pid, prio);
+	rcu_read_lock();
+	v = gp_map_prio->ops->map_lookup_elem(gp_map_prio, &pid);
+	if (v) {
+		val = READ_ONCE(v->priority);
+		vstart = READ_ONCE(v->start);
+	}
+	rcu_read_unlock();
+	if (!v)
+		return false;
+	if (val < 0 || val > GP_PRIO_MAX) {
+		gp_stats.bad_control++;
+		pr_warn_ratelimited("ignoring gp_prio override %d (valid: 0..%d)\n", val,
+				    GP_PRIO_MAX);
+		return false;
+	}
+	if (vstart != start)
+		return false;
+	*prio = val;
+	return true;
+}
+
+/* gp_prio keys collected per pass of gp_maps_sweep_prio_pid(). */
+#define GP_SWEEP_BATCH 32
+
+/**
+ * gp_maps_sweep_prio_pid() - delete the pid rules no process of theirs has
+ * @alive: does a process with this tgid and start (struct gp_prio_pid.start)
+ *	   exist?  Called under rcu_read_lock().
+ *
+ * A rule on a process that exited before it opened /dev/kfd is never
+ * dropped by its release (gp_release_queue()): it goes here, before its
+ * pid is reused (pids are handed out cyclically).  Monitor thread only.
+ *
+ * Return: the rules deleted.
+ */
+int gp_maps_sweep_prio_pid(bool (*alive)(pid_t tgid, u64 start))
+{
+	struct bpf_map *m = gp_map_prio;
+	u32 keys[GP_SWEEP_BATCH], cur = 0, next;
+	bool first = true, more = true;
+	int i, n, dropped = 0;
+
+	while (more) {
+		n = 0;
+		rcu_read_lock();
+		while (n < GP_SWEEP_BATCH) {
+			struct gp_prio_pid *v;
+
+			if (m->ops->map_get_next_key(m, first ? NULL : &cur, &next)) {
+				more = false;
+				break;
+			}
+			first = false;
+			cur = next;
+			v = m->ops->map_lookup_elem(m, &next);
+			if (v && !alive(next, READ_ONCE(v->start)))
+				keys[n++] = next;
+		}
+		/* Deleted after the walk: a deleted key would restart it. */
+		for (i = 0; i < n; i++)
+			if (!m->ops->map_delete_elem(m, &keys[i]))
+				dropped++;
+		rcu_read_unlock();
+		/* A deleted @cur would restart the walk anyway: restart it. */
+		if (n)
+			first = true;
+	}
+	return dropped;
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include "gpreempt.h"
@@ -90,6 +91,8 @@ void gp_registry_reap(void (*release)(struct gp_queue *e))
 	spin_unlock_irqrestore(&gp_reg.lock, flags);
 	list_for_each_entry_safe(pr, ptmp, &dead_procs, node) {
 		gp_reg_ops->proc_freed(pr);
+		if (pr->lead)
+			put_task_struct(pr->lead);
 		kfree(pr);
 	}
 }

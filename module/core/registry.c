@@ -26,6 +26,7 @@
 #include <linux/cred.h>
 #include <linux/hash.h>
 #include <linux/hashtable.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include "gpreempt.h"
@@ -228,8 +229,13 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 		pr->ctx = kfd_p_context_id(p) == GP_KFD_CONTEXT_PRIMARY ?
 			  0 : kfd_p_context_id(p) + 1U;
 		pr->tgid = lead ? lead->tgid : 0;
-		if (lead)
+		if (lead) {
+			/* KFD holds it as long as @p; gpreempt, as long as @pr. */
+			get_task_struct(lead);
+			pr->lead = lead;
+			pr->start = gp_rules_task_start(lead);
 			strscpy_pad(pr->comm, lead->comm, sizeof(pr->comm));
+		}
 		pr->debugged = kfd_p_debugged(p);
 		pr->uid = uid;
 		list_add_tail(&pr->node, &gp_reg.procs);

@@ -3,7 +3,8 @@
  * rules.c - where a queue's effective priority comes from.
  *
  * Highest first (enum gp_prio_source):
- *   1. gp_queue_ctl[tgid:qid].priority, then gp_prio[tgid];
+ *   1. gp_queue_ctl[tgid:qid].priority, then gp_prio[tgid] (only when
+ *      set for the process KFD's lead thread belongs to: its start);
  *   2. gp_prio_cgroup: the rule on the process's cgroup v2, or on the
  *      nearest ancestor that has one (a rule covers its subtree, the
  *      deepest rule wins); gp_prio_hook (a container's annotation) the
@@ -34,9 +35,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cgroup.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -56,6 +60,11 @@
 #define GP_RULES_IDLE_RESCAN_MS 10000
 /* Give up on an environment with pages not present after this long. */
 #define GP_ENV_DEADLINE_MS 2000
+/*
+ * Pid rules whose process is gone are deleted this often: long before a
+ * pid comes round again (they are never applied to another process anyway).
+ */
+#define GP_PID_SWEEP_MS 1000
 /* Ancestors walked for a cgroup rule (cgroup v2 trees are a few levels deep). */
 #define GP_CGROUP_MAX_DEPTH 64
 
@@ -64,6 +73,7 @@ static const char gp_env_var[] = "GPREEMPT_PRIORITY=";
 static u64 gp_rules_gen = 1;	/* local generation, bumped on any change */
 static u32 gp_rules_map_gen;	/* last gp_config.rules_gen seen */
 static u64 gp_rules_now;
+static u64 gp_rules_swept;	/* last gp_maps_sweep_prio_pid() */
 static unsigned int gp_rules_budget;
 static bool gp_env_on;
 static int gp_env_cap;
@@ -149,11 +159,47 @@ static int gp_rules_cgroup(struct task_struct *task)
 	return hook;
 }
 
+/**
+ * gp_rules_task_start() - when @task started, as a pid rule names it
+ * @task: a thread group's lead thread
+ *
+ * /proc/PID/stat's starttime in the initial time namespace: start_boottime
+ * in clock ticks of USER_HZ (nsec_to_clock_t(), fs/proc/array.c
+ * do_task_stat()), what gpreemptctl reads and stores in the rule.  exec
+ * from another thread keeps it (de_thread() copies it to the new leader).
+ *
+ * Return: struct gp_prio_pid.start of @task's process.
+ */
+u64 gp_rules_task_start(struct task_struct *task)
+{
+	BUILD_BUG_ON(NSEC_PER_SEC % USER_HZ);
+	return div_u64(task->start_boottime, NSEC_PER_SEC / USER_HZ);
+}
+
+/*
+ * Does a process @tgid that started at @start live (a zombie leader
+ * included: its pid is not free yet)?  For gp_maps_sweep_prio_pid().
+ */
+static bool gp_rules_pid_alive(pid_t tgid, u64 start)
+{
+	struct task_struct *task;
+	bool alive;
+
+	rcu_read_lock();
+	task = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
+	alive = task && gp_rules_task_start(task) == start;
+	rcu_read_unlock();
+	return alive;
+}
+
 /* Process-level rules (sources 1b..4) of @pr. */
 static void gp_rules_resolve_proc(struct gp_proc *pr)
 {
-	struct task_struct *task = NULL;
-	struct pid *pid;
+	/*
+	 * KFD's lead thread, held: not the process @pr->tgid names now, which
+	 * is another one once the leader is reaped and its pid reused.
+	 */
+	struct task_struct *task = pr->lead;
 	u64 t0 = ktime_get_ns(), dt;
 	bool first = !pr->rules_gen;
 	int prio;
@@ -164,15 +210,11 @@ static void gp_rules_resolve_proc(struct gp_proc *pr)
 	pr->rule_src = GP_SRC_KFD;
 	if (READ_ONCE(pr->dead))
 		return;
-	pid = find_get_pid(pr->tgid);
-	if (pid) {
-		task = get_pid_task(pid, PIDTYPE_TGID);
-		put_pid(pid);
-	}
 	/* m12: a prctl(PR_SET_NAME) after registration is seen here. */
 	if (task)
 		get_task_comm(pr->comm, task);
-	if (gp_maps_prio_pid(pr->tgid, &prio)) {
+	/* A rule set for an earlier process with this pid is not its. */
+	if (task && gp_maps_prio_pid(pr->tgid, pr->start, &prio)) {
 		pr->rule_src = GP_SRC_PID;
 		goto out;
 	}
@@ -196,8 +238,6 @@ static void gp_rules_resolve_proc(struct gp_proc *pr)
 	}
 	prio = -1;
 out:
-	if (task)
-		put_task_struct(task);
 	pr->rule_prio = prio;
 	dt = ktime_get_ns() - t0;
 	gp_stats.rule_resolves++;
@@ -246,6 +286,10 @@ void gp_rules_tick(u64 now)
 		gp_rules_gen++;
 	gp_rules_now = now;
 	gp_rules_budget = GP_RULES_RESCAN_PER_TICK;
+	if (now - gp_rules_swept >= GP_PID_SWEEP_MS * NSEC_PER_MSEC) {
+		gp_rules_swept = now;
+		gp_maps_sweep_prio_pid(gp_rules_pid_alive);
+	}
 }
 
 /*

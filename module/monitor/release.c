@@ -56,7 +56,7 @@ void gp_release_queue(struct gp_queue *e)
 	/* S3 F7: pid rules and holds end with their process. */
 	if (READ_ONCE(pr->dead) && !READ_ONCE(pr->nqueues) && pr->tgid && !pr->rules_dropped &&
 	    !gp_registry_tgid_managed(pr->tgid, pr) && gp_tgid_ended(pr->tgid)) {
-		gp_maps_forget_tgid(pr->tgid);
+		gp_maps_forget_tgid(pr->tgid, pr->start);
 		pr->rules_dropped = true;
 	}
 	if (!pr->evicted)

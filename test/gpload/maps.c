@@ -147,9 +147,40 @@ static void bump_rules_gen(void)
 	close(fd);
 }
 
+/*
+ * Start of process @tgid as gp_prio names it (struct gp_prio_pid.start:
+ * /proc/PID/stat's starttime), 0 when there is no such process.
+ */
+static __u64 pid_start(__u32 tgid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	size_t len;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
 static void put_prio(__u32 tgid, const __s32 *prio)
 {
-	put("gp_prio", &tgid, prio, prio && (*prio < 0 || *prio > GP_PRIO_MAX));
+	struct gp_prio_pid v = { .start = pid_start(tgid) };
+
+	if (prio)
+		v.priority = *prio;
+	put("gp_prio", &tgid, prio ? &v : NULL, prio && (*prio < 0 || *prio > GP_PRIO_MAX));
 	bump_rules_gen();
 }
 

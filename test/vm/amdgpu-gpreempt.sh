@@ -120,13 +120,17 @@ else
 fi
 tap_check "gp_queues is dumpable" bash -c 'bpftool -j map dump name gp_queues | jq -e "length == 0"'
 
-# gp_prio: write tgid 4242 -> priority 11, read it back.
-bpftool map update name gp_prio key 0x92 0x10 0 0 value 11 0 0 0
-if bpftool -j map dump name gp_prio | jq -e '.[].formatted | select(.key == 4242) | .value.priority == 11' >/dev/null; then
+# gp_prio: write this shell's tgid -> priority 11 and its start, read it back
+# (a rule for a process that is gone would be deleted within a second).
+le() { local i; for ((i = 0; i < $2; i++)); do printf '0x%02x ' $((($1 >> (8 * i)) & 255)); done; }
+start=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
+bpftool map update name gp_prio key $(le $$ 4) value $(le 11 4) $(le 0 4) $(le $start 8)
+if bpftool -j map dump name gp_prio | jq -e --argjson p $$ --argjson s $start '.[].formatted | select(.key == $p) | .value.priority == 11 and .value.start == $s' >/dev/null; then
 	tap_ok "gp_prio write is read back"
 else
 	tap_not_ok "gp_prio write is read back"
 fi
+bpftool map delete name gp_prio key $(le $$ 4)
 # gp_config with an out-of-range tick is rejected and counted.
 bpftool map update name gp_config key 0 0 0 0 value 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
 # gp_config is read in a tick, and with no queues the monitor sleeps up to

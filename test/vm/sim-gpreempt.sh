@@ -100,7 +100,10 @@ $GPLOAD $LC_ARGS --duration 120 --period-us 300 --quiet &
 lc=$!
 wait_for 10 state_is $be 2
 key=$(printf '%08x' $be | sed 's/\(..\)\(..\)\(..\)\(..\)/0x\4 0x\3 0x\2 0x\1/')
-bpftool map update name gp_prio key $key value 15 0 0 0
+# struct gp_prio_pid: priority, reserved, the process's start (/proc/PID/stat field 22).
+le() { local i; for ((i = 0; i < $2; i++)); do printf '0x%02x ' $((($1 >> (8 * i)) & 255)); done; }
+start=$(sed 's/.*) //' /proc/$be/stat | cut -d' ' -f20)
+bpftool map update name gp_prio key $key value $(le 15 4) $(le 0 4) $(le $start 8)
 roles_swapped() { state_is $lc 2 && [ "$(qfield $be eff_priority)" = 15 ] && state_is $be 0; }
 if wait_for 20 roles_swapped; then
 	tap_ok "gp_prio override: BE at 15 parks LC instead"

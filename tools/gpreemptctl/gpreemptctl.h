@@ -66,6 +66,7 @@ bool cgroup_missing(const char *path);
 int cgroup_cap(struct ctl *c, const char *abs, int *cap, char *by, size_t len);
 int parse_queue(const char *s, struct gp_queue_key *key);
 int parse_pid(const char *s, uint32_t *pid);
+int proc_start(uint32_t pid, uint64_t *start);
 
 /* views.c */
 int cmd_status(struct ctl *c, int argc, char **argv);

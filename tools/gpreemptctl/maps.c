@@ -22,7 +22,7 @@ static const struct {
 } gp_maps[M_NR] = {
 	[M_QUEUES] = { "gp_queues", sizeof(struct gp_queue_key), sizeof(struct gp_queue_info) },
 	[M_STATS] = { "gp_stats", 4, sizeof(struct gp_stats) },
-	[M_PRIO] = { "gp_prio", 4, sizeof(struct gp_prio_override) },
+	[M_PRIO] = { "gp_prio", 4, sizeof(struct gp_prio_pid) },
 	[M_PRIO_CGROUP] = { "gp_prio_cgroup", 8, sizeof(struct gp_prio_override) },
 	[M_PRIO_COMM] = { "gp_prio_comm", sizeof(struct gp_comm), sizeof(struct gp_prio_override) },
 	[M_QUEUE_CTL] = { "gp_queue_ctl", sizeof(struct gp_queue_key), sizeof(struct gp_queue_ctl) },

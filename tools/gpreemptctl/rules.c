@@ -25,6 +25,7 @@ struct target {
 		struct gp_comm comm;
 		struct gp_queue_key queue;
 	} key;
+	uint64_t start;	/* pid: the process's start (struct gp_prio_pid) */
 };
 
 static int parse_target(const char *kind, const char *t, struct target *tg)
@@ -32,7 +33,7 @@ static int parse_target(const char *kind, const char *t, struct target *tg)
 	memset(tg, 0, sizeof(*tg));
 	if (!strcmp(kind, "pid")) {
 		tg->map = M_PRIO;
-		return parse_pid(t, &tg->key.pid);
+		return parse_pid(t, &tg->key.pid) ?: proc_start(tg->key.pid, &tg->start);
 	}
 	if (!strcmp(kind, "cgroup")) {
 		char *end;
@@ -76,6 +77,10 @@ static int write_rule(struct ctl *c, const struct target *tg, int prio)
 			ret = bpf_map_update_elem(fd, &tg->key, &v, BPF_ANY);
 	} else if (prio < 0) {
 		ret = bpf_map_delete_elem(fd, &tg->key);
+	} else if (tg->map == M_PRIO) {
+		struct gp_prio_pid v = { .priority = prio, .start = tg->start };
+
+		ret = bpf_map_update_elem(fd, &tg->key, &v, BPF_ANY);
 	} else {
 		struct gp_prio_override v = { .priority = prio };
 

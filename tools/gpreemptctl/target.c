@@ -332,6 +332,61 @@ int parse_pid(const char *s, uint32_t *pid)
 	return EX_OK;
 }
 
+/*
+ * Is the caller in the initial time namespace (PROC_TIME_INIT_INO)?  In
+ * another, /proc/PID/stat's starttime carries that namespace's boottime
+ * offset (timens_add_boottime_ns()), and would never match the module's.
+ */
+static bool init_time_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/time", &st) || st.st_ino == 0xEFFFFFFAU;
+}
+
+/**
+ * proc_start() - when process @pid started, as the module compares it
+ * @pid: a process id (initial pid namespace)
+ * @start: result: starttime, field 22 of /proc/PID/stat (USER_HZ clock
+ *	   ticks since boot): struct gp_prio_pid.start
+ *
+ * A pid is reused once its process is reaped; with its start it names one
+ * process.  The process must still exist: a rule on one that already ended
+ * would name nothing.
+ *
+ * Return: EX_OK or EX_NOTARGET (printed).
+ */
+int proc_start(uint32_t pid, uint64_t *start)
+{
+	char path[64], buf[1024], *p, *end;
+	unsigned long long v;
+	size_t len;
+	FILE *f;
+	int i;
+
+	if (!init_time_ns())
+		return err(EX_NOTARGET, "this time namespace shifts process start times: run gpreemptctl in the host's");
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return err(EX_NOTARGET, "no such process: %u", pid);
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	/* Fields 3.. follow the last ')': the comm may hold anything. */
+	p = strrchr(buf, ')');
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return err(EX_NOTARGET, "cannot read the start of process %u", pid);
+	errno = 0;
+	v = strtoull(p + 1, &end, 10);
+	if (errno || end == p + 1)
+		return err(EX_NOTARGET, "cannot read the start of process %u", pid);
+	*start = v;
+	return EX_OK;
+}
+
 /**
  * parse_queue() - PID:QID
  * @s: text

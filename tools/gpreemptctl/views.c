@@ -495,6 +495,7 @@ static void list_unsynced(struct ctl *c)
 int cmd_list(struct ctl *c, int argc, char **argv)
 {
 	struct gp_prio_override v;
+	struct gp_prio_pid pv;
 	struct gp_queue_ctl qv;
 	struct gp_queue_key qk, *qprev = NULL;
 	__u32 pk, *pprev = NULL;
@@ -523,9 +524,9 @@ int cmd_list(struct ctl *c, int argc, char **argv)
 	}
 	while (!bpf_map_get_next_key(c->fd[M_PRIO], pprev, &pk)) {
 		pprev = &pk;
-		if (bpf_map_lookup_elem(c->fd[M_PRIO], &pk, &v))
+		if (bpf_map_lookup_elem(c->fd[M_PRIO], &pk, &pv))
 			continue;
-		r = (struct rule){ .kind = "pid", .prio = v.priority, .hold = -1, .cap = -1 };
+		r = (struct rule){ .kind = "pid", .prio = pv.priority, .hold = -1, .cap = -1 };
 		snprintf(r.target, sizeof(r.target), "%u", pk);
 		rule_out(c, &r, &first);
 	}
