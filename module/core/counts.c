@@ -2,9 +2,12 @@
 /*
  * counts.c - the registry's lookups and counts under gp_reg.lock: a
  * process's live entry, its user's queues, a device's slot and live
- * queues, and what a queue's end takes off them.  Called by registry.c
- * and procs.c; calls nothing.
+ * queues, what a queue's end takes off them, and the changes KFD made to
+ * queues gpreempt never saw created.  Called by registry.c and procs.c;
+ * calls nothing.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/hashtable.h>
 #include "gpreempt.h"
 #include "core/registry_int.h"
@@ -121,4 +124,33 @@ void gp_proc_queues_gone_locked(struct gp_proc *pr)
 		if (e->proc != pr)
 			break;
 	}
+}
+
+/**
+ * gp_unseen_locked() - count a change of a queue no creation probe reported
+ *
+ * KFD changed or destroyed a queue which no creation probe reported.  Once
+ * every queue KFD had at load was adopted and none was left untracked,
+ * that means the creation probe does
+ * not fire: on an LTO kernel kfd_procfs_add_queue() can be inlined into
+ * pqm_create_queue(), and its out-of-line copy, where the probe sits, is
+ * never called.  Counted; the caller warns on the first.
+ *
+ * Return: true for the first such change.
+ */
+bool gp_unseen_locked(void)
+{
+	if (!gp_reg.complete || gp_reg.untracked)
+		return false;
+	return ++gp_reg.unseen == 1;
+}
+
+/**
+ * gp_warn_unseen() - say that the creation probe does not fire
+ * @qid: the queue KFD changed
+ */
+void gp_warn_unseen(u32 qid)
+{
+	pr_warn("KFD changed queue %u, which gpreempt never saw created: the kfd_procfs_add_queue probe does not fire (inlined by LTO?); queues created from now on are not managed (gp_stats.queues_unseen)\n",
+		qid);
 }

@@ -279,27 +279,6 @@ int gp_registry_add_queue(struct queue *q)
 	return 0;
 }
 
-/*
- * KFD changed or destroyed queue @qid of @p, which no creation probe
- * reported (gp_reg.lock held).  Once every queue KFD had at load was
- * adopted and none was left untracked, that means the creation probe does
- * not fire: on an LTO kernel kfd_procfs_add_queue() can be inlined into
- * pqm_create_queue(), and its out-of-line copy, where the probe sits, is
- * never called (review S3 F15).  Counted; the caller warns on the first.
- */
-bool gp_unseen_locked(void)
-{
-	if (!gp_reg.complete || gp_reg.untracked)
-		return false;
-	return ++gp_reg.unseen == 1;
-}
-
-static void gp_warn_unseen(u32 qid)
-{
-	pr_warn("KFD changed queue %u, which gpreempt never saw created: the kfd_procfs_add_queue probe does not fire (inlined by LTO?); queues created from now on are not managed (gp_stats.queues_unseen)\n",
-		qid);
-}
-
 /**
  * gp_registry_update_queue() - KFD changed a queue's priority/percent
  * @p: process

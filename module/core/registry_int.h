@@ -18,5 +18,6 @@ void gp_proc_untail_locked(struct gp_queue *e);
 void gp_proc_queues_gone_locked(struct gp_proc *pr);
 void gp_mark_gone_locked(struct gp_queue *e);
 bool gp_unseen_locked(void);
+void gp_warn_unseen(u32 qid);
 
 #endif /* GP_REGISTRY_INT_H */
