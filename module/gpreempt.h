@@ -35,8 +35,6 @@ struct queue;
  */
 #define GP_MAX_TRACKED (GP_MAX_DEVS * GP_MAX_QUEUES)
 #define GP_USER_QUEUES_DEFAULT 1024	/* KFD's limit per process and device */
-/* Reset queues per process gpreempt keeps off through its own restores. */
-#define GP_KEEP_OFF 4
 struct pid;
 
 /* ---- parameters (params.c) ---- */
@@ -210,12 +208,6 @@ struct gp_defer {
  * @ev: per-device evictions gpreempt holds (monitor-owned)
  * @ev.dev: the device (NULL: free slot)
  * @ev.evicted: 1 while gpreempt holds one evict_process_queues() on it
- * @keep_off: queues KFD kept off the hardware although their properties
- *	      say active (a reset queue) when gpreempt evicted the process:
- *	      kept off through its restore, which would map them again
- * @keep_off.dev: the device (NULL: free)
- * @keep_off.qid: the queue
- * @nkeep: entries of @keep_off in use
  */
 struct gp_proc {
 	struct list_head node;
@@ -256,11 +248,6 @@ struct gp_proc {
 		struct kfd_node *dev;
 		int evicted;
 	} ev[GP_MAX_DEVS];
-	struct {
-		struct kfd_node *dev;
-		u32 qid;
-	} keep_off[GP_KEEP_OFF];
-	unsigned int nkeep;
 };
 
 /**
@@ -318,9 +305,7 @@ struct gp_ptr_id {
  * @leftover: found suspended at load, not by a debugger: an earlier
  *	      gpreempt's park it could not undo at unload (S3 F20)
  * @reset: KFD reset the queue, or one of its process on its device (6.12
- *	   has_reset_queue): never parked by its flag or shrunk again
- *	   (update_queue() refuses), only by eviction, which keeps the
- *	   reset queue off (gp_proc.keep_off)
+ *	   has_reset_queue): it is never parked again (S3 F12)
  * @pinned: a deferred action of its process uses it: not reaped until the
  *	    monitor has its result (set and cleared under gp_reg.lock)
  * @seen: the monitor has set the queue up

@@ -98,72 +98,6 @@ static bool gp_lead_has_mm(struct kfd_process *p)
 	return ret;
 }
 
-/* Forget the queues kept off on @dev (its eviction is given back). */
-static void gp_keep_off_drop(struct gp_proc *pr, struct kfd_node *dev)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < pr->nkeep; i++)
-		if (pr->keep_off[i].dev != dev)
-			pr->keep_off[n++] = pr->keep_off[i];
-	pr->nkeep = n;
-}
-
-/*
- * A process with a reset queue on @dev (p->mutex held): KFD keeps that
- * queue off the hardware, but its restore_process_queues() would map it
- * again (QUEUE_IS_ACTIVE() does not look at a reset), and a queue that
- * hung once is a preemption that may fail again.  The queues off now are
- * noted, to stay off through gpreempt's restore.  Not known while an
- * eviction is held on the qpd (every queue is off then): not evicted.
- */
-static int gp_keep_off_note(struct gp_proc *pr, struct kfd_process *p, struct kfd_node *dev,
-			    struct kfd_process_device *pdd)
-{
-	u32 qids[GP_KEEP_OFF];
-	int i, n;
-
-	gp_keep_off_drop(pr, dev);
-	if (!kfd_have_queue_suspend())
-		return -EIO;
-	n = gp_backend_kept_off(p, dev, pdd, qids, GP_KEEP_OFF - pr->nkeep);
-	if (n < 0) {
-		gp_stats.skipped_reset++;
-		return -EIO;
-	}
-	for (i = 0; i < n; i++) {
-		pr->keep_off[pr->nkeep].dev = dev;
-		pr->keep_off[pr->nkeep++].qid = qids[i];
-	}
-	return 0;
-}
-
-/*
- * Around gpreempt's restore (p->mutex held): the queues noted at its evict
- * get is_suspended, which QUEUE_IS_ACTIVE() reads, for the call only, so
- * the restore maps back what was mapped before the evict and nothing more.
- * @set: the entries this set (bits), to clear after.
- */
-static void gp_keep_off_hold(struct gp_proc *pr, struct kfd_process *p, struct kfd_node *dev,
-			     bool hold, unsigned long *set)
-{
-	unsigned int i;
-
-	for (i = 0; i < pr->nkeep; i++) {
-		struct queue *q;
-		bool *flag;
-
-		if (pr->keep_off[i].dev != dev || (!hold && !(*set & BIT(i))))
-			continue;
-		q = gp_backend_find_queue(p, pr->keep_off[i].qid);
-		flag = q ? kfd_q_suspended_flag(q) : NULL;
-		if (!flag || (hold && READ_ONCE(*flag)))
-			continue;
-		WRITE_ONCE(*flag, hold);
-		*set |= hold ? BIT(i) : 0;
-	}
-}
-
 static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bool blocking)
 {
 	struct kfd_process_device *pdd;
@@ -216,10 +150,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 			goto out_unlock;
 		}
 	}
-	/* A process with a reset queue: evicted only with p->mutex (gp_keep_off_note()). */
-	ret = gp_backend_dev_parkable(p, dev, &pdd, evict, locked);
-	if (!ret && evict && kfd_pdd_has_reset_queue(pdd))
-		ret = gp_keep_off_note(pr, p, dev, pdd);
+	ret = gp_backend_dev_parkable(p, dev, &pdd, evict);
 	if (ret) {
 		if (!evict) {
 			/* No pdd: the process lost the device, and the qpd with it. */
@@ -255,19 +186,10 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 	} else {
 		struct qcm_process_device *qpd = kfd_pdd_qpd(pdd);
 		u32 before = kfd_qpd_evicted(qpd);
-		unsigned long held = 0;
 
-		/*
-		 * Without p->mutex the queue list cannot be walked: the
-		 * restore maps a reset queue again, as KFD's own restores do.
-		 */
-		if (locked)
-			gp_keep_off_hold(pr, p, dev, true, &held);
 		t0 = ktime_get_ns();
 		ret = kfd_dqm_restore_process_queues(dqm)(dqm, qpd);
 		gp_backend_note_slow(dqm, t0, "restore_process_queues");
-		if (locked)
-			gp_keep_off_hold(pr, p, dev, false, &held);
 		/*
 		 * A restore balances the evict when KFD dropped its count,
 		 * whatever it returned.  Two error paths keep the count (S3
@@ -275,12 +197,10 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		 * thread's mm): then the eviction is still held, and the
 		 * policy tries the unpark again.
 		 */
-		if (!ret || kfd_qpd_evicted(qpd) < before) {
+		if (!ret || kfd_qpd_evicted(qpd) < before)
 			gp_ev_set(pr, i, 0);
-			gp_keep_off_drop(pr, dev);
-		} else {
+		else
 			gp_stats.restore_retries++;
-		}
 		if (ret)
 			gp_backend_note_error(dqm, ret, "restore_process_queues");
 	}

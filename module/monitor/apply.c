@@ -23,14 +23,13 @@
  * (gp_proc.evict_only: KFD's debugger paths never touch evictions), or a
  * secondary context (7.2+: its file's close frees its queues at any moment,
  * without p->mutex, and nothing holds that off; eviction touches only its
- * qpd), or one with a reset queue on the device (update_queue() unmaps the
- * device, then refuses; KFD evicts such processes itself).
+ * qpd).
  */
 static bool gp_must_evict(struct gp_queue *e)
 {
 	return READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT || !kfd_have_queue_suspend() ||
 	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged) || e->proc->ctx ||
-	       READ_ONCE(e->proc->evict_only) || e->reset;
+	       READ_ONCE(e->proc->evict_only);
 }
 
 static bool gp_wants_evict(struct gp_queue *e, int n, const struct gp_policy_params *pp,

@@ -88,7 +88,7 @@ static bool gp_shrinkable(const struct gp_queue *e)
 	return READ_ONCE(gp_param.shrink_pct) && READ_ONCE(gp_reg.have_cu_masks) &&
 	       e->pq.parkable && !e->no_shrink && !READ_ONCE(e->cu_mask_unknown) && cus > 1 &&
 	       !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->lock_held) && !e->proc->ctx &&
-	       !READ_ONCE(e->proc->evict_only) && !e->reset;
+	       !READ_ONCE(e->proc->evict_only);
 }
 
 /* S3 F7: a hold older than max_hold_s is released, in the map too. */
@@ -351,9 +351,9 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	 * composes with (QUEUE_IS_ACTIVE() needs both cleared).  Its
 	 * is_suspended flag is the debugger's: a park by that flag is given
 	 * back (unmanaged for one tick), and the next park is an eviction.
-	 * So is a process with a reset queue (apply.c: eviction only).
 	 */
-	e->pq.parkable = !e->sdma && !READ_ONCE(e->proc->dead) && gp_scan_dev_usable(e) &&
+	e->pq.parkable = !e->sdma && !e->reset &&
+			 !READ_ONCE(e->proc->dead) && gp_scan_dev_usable(e) &&
 			 !(READ_ONCE(e->proc->debugged) && e->pq.state == GP_PS_PARKED &&
 			   e->backend == GP_BACKEND_SUSPEND);
 	/* Pointers alone are refreshed by the periodic publish, not per tick. */
