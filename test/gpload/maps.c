@@ -35,6 +35,7 @@
 
 /* The control maps' layouts (GP_COMM_LEN, struct gp_config). */
 #include "../../bpf/gp_maps.h"
+#include "../../bpf/gp_pidstart.h"
 
 static volatile sig_atomic_t maps_stop;
 static long n_writes, n_invalid, n_absent, n_failed;
@@ -153,24 +154,9 @@ static void bump_rules_gen(void)
  */
 static __u64 pid_start(__u32 tgid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	size_t len;
-	FILE *f;
-	int i;
+	uint64_t v = 0;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	p = strrchr(buf, ')');
-	for (i = 3; p && i <= 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
+	gp_pid_start(tgid, &v);
 	return v;
 }
 

@@ -20,6 +20,7 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include "gpreemptctl.h"
+#include "gp_pidstart.h"
 
 /**
  * cgroup_root() - where the cgroup2 file system is mounted
@@ -358,32 +359,15 @@ static bool init_time_ns(void)
  */
 int proc_start(uint32_t pid, uint64_t *start)
 {
-	char path[64], buf[1024], *p, *end;
-	unsigned long long v;
-	size_t len;
-	FILE *f;
-	int i;
+	int r;
 
 	if (!init_time_ns())
 		return err(EX_NOTARGET, "this time namespace shifts process start times: run gpreemptctl in the host's");
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
+	r = gp_pid_start(pid, start);
+	if (r == -ESRCH)
 		return err(EX_NOTARGET, "no such process: %u", pid);
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
-	/* Fields 3.. follow the last ')': the comm may hold anything. */
-	p = strrchr(buf, ')');
-	for (i = 3; p && i <= 22; i++)
-		p = strchr(p + 1, ' ');
-	if (!p)
+	if (r)
 		return err(EX_NOTARGET, "cannot read the start of process %u", pid);
-	errno = 0;
-	v = strtoull(p + 1, &end, 10);
-	if (errno || end == p + 1)
-		return err(EX_NOTARGET, "cannot read the start of process %u", pid);
-	*start = v;
 	return EX_OK;
 }
 
