@@ -170,16 +170,18 @@ unload
 #    the layout's kfd_process.pdds allowing).  One BE process with a queue
 #    on each device, a higher-priority one likewise: with the evict backend gpreempt holds
 #    an eviction of the BE process on all 20 devices at once (per-process
-#    eviction slots; 16 gave -ENOSPC past the 16th).  Then device 19's
-#    health: an evict that fails with -EIO there fences it (parks refused
-#    for a back-off, logged), and parks resume after it.
+#    eviction slots; 16 gave -ENOSPC past the 16th).  The hold is 1 s so
+#    that a pause of the high-priority load on a slow guest does not
+#    restore BE on one device while the test counts the other 19.  Then
+#    device 19's health: an evict that fails with -EIO there fences it
+#    (parks refused for a back-off, logged), and parks resume after it.
 ALL=$(seq -s, 0 19)
 nparked() { bpftool -j map dump name gp_queues 2>/dev/null |
 	jq --argjson t "$1" '[.[].formatted.value | select(.tgid == $t and .state == 2)] | length'; }
 parked_is() { [ "$(nparked "$1")" = "$2" ]; }
 if insmod test/kfdsim/kfdsim.ko ndev=20 2>/dev/null; then
 	rmmod kfdsim
-	load "ndev=20" "backend=evict max_suspend_ms=60000"
+	load "ndev=20" "backend=evict max_suspend_ms=60000 hysteresis_us=1000000"
 	$GPLOAD $BE_ARGS --queues 20 --gpu "$ALL" --duration 600 --quiet &
 	be=$!
 	# High priority on every device at once (gpload lc has one request out at a time).
@@ -197,12 +199,17 @@ if insmod test/kfdsim/kfdsim.ko ndev=20 2>/dev/null; then
 	stop $lc
 	lc_rc=$?
 	tap_check "20 devices: every BE queue runs again after LC" wait_for 60 parked_is $be 0
-	# Device 19 alone: its next evict fails with -EIO.
+	# Device 19 alone: every evict fails with -EIO until a park is seen
+	# refused.  LC sends a request every 50 ms with the default hold, so
+	# BE is restored in each gap (restores go on while fenced) and each
+	# request asks for a park again: one that comes inside a fence is
+	# refused, one after it fails and fences the device again.
+	echo 500 >/sys/module/gpreempt/parameters/hysteresis_us
 	sk0=$(gstat skipped_reset)
 	nf=$(dmesg | grep -c "preemption failed on a device (-5)")
 	nr=$(dmesg | grep -c "device recovered")
-	echo "EIO 0 1" >/sys/kernel/debug/kfdsim/fault/evict_process_queues
-	$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 300 --gpu 19 \
+	echo "EIO 1000 0" >/sys/kernel/debug/kfdsim/fault/evict_process_queues
+	$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 50000 --gpu 19 \
 		--duration 600 --quiet &
 	lc=$!
 	if wait_for 30 eval '[ "$(dmesg | grep -c "preemption failed on a device (-5)")" -gt $nf ]'; then
@@ -210,12 +217,21 @@ if insmod test/kfdsim/kfdsim.ko ndev=20 2>/dev/null; then
 	else
 		tap_not_ok "20 devices: -EIO on device 19 fences it (no fence logged)"
 	fi
+	wait_for 60 eval '[ "$(gstat skipped_reset)" -gt "$sk0" ]'
+	refused=$?
+	echo off >/sys/kernel/debug/kfdsim/fault/evict_process_queues
 	tap_check "20 devices: parks on device 19 refused while fenced (skipped_reset $sk0 -> $(gstat skipped_reset))" \
-		wait_for 10 eval '[ "$(gstat skipped_reset)" -gt "$sk0" ]'
+		test $refused -eq 0
+	stop $lc
+	lc19_rc=$?
+	# Back to back: once the fence is over, BE stays parked.
+	$GPLOAD --mode lc --prio 12 --wg 8 --wg-us 5000 --period-us 300 --gpu 19 \
+		--duration 600 --quiet &
+	lc=$!
 	tap_check "20 devices: device 19 recovers, BE there parked again" \
 		wait_for 60 eval '[ "$(dmesg | grep -c "device recovered")" -gt $nr ] && state_is $be 19 2'
 	stop $lc
-	lc19_rc=$?
+	lc19_rc=$((lc19_rc | $?))
 	tap_check "20 devices: BE on device 19 resumes" wait_for 30 state_is $be 19 0
 	stop $be
 	tap_check "20 devices: exactly once" test $? -eq 0 -a $lc_rc -eq 0 -a $lc19_rc -eq 0
