@@ -102,6 +102,20 @@ enum gp_ptr_path {
 	GP_PTR_OVER_LIMIT = 6,	/* past its device's or its user's queue limit: ids not read, unknown */
 };
 
+/* Why gpreempt cannot park a queue now (gp_queue_info.unmanaged). */
+enum gp_unmanaged {
+	GP_UM_NONE = 0,		/* it can (a queue whose ids it cannot read: see ptr_path) */
+	GP_UM_COPY = 1,		/* a copy (SDMA) queue: its work is a signal, never parked */
+	GP_UM_RESET = 2,	/* KFD reset it after a preemption that did not finish */
+	GP_UM_DEVICE = 3,	/* its device: CWSR off, or KFD's calls not callable (IBT) */
+	GP_UM_EXITING = 4,	/* its process is being torn down */
+	GP_UM_DEBUGGER = 5,	/* the debugger took its suspend back: parked by eviction next */
+	GP_UM_NR,
+};
+
+/* Device slots of gp_stats's per-device counters (GP_POLICY_MAX_DEVS). */
+#define GP_DEV_STATS 64
+
 struct gp_queue_key {
 	__u32 tgid;
 	__u32 qid;	/* KFD queue id; bits 16..31: the tgid's KFD context (7.2+) */
@@ -135,6 +149,20 @@ struct gp_queue_info {
 	 * parked by eviction, which needs no p->mutex.
 	 */
 	__u32 mutex_held;
+	/*
+	 * The monitor's slot of its device (0.., in the order devices were
+	 * first seen; gp_stats's per-device counters use it), and why
+	 * gpreempt cannot park it now (enum gp_unmanaged).
+	 */
+	__u32 dev;
+	__u32 unmanaged;
+	/*
+	 * Shadow mode (enable=0): the parks and unparks gpreempt would have
+	 * made of this queue, and the time it would have spent parked.
+	 */
+	__u64 shadow_parks;
+	__u64 shadow_unparks;
+	__u64 shadow_parked_ns;
 };
 
 /* A latency distribution: see GP_LAT_SUB_BITS. */
@@ -287,6 +315,32 @@ struct gp_stats {
 	 * busy level).
 	 */
 	__u64 queues_over_limit;
+	/*
+	 * Shadow mode: while gpreempt is disabled (enable=0, or gp_config's
+	 * enable 2), the policy still runs, on a copy of each queue's state,
+	 * and takes each action it decides as done, without touching a queue:
+	 * what gpreempt would have done on this workload.  Whether it is on
+	 * now and the time spent in it; the parks and unparks; the backend
+	 * calls they would have cost (one per queue, one per process and
+	 * device for an eviction; each remaps the whole device under HWS),
+	 * those made while a higher level of the device had work, and the
+	 * calls per device slot.
+	 */
+	__u64 shadow_active;
+	__u64 shadow_ns;
+	__u64 shadow_parks;
+	__u64 shadow_unparks;
+	__u64 shadow_remaps;
+	__u64 shadow_lc_remaps;
+	__u64 shadow_dev_remaps[GP_DEV_STATS];
+	/*
+	 * Per level (effective priority 0..15): the time its work was
+	 * pending, the highest on its device, while a lower queue there ran
+	 * with work, measured between two scans that both saw it.  With
+	 * gpreempt enabled, what its parks did not save; in shadow mode, what
+	 * they would win back.
+	 */
+	__u64 lc_wait_ns[GP_PRIO_MAX + 1];
 	/*
 	 * Latency distributions (gpreemptctl stats prints their percentiles):
 	 * detection, the time from the scan before the one that found new

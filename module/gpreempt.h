@@ -355,6 +355,11 @@ struct gp_queue {
 	u64 last_wptr;
 	struct gp_pq pq;
 	int backend;
+	/* Shadow mode (shadow.c): the policy's state as if its actions were done. */
+	struct gp_pq shadow;
+	int shadow_backend;
+	u64 shadow_parked_at;
+	bool shadow_acted;
 	struct gp_queue_info info;
 	u64 pending_since_ns;
 	u64 info_parked_at;

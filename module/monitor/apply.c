@@ -15,7 +15,10 @@
 #define CREATE_TRACE_POINTS
 #include "monitor/trace.h"
 
-/*
+/**
+ * gp_must_evict() - must a park of @e be an eviction of its process on its device?
+ * @e: queue
+ *
  * Process granularity is forced: the evict backend, a kernel or device that
  * cannot suspend one queue, a debugged process (the debugger owns the
  * queues' is_suspended flag; KFD evicts debugged processes itself), one
@@ -24,41 +27,60 @@
  * secondary context (7.2+: its file's close frees its queues at any moment,
  * without p->mutex, and nothing holds that off; eviction touches only its
  * qpd).
+ *
+ * Return: true when only an eviction may park it.
  */
-static bool gp_must_evict(struct gp_queue *e)
+bool gp_must_evict(const struct gp_queue *e)
 {
 	return READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT || !kfd_have_queue_suspend() ||
 	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged) || e->proc->ctx ||
 	       READ_ONCE(e->proc->evict_only);
 }
 
-static bool gp_wants_evict(struct gp_queue *e, int n, const struct gp_policy_params *pp,
-			   u64 now)
+/**
+ * gp_all_go_along() - would an eviction of @e's process on its device park
+ * only what the policy lets go?
+ * @e: the queue the park is for
+ * @n: queues in gp_snap
+ * @pp: this tick's parameters
+ * @res: the decision's summary
+ * @shadow: judge the shadow copies (shadow.c) instead of the real states
+ * @now: the tick's time
+ *
+ * Process granularity only when every live queue of the process on the
+ * device goes.  What the policy wanted, not what the budget granted: one
+ * evict parks them all, and a max_actions below the process's queue count
+ * must not keep it from ever being parked.  Its idle queues below the
+ * device's busy top go along (gp_policy_goes_along()): ROCr keeps an idle
+ * queue of its own in every process, and one idle queue above the working
+ * one must not keep the process running.
+ *
+ * Return: true when every one of them goes.
+ */
+bool gp_all_go_along(const struct gp_queue *e, int n, const struct gp_policy_params *pp,
+		     const struct gp_policy_result *res, bool shadow, u64 now)
 {
 	int i;
 
-	if (!gp_must_evict(e))
-		return false;
-	/*
-	 * Process granularity only when every live queue of the process on the
-	 * device goes.  What the policy wanted, not what the budget granted:
-	 * one evict parks them all, and a max_actions below the process's
-	 * queue count must not keep it from ever being parked.  Its idle
-	 * queues below the device's busy top go along (gp_policy_goes_along()):
-	 * ROCr keeps an idle queue of its own in every process, and one idle
-	 * queue above the working one must not keep the process running.
-	 */
 	for (i = 0; i < n; i++) {
-		struct gp_queue *x = gp_snap[i];
+		const struct gp_queue *x = gp_snap[i];
+		const struct gp_pq *q = shadow ? &x->shadow : &x->pq;
+		int backend = shadow ? x->shadow_backend : x->backend;
 
 		if (x->proc != e->proc || x->dev != e->dev || x->gone || x->sdma)
 			continue;
-		if (!gp_policy_goes_along(pp, &gp_res, &x->pq, now))
+		if (!gp_policy_goes_along(pp, res, q, now))
 			return false;
-		if (x->pq.state == GP_PS_PARKED && x->backend != GP_BACKEND_EVICT)
+		if (q->state == GP_PS_PARKED && backend != GP_BACKEND_EVICT)
 			return false;
 	}
 	return true;
+}
+
+static bool gp_wants_evict(struct gp_queue *e, int n, const struct gp_policy_params *pp,
+			   u64 now)
+{
+	return gp_must_evict(e) && gp_all_go_along(e, n, pp, &gp_res, false, now);
 }
 
 static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int ret,

@@ -127,6 +127,8 @@ static unsigned int gp_tick(void)
 			}
 		}
 	}
+	gp_lc_wait_account(res, since_last);
+	gp_shadow_tick(n, &pp, t0);
 	gp_apply(n, &pp);
 
 	kind = gp_next_tick_kind(n, t0);

@@ -9,6 +9,7 @@
  *   scan.c     read every queue, build the policy input;
  *   policy.c   decide (pure C);
  *   apply.c    park and unpark through the backends;
+ *   shadow.c   disabled: what the policy would do, counted, never done;
  *   devices.c  the per-device index, budgets (max_rate) and hold;
  *   publish.c  maps.
  * All of it runs in the monitor thread only (release.c also at unload,
@@ -69,6 +70,13 @@ void gp_dev_charge(u32 d, int ret, u64 now);
 
 /* apply.c */
 void gp_apply(int n, const struct gp_policy_params *pp);
+bool gp_must_evict(const struct gp_queue *e);
+bool gp_all_go_along(const struct gp_queue *e, int n, const struct gp_policy_params *pp,
+		     const struct gp_policy_result *res, bool shadow, u64 now);
+
+/* shadow.c: what gpreempt would do while disabled */
+void gp_shadow_tick(int n, const struct gp_policy_params *pp, u64 now);
+void gp_lc_wait_account(const struct gp_policy_result *res, u64 since_last);
 
 void gp_commit_deferred(struct gp_defer *d, int n);
 

@@ -54,6 +54,31 @@ static bool gp_scan_dev_usable(const struct gp_queue *e)
 }
 
 /*
+ * Why gpreempt cannot park @e now (GP_UM_NONE: it can).  A debugged process
+ * stays parkable: any process may enable KFD's debug trap on itself, so
+ * exempting it would be an evasion.  apply.c parks it by eviction only,
+ * which the debugger's queue suspend composes with (QUEUE_IS_ACTIVE() needs
+ * both cleared).  Its is_suspended flag is the debugger's: a park by that
+ * flag is given back (unmanaged for one tick), and the next park is an
+ * eviction.
+ */
+static enum gp_unmanaged gp_scan_unmanaged(const struct gp_queue *e)
+{
+	if (e->sdma)
+		return GP_UM_COPY;
+	if (e->reset)
+		return GP_UM_RESET;
+	if (READ_ONCE(e->proc->dead))
+		return GP_UM_EXITING;
+	if (!gp_scan_dev_usable(e))
+		return GP_UM_DEVICE;
+	if (READ_ONCE(e->proc->debugged) && e->pq.state == GP_PS_PARKED &&
+	    e->backend == GP_BACKEND_SUSPEND)
+		return GP_UM_DEBUGGER;
+	return GP_UM_NONE;
+}
+
+/*
  * The owner's CU mask changed (SET_CU_MASK): its weight, and a shrunk queue
  * runs on the owner's mask now, so it counts as running again.
  */
@@ -267,7 +292,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	struct gp_queue_info *in = &e->info;
 	u64 rptr = 0, wptr = 0;
 	bool pending, blocked, progressed, off_hw;
-	u32 src, path, percent;
+	u32 src, path, percent, um;
 	int prio, rd;
 
 	e->acted = false;
@@ -344,22 +369,13 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.hw_prio = READ_ONCE(e->kfd_priority);
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;
-	/*
-	 * A debugged process stays parkable: any process may enable KFD's
-	 * debug trap on itself, so exempting it would be an evasion.  apply.c
-	 * parks it by eviction only, which the debugger's queue suspend
-	 * composes with (QUEUE_IS_ACTIVE() needs both cleared).  Its
-	 * is_suspended flag is the debugger's: a park by that flag is given
-	 * back (unmanaged for one tick), and the next park is an eviction.
-	 */
-	e->pq.parkable = !e->sdma && !e->reset &&
-			 !READ_ONCE(e->proc->dead) && gp_scan_dev_usable(e) &&
-			 !(READ_ONCE(e->proc->debugged) && e->pq.state == GP_PS_PARKED &&
-			   e->backend == GP_BACKEND_SUSPEND);
+	um = gp_scan_unmanaged(e);
+	e->pq.parkable = um == GP_UM_NONE;
 	/* Pointers alone are refreshed by the periodic publish, not per tick. */
 	if (pending != in->pending || blocked != in->blocked ||
 	    prio != in->eff_priority || src != in->prio_source ||
-	    READ_ONCE(e->kfd_priority) != in->kfd_priority)
+	    READ_ONCE(e->kfd_priority) != in->kfd_priority || um != in->unmanaged ||
+	    e->pq.dev != in->dev)
 		e->dirty = true;
 	path = e->ids_moved ? GP_PTR_MOVED : rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
 	percent = READ_ONCE(e->queue_percent);
@@ -375,6 +391,8 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	in->kfd_priority = READ_ONCE(e->kfd_priority);
 	in->queue_percent = percent;
 	in->ptr_path = path;
+	in->unmanaged = um;
+	in->dev = e->pq.dev;
 	gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
 	return off_hw;
 }

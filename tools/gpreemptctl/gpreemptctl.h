@@ -68,6 +68,12 @@ int parse_queue(const char *s, struct gp_queue_key *key);
 int parse_pid(const char *s, uint32_t *pid);
 int proc_start(uint32_t pid, uint64_t *start);
 
+/* shadowview.c */
+const char *unmanaged_name(unsigned int u);
+void shadow_text(const struct gp_stats *st, const struct gp_queue_info *q, int n);
+void wait_text(const struct gp_stats *st);
+void shadow_json(const struct gp_stats *st);
+
 /* views.c */
 int cmd_status(struct ctl *c, int argc, char **argv);
 int cmd_top(struct ctl *c, int argc, char **argv);

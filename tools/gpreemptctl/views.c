@@ -130,19 +130,23 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	if (st->queues_unseen)
 		printf("warning: KFD changed or destroyed %llu queues gpreempt never saw created: its creation probe does not fire (an LTO kernel?); new queues are not managed\n",
 		       st->queues_unseen);
-	printf("%-7s %-4s %-15s %4s %4s %-6s %-10s %-4s %-9s %7s %7s %9s\n", "TGID", "QID", "COMM",
-	       "KPRI", "PRIO", "SOURCE", "STATE", "PEND", "PTR", "PREEMPT", "RESUME", "PARKED_MS");
+	wait_text(st);
+	shadow_text(st, q, n);
+	printf("%-7s %-4s %3s %-15s %4s %4s %-6s %-10s %-4s %-9s %7s %7s %9s %7s %s\n", "TGID",
+	       "QID", "DEV", "COMM", "KPRI", "PRIO", "SOURCE", "STATE", "PEND", "PTR", "PREEMPT",
+	       "RESUME", "PARKED_MS", "SHADOW", "UNMANAGED");
 	for (i = 0; i < n; i++) {
 		char comm[GP_COMM_LEN + 1] = { 0 };
 
 		memcpy(comm, q[i].comm, GP_COMM_LEN);
-		printf("%-7u %-4u %-15s %4u %4d %-6s %-10s %-4s %-9s %7llu %7llu %9llu\n",
-		       q[i].tgid, q[i].qid, comm, q[i].kfd_priority, q[i].eff_priority,
+		printf("%-7u %-4u %3u %-15s %4u %4d %-6s %-10s %-4s %-9s %7llu %7llu %9llu %7llu %s\n",
+		       q[i].tgid, q[i].qid, q[i].dev, comm, q[i].kfd_priority, q[i].eff_priority,
 		       source_name(q[i].prio_source),
 		       q[i].held && q[i].state == GP_Q_SUSPENDED ? "held" : state_name(q[i].state),
 		       q[i].blocked ? "wait" : q[i].pending ? "yes" : "no",
 		       ptr_name(q[i].ptr_path), q[i].preempts,
-		       q[i].resumes, q[i].suspended_ns / 1000000);
+		       q[i].resumes, q[i].suspended_ns / 1000000, q[i].shadow_parks,
+		       unmanaged_name(q[i].unmanaged));
 	}
 }
 
@@ -153,12 +157,16 @@ static void queue_json(const struct gp_queue_info *q)
 	printf(",\"kfd_priority\":%u,\"priority\":%d,\"source\":\"%s\",\"state\":\"%s\",\"held\":%s,"
 	       "\"pending\":%s,\"blocked\":%s,\"ptr_path\":\"%s\",\"backend\":\"%s\",\"queue_percent\":%u,"
 	       "\"rptr\":%llu,\"wptr\":%llu,\"preempts\":%llu,\"resumes\":%llu,"
-	       "\"suspended_ns\":%llu,\"last_preempt_ns\":%llu,\"errors\":%llu,\"mutex_held\":%u}",
+	       "\"suspended_ns\":%llu,\"last_preempt_ns\":%llu,\"errors\":%llu,\"mutex_held\":%u,"
+	       "\"dev\":%u,\"unmanaged\":\"%s\",\"shadow_parks\":%llu,\"shadow_unparks\":%llu,"
+	       "\"shadow_parked_ns\":%llu}",
 	       q->kfd_priority, q->eff_priority, source_name(q->prio_source), state_name(q->state),
 	       q->held ? "true" : "false", q->pending ? "true" : "false",
 	       q->blocked ? "true" : "false", ptr_name(q->ptr_path),
 	       backend_name(q->backend), q->queue_percent, q->rptr, q->wptr, q->preempts,
-	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors, q->mutex_held);
+	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors, q->mutex_held,
+	       q->dev, unmanaged_name(q->unmanaged), q->shadow_parks, q->shadow_unparks,
+	       q->shadow_parked_ns);
 }
 
 /*
@@ -190,6 +198,8 @@ static const struct {
 	GP_STAT(mm_gone),
 	GP_STAT(dev_fences), GP_STAT(dev_fenced), GP_STAT(remap_throttled),
 	GP_STAT(suspend_lost), GP_STAT(dbg_lost), GP_STAT(queues_over_limit),
+	GP_STAT(shadow_active), GP_STAT(shadow_ns), GP_STAT(shadow_parks),
+	GP_STAT(shadow_unparks), GP_STAT(shadow_remaps), GP_STAT(shadow_lc_remaps),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -220,6 +230,7 @@ static int frame(struct ctl *c)
 	if (c->json) {
 		printf("{\"stats\":{");
 		stats_json_fields(&st);
+		shadow_json(&st);
 		lat_json(&st);
 		printf("},\"queues\":[");
 		for (i = 0; i < n; i++) {
@@ -343,6 +354,7 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 		stats_json_fields(&st);
 		hist_json("detect_hist_us_log2", st.detect_hist);
 		hist_json("preempt_hist_us_log2", st.preempt_hist);
+		shadow_json(&st);
 		lat_json(&st);
 		printf(",\"state_transitions\":{");
 		for (i = 0; i < GP_Q_NR_STATES; i++)
@@ -398,6 +410,11 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.queues_unseen);
 	printf("first resolves   %llu (new processes), mean %llu ns\n", st.rule_first_resolves,
 	       st.rule_first_resolves ? st.rule_first_resolve_ns / st.rule_first_resolves : 0);
+	printf("shadow           %s, %.1f s: %llu parks, %llu unparks, %llu backend calls (%llu while a\n"
+	       "                 higher level had work): what gpreempt would have done while disabled\n",
+	       st.shadow_active ? "on" : "off", st.shadow_ns / 1e9, st.shadow_parks,
+	       st.shadow_unparks, st.shadow_remaps, st.shadow_lc_remaps);
+	wait_text(&st);
 	printf("state entries   ");
 	for (i = 0; i < GP_Q_NR_STATES; i++)
 		printf(" %s %llu", state_name(i), st.state_transitions[i]);
