@@ -141,7 +141,7 @@ struct gp_queue_info {
 	__u64 last_preempt_ns;	/* duration of the last park call */
 	__u64 errors;
 	__u32 prio_source;	/* enum gp_prio_source of eff_priority */
-	__u32 held;		/* parked by hand (gp_queue_ctl.hold) */
+	__u32 held;		/* parked by hand: gp_queue_ctl.hold (2: also while disabled) */
 	__u32 blocked;		/* work queued, but waiting at a barrier packet: not pending */
 	/*
 	 * Times its process was seen holding its own p->mutex for more than
@@ -382,7 +382,12 @@ struct gp_prio_pid {
 /* Value of gp_queue_ctl: a per-queue priority and/or a hold (park by hand). */
 struct gp_queue_ctl {
 	__s32 priority;		/* -1 = no queue rule, else 0..15 */
-	__u32 hold;		/* 1 = keep the queue parked until this is 0 or gone */
+	/*
+	 * 1 = keep the queue parked until this is 0 or gone; 2 = the same,
+	 * and while gpreempt is disabled too (shadow mode: the self-test
+	 * parks only its own queues so)
+	 */
+	__u32 hold;
 };
 
 /*

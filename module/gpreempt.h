@@ -374,6 +374,7 @@ struct gp_queue {
 	bool refresh;
 	int rule_prio;
 	bool hold;
+	bool hold_disabled;	/* the hold parks it while gpreempt is disabled too */
 	u64 rules_gen;
 	u64 rules_ns;
 };
@@ -486,7 +487,7 @@ int gp_maps_sweep_prio_pid(bool (*alive)(pid_t tgid, u64 start));
 bool gp_maps_prio_cgroup(u64 id, int *prio);
 bool gp_maps_prio_hook(u64 id, int *prio);
 bool gp_maps_prio_comm(const char *comm, int *prio);
-bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, bool *hold);
+bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, u32 *hold);
 bool gp_maps_config(struct gp_config *cfg);
 
 /* ---- priority rules (rules.c) ---- */

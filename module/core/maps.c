@@ -399,12 +399,13 @@ bool gp_maps_prio_comm(const char *comm, int *prio)
  * gp_maps_queue_ctl() - gp_queue_ctl entry of one queue
  * @key: tgid and qid
  * @prio: result: 0..GP_PRIO_MAX, or -1 when the entry sets no priority
- * @hold: result: the queue is held parked
+ * @hold: result: 0, 1 (held parked while gpreempt is enabled) or 2 (also
+ *	  while it is disabled: the self-test's own queues)
  *
  * An entry with an invalid field is ignored as a whole and counted.
  * Return: true when a valid entry exists.
  */
-bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, bool *hold)
+bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, u32 *hold)
 {
 	struct gp_queue_ctl *v, val = { 0 };
 
@@ -417,9 +418,9 @@ bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, bool *hold)
 	rcu_read_unlock();
 	if (!v)
 		return false;
-	if (val.priority < -1 || val.priority > GP_PRIO_MAX || val.hold > 1) {
+	if (val.priority < -1 || val.priority > GP_PRIO_MAX || val.hold > 2) {
 		gp_stats.bad_control++;
-		pr_warn_ratelimited("ignoring gp_queue_ctl %u:%u {%d, %u} (valid: -1..%d, 0..1)\n",
+		pr_warn_ratelimited("ignoring gp_queue_ctl %u:%u {%d, %u} (valid: -1..%d, 0..2)\n",
 				    key->tgid, key->qid, val.priority, val.hold, GP_PRIO_MAX);
 		return false;
 	}

@@ -335,7 +335,7 @@ u32 gp_rules_apply(struct gp_queue *e, int *prio, bool idle)
 		gp_rules_resolve_proc(pr);
 	if (e->rules_gen != pr->rules_gen || e->rules_ns != pr->rules_ns) {
 		struct gp_queue_key key = { .tgid = pr->tgid, .qid = gp_map_qid(e) };
-		bool hold = false;
+		u32 hold = 0;
 		int qprio = -1;
 
 		e->rules_gen = pr->rules_gen;
@@ -343,7 +343,8 @@ u32 gp_rules_apply(struct gp_queue *e, int *prio, bool idle)
 		if (!gp_maps_queue_ctl(&key, &qprio, &hold))
 			qprio = -1;
 		e->rule_prio = qprio;
-		e->hold = hold;
+		e->hold = hold != 0;
+		e->hold_disabled = hold == 2;
 		if (e->info.held != hold || memcmp(e->info.comm, pr->comm, sizeof(e->info.comm))) {
 			e->info.held = hold;
 			memcpy(e->info.comm, pr->comm, sizeof(e->info.comm));

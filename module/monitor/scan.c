@@ -127,6 +127,7 @@ static void gp_hold_expire(struct gp_queue *e, u64 now)
 	key = (struct gp_queue_key){ .tgid = e->proc->tgid, .qid = gp_map_qid(e) };
 	gp_maps_release_hold(&key);
 	e->hold = false;
+	e->hold_disabled = false;
 	e->info.held = false;
 	e->dirty = true;
 	pr_info_ratelimited("queue %u of %d: held parked for max_hold_s (%u s): released\n",
@@ -342,6 +343,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	src = gp_rules_apply(e, &prio, deep && !pending && !blocked);
 	gp_hold_expire(e, t0);
 	e->pq.hold = e->hold;
+	e->pq.hold_disabled = e->hold_disabled;
 
 	if (pending && !e->pq.pending)
 		e->pending_since_ns = t0;

@@ -25,7 +25,8 @@
  *     left to it, that queue would run first and hold the provider back.
  *   - A held queue (parked by hand) is parked whatever the levels say, and
  *     stays parked until the hold is released; only "disabled" and "not
- *     parkable" take it back.
+ *     parkable" take it back.  A hold for a disabled gpreempt too (the
+ *     self-test's, on its own queues) is not taken back by "disabled".
  *   - Dependencies (S3 F10, S4-3): a queue waiting at a barrier packet
  *     keeps its level busy for the hold, like pending work (a short wait
  *     costs no park and unpark below it); then its level is released for
@@ -452,7 +453,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			else if (!below && !yield)
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
 		} else if (x->state == GP_PS_PARKED) {
-			if (!pp->enabled)
+			if (!pp->enabled && !(x->hold && x->hold_disabled))
 				want(x, GP_ACT_UNPARK, GP_WHY_DISABLED);
 			else if (!x->parkable)
 				want(x, GP_ACT_UNPARK, GP_WHY_UNMANAGED);
@@ -464,7 +465,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 				want(x, GP_ACT_UNPARK, GP_WHY_STARVING);	/* the rest */
 			else if (!below && !yield)
 				want(x, GP_ACT_UNPARK, GP_WHY_HIGHER_IDLE);
-		} else if (pp->enabled && x->parkable && x->hold) {
+		} else if ((pp->enabled || x->hold_disabled) && x->parkable && x->hold) {
 			want(x, GP_ACT_PARK, GP_WHY_HELD);
 		} else if (pp->enabled && x->parkable && below && may_run(x, pp, now) &&
 			   now >= x->slice_until_ns) {

@@ -152,6 +152,9 @@ struct gp_policy_params {
  *		 but it is never parked nor counted as an inversion
  * @hold: parked by hand: parked while parkable and enabled, whatever the
  *	  priorities say; the starvation guard and the rule never unpark it
+ * @hold_disabled: with @hold: parked while disabled too (shadow mode): the
+ *		   self-test's own queues, parked while gpreempt parks nothing
+ *		   else
  * @shrinkable: where the policy would park it, it shrinks it instead: the
  *		queue keeps running on part of its CUs (shrink mode, and its
  *		CU mask is known); a shrunk queue needs no starvation guard
@@ -200,6 +203,7 @@ struct gp_pq {
 	bool parkable;
 	bool signal_only;
 	bool hold;
+	bool hold_disabled;
 	bool shrinkable;
 	enum gp_pstate state;
 	u64 state_since_ns;

@@ -1122,6 +1122,38 @@ static void t_hold(void)
 	EXPECT(q[0].state == GP_PS_RUNNING);
 }
 
+/*
+ * A hold for a disabled gpreempt too (the self-test's own queues): parked
+ * and kept parked while disabled, released by its hold only; the queue
+ * beside it, below a busy level, is never parked while disabled.
+ */
+static void t_hold_disabled(void)
+{
+	struct gp_pq q[3];
+	struct gp_policy_params pp = P;
+	struct gp_policy_result r;
+	u64 now = T0;
+
+	pp.enabled = false;
+	qinit(&q[0], 3, true);
+	q[0].hold = true;
+	q[0].hold_disabled = true;
+	qinit(&q[1], 3, true);
+	qinit(&q[2], 12, true);
+	r = tick(&pp, q, 3, now);
+	EXPECT(q[0].state == GP_PS_PARKED && q[0].reason == GP_WHY_HELD && r.parks == 1);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].action == GP_ACT_NONE);
+	now += 2000 * MS;
+	r = tick(&pp, q, 3, now);
+	EXPECT(q[0].state == GP_PS_PARKED && r.unparks == 0 && q[1].state == GP_PS_RUNNING);
+	/* hold_disabled without the hold is nothing. */
+	q[0].hold = false;
+	r = tick(&pp, q, 3, now += MS);
+	EXPECT(q[0].state == GP_PS_RUNNING && q[0].reason == GP_WHY_DISABLED && r.unparks == 1);
+	r = tick(&pp, q, 3, now += MS);
+	EXPECT(q[0].state == GP_PS_RUNNING && r.parks == 0);
+}
+
 /* LC on device 0 never parks BE on device 1; each device has its own top. */
 static void t_per_device(void)
 {
@@ -1932,6 +1964,7 @@ static const struct tap_test tests[] = {
 	{ "remap budget: a minute's worth, refilled at remap_budget a minute, capped, no wrap", t_remap_budget },
 	{ "device budgets: spent per device, the rest throttled; max_actions on top", t_dev_budget },
 	{ "hold: parked until released (not by levels or starvation); disabled/unparkable win", t_hold },
+	{ "hold for a disabled gpreempt too: parked and kept while disabled, nothing else parked", t_hold_disabled },
 	{ "tiers: only the lowest busy level (BE) is parked; middle tiers never", t_tiers },
 	{ "tiers: with two levels BE is held across the hysteresis as before", t_tiers_two_levels },
 	{ "signal-only (SDMA) queue: its copy makes its level busy; never parked, no inversion", t_signal_only },

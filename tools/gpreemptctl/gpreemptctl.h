@@ -68,6 +68,10 @@ int parse_queue(const char *s, struct gp_queue_key *key);
 int parse_pid(const char *s, uint32_t *pid);
 int proc_start(uint32_t pid, uint64_t *start);
 
+/* selftest.c */
+int selftest_check(int argc, char **argv);
+int cmd_selftest(struct ctl *c, int argc, char **argv);
+
 /* shadowview.c */
 const char *unmanaged_name(unsigned int u);
 void shadow_text(const struct gp_stats *st, const struct gp_queue_info *q, int n);

@@ -27,6 +27,9 @@ static void usage(FILE *f)
 		"  version                          this tool's and the loaded module's version\n"
 		"  doctor                           check this machine for gpreempt: kernel,\n"
 		"                                   amdgpu, layout, Secure Boot, hooks, module\n"
+		"  selftest --client PATH [--runs N] [--seconds S] [--markdown]\n"
+		"                                   in shadow mode: park and unpark its own BE\n"
+		"                                   process N times, measure, report\n"
 		"rules (PRIO: low, normal, high or 0..15):\n"
 		"  set pid|cgroup|comm|queue TARGET PRIO\n"
 		"  unset pid|cgroup|comm|queue TARGET\n"
@@ -120,6 +123,17 @@ static const struct verb {
 	  "its last error in the kernel log.  Each check: ok, warn, fail or unknown, and\n"
 	  "what to do.  Any user; what needs root is 'unknown'.  Exit 0 when no check\n"
 	  "failed (warnings allowed), 7 when one did.\n" },
+	{ "selftest",
+	  "usage: gpreemptctl [-j] selftest --client PATH [--runs N] [--seconds S] [--markdown]\n"
+	  "A first-contact measurement, with gpreempt in shadow mode (enable=0), on two\n"
+	  "processes of its own started from the load client PATH (gpload): LC alone;\n"
+	  "LC beside a BE process (what gpreempt would do, and detection); BE's queues\n"
+	  "parked and unparked N times (default 20), each waited for (end to end, and\n"
+	  "the module's KFD call); LC beside BE held parked.  No other process is ever\n"
+	  "parked.  It stops at the first failure (a park not seen within 5 s, an error\n"
+	  "of gpreempt's, a device fence).  Report: JSON (pretty; -j: one line) or\n"
+	  "Markdown, with the kernel, module, amdgpu and ROCm versions and every GPU.\n"
+	  "Exit 0, 1 when it stopped early.  Needs root.\n" },
 	{ "version",
 	  "usage: gpreemptctl [-j] version   (or -V, --version)\n"
 	  "This tool's version and libbpf's; when gpreempt is loaded, the module's\n"
@@ -311,5 +325,7 @@ int main(int argc, char **argv)
 		return cmd_set(&c, argc, argv);
 	if (!strcmp(cmd, "unset"))
 		return cmd_unset(&c, argc, argv);
+	if (!strcmp(cmd, "selftest"))
+		return cmd_selftest(&c, argc, argv);
 	return cmd_park(&c, argc, argv, !strcmp(cmd, "park"));
 }
