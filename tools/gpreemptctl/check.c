@@ -86,6 +86,8 @@ int check_args(const char *verb, int argc, char **argv)
 			return err(EX_USAGE, "usage: unset pid|cgroup|comm|queue TARGET");
 		return check_target(argv[1], argv[2]);
 	}
+	if (!strcmp(verb, "metrics"))
+		return metrics_check(argc, argv);
 	if (!strcmp(verb, "selftest"))
 		return selftest_check(argc, argv);
 	if (!strcmp(verb, "park") || !strcmp(verb, "unpark")) {

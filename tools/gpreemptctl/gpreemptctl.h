@@ -41,6 +41,7 @@ const char *prio_name(int prio);
 const char *source_name(unsigned int src);
 const char *state_name(unsigned int st);
 void json_str(const char *s, size_t max);
+void read_line(const char *path, char *buf, size_t len);
 
 /* maps.c */
 int maps_open(struct ctl *c);
@@ -67,6 +68,10 @@ int cgroup_cap(struct ctl *c, const char *abs, int *cap, char *by, size_t len);
 int parse_queue(const char *s, struct gp_queue_key *key);
 int parse_pid(const char *s, uint32_t *pid);
 int proc_start(uint32_t pid, uint64_t *start);
+
+/* metrics.c */
+int metrics_check(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 
 /* selftest.c */
 int selftest_check(int argc, char **argv);

@@ -27,6 +27,7 @@ static void usage(FILE *f)
 		"  version                          this tool's and the loaded module's version\n"
 		"  doctor                           check this machine for gpreempt: kernel,\n"
 		"                                   amdgpu, layout, Secure Boot, hooks, module\n"
+		"  metrics [--listen [ADDR:]PORT]   OpenMetrics text once, or served for Prometheus\n"
 		"  selftest --client PATH [--runs N] [--seconds S] [--markdown]\n"
 		"                                   in shadow mode: park and unpark its own BE\n"
 		"                                   process N times, measure, report\n"
@@ -123,6 +124,16 @@ static const struct verb {
 	  "its last error in the kernel log.  Each check: ok, warn, fail or unknown, and\n"
 	  "what to do.  Any user; what needs root is 'unknown'.  Exit 0 when no check\n"
 	  "failed (warnings allowed), 7 when one did.\n" },
+	{ "metrics",
+	  "usage: gpreemptctl metrics [--listen [ADDR:]PORT]\n"
+	  "gp_stats and gp_queues as OpenMetrics text: once to stdout (node_exporter's\n"
+	  "textfile collector), or served at GET /metrics on ADDR:PORT (ADDR defaults to\n"
+	  "127.0.0.1: the queues' labels name every user's processes) until SIGTERM, the\n"
+	  "maps opened for each scrape (gpreempt_up 0 while it is not loaded).  Counters:\n"
+	  "parks, unparks, errors, device fences, shadow mode's; per level the time its\n"
+	  "work waited beside lower work; histograms of detection and the park and unpark\n"
+	  "calls; per queue (pid, qid, dev, comm, cgroup, pod_uid, container_id) its\n"
+	  "parks, parked seconds, shadow parks, state and priority.  Needs root.\n" },
 	{ "selftest",
 	  "usage: gpreemptctl [-j] selftest --client PATH [--runs N] [--seconds S] [--markdown]\n"
 	  "A first-contact measurement, with gpreempt in shadow mode (enable=0), on two\n"
@@ -308,6 +319,8 @@ int main(int argc, char **argv)
 		return cmd_doctor(&c, argc, argv);
 	if (!strcmp(cmd, "apply"))
 		return run_apply(&c, argc, argv, check);
+	if (!strcmp(cmd, "metrics"))
+		return cmd_metrics(argc, argv);
 	ret = maps_open(&c);
 	if (ret)
 		return ret;

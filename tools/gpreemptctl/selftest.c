@@ -386,18 +386,6 @@ out:
 	return 0;
 }
 
-static void sys_file(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-
-	buf[0] = 0;
-	if (f) {
-		if (fgets(buf, len, f))
-			buf[strcspn(buf, "\n")] = 0;
-		fclose(f);
-	}
-}
-
 /* The machine, as JSON members: kernel, module, amdgpu, ROCm, every GPU node. */
 static struct json_object *sys_json(void)
 {
@@ -409,24 +397,24 @@ static struct json_object *sys_json(void)
 	uname(&u);
 	json_object_object_add(o, "kernel", json_object_new_string(u.release));
 	/* A module built without a version: its srcversion names the build. */
-	sys_file("/sys/module/gpreempt/version", buf, sizeof(buf));
+	read_line("/sys/module/gpreempt/version", buf, sizeof(buf));
 	if (!buf[0]) {
 		char src[64];
 
-		sys_file("/sys/module/gpreempt/srcversion", src, sizeof(src));
+		read_line("/sys/module/gpreempt/srcversion", src, sizeof(src));
 		snprintf(buf, sizeof(buf), src[0] ? "srcversion %s" : "unknown", src);
 	}
 	json_object_object_add(o, "gpreempt", json_object_new_string(buf));
-	sys_file("/sys/module/amdgpu/version", buf, sizeof(buf));
+	read_line("/sys/module/amdgpu/version", buf, sizeof(buf));
 	json_object_object_add(o, "amdgpu", json_object_new_string(buf[0] ? buf : "in-tree"));
-	sys_file("/opt/rocm/.info/version", buf, sizeof(buf));
+	read_line("/opt/rocm/.info/version", buf, sizeof(buf));
 	json_object_object_add(o, "rocm", json_object_new_string(buf[0] ? buf : "unknown"));
 	for (node = 0; node < 256; node++) {
 		struct json_object *g;
 		char gfx[256];
 
 		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", node);
-		sys_file(path, buf, sizeof(buf));
+		read_line(path, buf, sizeof(buf));
 		if (!buf[0]) {
 			if (access(path, F_OK))
 				break;
@@ -438,7 +426,7 @@ static struct json_object *sys_json(void)
 		json_object_object_add(g, "node", json_object_new_int(node));
 		json_object_object_add(g, "gpu_id", json_object_new_string(buf));
 		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/name", node);
-		sys_file(path, buf, sizeof(buf));
+		read_line(path, buf, sizeof(buf));
 		json_object_object_add(g, "name", json_object_new_string(buf));
 		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/properties",
 			 node);

@@ -112,3 +112,21 @@ void json_str(const char *s, size_t max)
 	}
 	putchar('"');
 }
+
+/**
+ * read_line() - the first line of a small file (sysfs), without its newline
+ * @path: file
+ * @buf: result, "" when the file cannot be read
+ * @len: its size
+ */
+void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}

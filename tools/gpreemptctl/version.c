@@ -21,20 +21,6 @@
 
 #define SYS_MOD "/sys/module/gpreempt"
 
-/* First line of a sysfs file, or "" (no such file, not readable). */
-static void read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-
-	buf[0] = '\0';
-	if (!f)
-		return;
-	if (!fgets(buf, len, f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
 /* The GNU build id note of the loaded module, as hex, or "". */
 static void build_id(char *hex, size_t len)
 {

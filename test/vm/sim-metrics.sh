@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpreemptctl metrics: OpenMetrics text that Prometheus's own parser
+# (python3-prometheus-client's strict OpenMetrics parser) accepts, with the
+# counts gp_stats has, after an LC/BE round: parks, the park call histogram,
+# BE's queue with its labels.  Served (--listen): GET /metrics answers with
+# the OpenMetrics content type, another path 404; a client that connects and
+# sends nothing does not keep the next scrape from being answered; gpreempt
+# unloaded reads gpreempt_up 0 and loaded again 1 (its new maps), shadow
+# mode shows as mode="shadow"; SIGTERM ends it with exit 0.
+. test/lib/tap.sh
+. test/lib/sim.sh
+tap_plan 13
+OBJ=${GP_OBJ:-.}
+GPLOAD=$OBJ/build/gpload
+PY=/usr/bin/python3
+PORT=9464
+
+# parse FILE: every family as "name type samples", or the parser's error.
+parse() {
+	$PY - "$1" <<'EOF'
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+for f in text_string_to_metric_families(open(sys.argv[1]).read()):
+    print(f.name, f.type, len(f.samples))
+EOF
+}
+# value FILE SAMPLE [LABEL=VALUE]: the first sample of that name (and label).
+value() {
+	$PY - "$@" <<'EOF'
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+want = dict(a.split("=", 1) for a in sys.argv[3:])
+for f in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in f.samples:
+        if s.name == sys.argv[2] and all(s.labels.get(k) == v for k, v in want.items()):
+            print(s.value if s.value != int(s.value) else int(s.value))
+            sys.exit(0)
+EOF
+}
+# get PATH: "STATUS CONTENT-TYPE" of a GET, the body in /tmp/m.http.
+get() {
+	$PY - "$1" $PORT <<'EOF'
+import sys, urllib.request, urllib.error
+try:
+    r = urllib.request.urlopen("http://127.0.0.1:%s%s" % (sys.argv[2], sys.argv[1]), timeout=10)
+    open("/tmp/m.http", "wb").write(r.read())
+    print(r.status, r.headers.get("Content-Type"))
+except urllib.error.HTTPError as e:
+    print(e.code, e.headers.get("Content-Type"))
+EOF
+}
+
+dmesg -C
+insmod "$OBJ/test/kfdsim/kfdsim.ko"
+insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us=20000
+$GPLOAD --mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet &
+be=$!
+sleep 0.5
+$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 2000 --period-us 50000 --duration 2 --quiet
+lc_rc=$?
+$CTL metrics >/tmp/m.txt
+rc=$?
+parks=$(gstat preempts) calls=$(gstat park_lat.count)
+stop_be $be
+out=$(parse /tmp/m.txt 2>&1)
+tap_check "metrics: exit 0, Prometheus's OpenMetrics parser accepts it ($(wc -l </tmp/m.txt) lines, rc $rc)" \
+	test "$rc" = 0 -a -n "$out" -a "$(grep -c '^Traceback\|Error' <<<"$out")" = 0
+tap_diag "families: $(awk '{print $1 "/" $2}' <<<"$out" | tr '\n' ' ' | head -c 600)"
+tap_check "metrics: gpreempt_up 1, gpreempt_parks_total as gp_stats ($parks)" \
+	test "$(value /tmp/m.txt gpreempt_up).$(value /tmp/m.txt gpreempt_parks_total)" = "1.$parks"
+tap_check "metrics: the park call histogram counts each park call ($calls) in +Inf" \
+	test "$(value /tmp/m.txt gpreempt_park_call_seconds_count).$(value /tmp/m.txt gpreempt_park_call_seconds_bucket le=+Inf)" = "$calls.$calls"
+tap_check "metrics: BE's queue with its pid, comm and cgroup labels, parked at least once" \
+	test "$(value /tmp/m.txt gpreempt_queue_parks_total pid=$be comm=gpload)" -ge 1
+# Enabled, a park follows the scan that saw LC's work: no two scans see the
+# wait, so it is counted as 0 (sim-shadow counts it in shadow mode).
+tap_check "metrics: the time each level waited, all 16 levels" \
+	test "$(grep -c '^gpreempt_level_wait_seconds_total{level="[0-9]*"} ' /tmp/m.txt)" = 16
+
+$CTL metrics --listen 127.0.0.1:$PORT &
+srv=$!
+wait_for 10 eval '[ "$(get /metrics | cut -d" " -f1)" = 200 ]'
+r=$(get /metrics)
+pr=$(parse /tmp/m.http 2>&1)
+tap_check "served: GET /metrics is 200 OpenMetrics ($r), parsed" \
+	bash -c '[[ "$0" == "200 application/openmetrics-text; version=1.0.0"* ]] && grep -q "^gpreempt_parks counter" <<<"$1"' "$r" "$pr"
+tap_check "served: another path is 404 ($(get /))" test "$(get / | cut -d' ' -f1)" = 404
+# A client that connects and sends nothing: the next scrape is answered all the same.
+$PY -c "import socket, time; s = socket.create_connection(('127.0.0.1', $PORT)); time.sleep(8)" &
+idle=$!
+sleep 0.5
+tap_check "served: a silent client does not keep the next scrape from an answer" \
+	test "$(get /metrics | cut -d' ' -f1)" = 200
+kill $idle 2>/dev/null
+wait $idle 2>/dev/null
+rmmod gpreempt
+get /metrics >/dev/null
+tap_check "served: gpreempt unloaded reads gpreempt_up 0" test "$(value /tmp/m.http gpreempt_up)" = 0
+insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 enable=0
+ticks_pass 3
+get /metrics >/dev/null
+tap_check "served: loaded again (enable=0): gpreempt_up 1, mode shadow" \
+	test "$(value /tmp/m.http gpreempt_up).$(value /tmp/m.http gpreempt_info mode=shadow)" = 1.1
+kill -TERM $srv
+wait $srv
+tap_check "served: SIGTERM ends it, exit 0" test $? = 0
+tap_check "LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
+sim_unload
+tap_dmesg_clean "sim-metrics"
+tap_done
