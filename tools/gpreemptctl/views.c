@@ -132,20 +132,21 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 		       st->queues_unseen);
 	wait_text(st);
 	shadow_text(st, q, n);
-	printf("%-7s %-4s %3s %-15s %4s %4s %-6s %-10s %-4s %-9s %7s %7s %9s %7s %s\n", "TGID",
-	       "QID", "DEV", "COMM", "KPRI", "PRIO", "SOURCE", "STATE", "PEND", "PTR", "PREEMPT",
-	       "RESUME", "PARKED_MS", "SHADOW", "UNMANAGED");
+	/* New columns go at the end: scripts read the first ones by position. */
+	printf("%-7s %-4s %-15s %4s %4s %-6s %-10s %-4s %-9s %7s %7s %9s %3s %7s %s\n", "TGID",
+	       "QID", "COMM", "KPRI", "PRIO", "SOURCE", "STATE", "PEND", "PTR", "PREEMPT",
+	       "RESUME", "PARKED_MS", "DEV", "SHADOW", "UNMANAGED");
 	for (i = 0; i < n; i++) {
 		char comm[GP_COMM_LEN + 1] = { 0 };
 
 		memcpy(comm, q[i].comm, GP_COMM_LEN);
-		printf("%-7u %-4u %3u %-15s %4u %4d %-6s %-10s %-4s %-9s %7llu %7llu %9llu %7llu %s\n",
-		       q[i].tgid, q[i].qid, q[i].dev, comm, q[i].kfd_priority, q[i].eff_priority,
+		printf("%-7u %-4u %-15s %4u %4d %-6s %-10s %-4s %-9s %7llu %7llu %9llu %3u %7llu %s\n",
+		       q[i].tgid, q[i].qid, comm, q[i].kfd_priority, q[i].eff_priority,
 		       source_name(q[i].prio_source),
 		       q[i].held && q[i].state == GP_Q_SUSPENDED ? "held" : state_name(q[i].state),
 		       q[i].blocked ? "wait" : q[i].pending ? "yes" : "no",
 		       ptr_name(q[i].ptr_path), q[i].preempts,
-		       q[i].resumes, q[i].suspended_ns / 1000000, q[i].shadow_parks,
+		       q[i].resumes, q[i].suspended_ns / 1000000, q[i].dev, q[i].shadow_parks,
 		       unmanaged_name(q[i].unmanaged));
 	}
 }
