@@ -21,7 +21,6 @@
 #include "cli.h"
 #include "doctor.h"
 
-
 /**
  * cmd_doctor() - every check, in words or JSON
  * @c: -j

@@ -24,7 +24,7 @@ static const char * const dr_names[DR_NR] = { "ok", "warn", "fail", "unknown" };
 static struct dr_check {
 	char name[32];
 	enum dr_status st;
-	char value[4096];
+	char *value;		/* any length: a node of 64 GPUs lists them all */
 	char fix[512];
 } checks[DR_MAX];
 static int nchecks;
@@ -49,7 +49,10 @@ void dr_add(const char *name, enum dr_status st, const char *fix, const char *fm
 	k->st = st;
 	snprintf(k->fix, sizeof(k->fix), "%s", fix ? fix : "");
 	va_start(ap, fmt);
-	vsnprintf(k->value, sizeof(k->value), fmt, ap);
+	if (vasprintf(&k->value, fmt, ap) < 0)
+		k->value = NULL;
+	if (!k->value)
+		nchecks--;	/* out of memory: no half check */
 	va_end(ap);
 }
 
@@ -297,6 +300,7 @@ static void print_json(const struct dr_ctx *c, const int *count)
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 }
+
 /**
  * dr_print() - every recorded check, in words or JSON
  * @c: the kernel release and whether doctor runs as root
@@ -316,5 +320,8 @@ int dr_print(const struct dr_ctx *c, bool json)
 		print_words(c, count);
 	json_object_put(params);
 	params = NULL;
+	for (i = 0; i < nchecks; i++)
+		free(checks[i].value);
+	nchecks = 0;
 	return count[DR_FAIL];
 }
