@@ -333,7 +333,7 @@ static void check_sched(struct dr_ctx *c)
 		       "sched_policy=2 (NO_HWS): queues are parked by eviction only\n%s", list);
 	else if (hws)
 		dr_add("scheduler", DR_WARN,
-		       "expected on gfx9 (MI100, MI200, MI300): measure with enable=0 (shadow) first, then watch stats and lc_preempt_ns; a longer min_hold_us parks less often (docs/parking.md)",
+		       "expected on gfx9 (MI100, MI200, MI300): observe with enable=0 first, then watch gpreemptctl stats (lc_preempt_ns); hysteresis_us and remap_budget bound how often it remaps (docs/parameters.md, docs/parking.md)",
 		       "sched_policy=%s, mes=%s: %d GPU%s under HWS, where every park and unpark unmaps and remaps every queue of that GPU (every process on it, LC's too); %d under MES (one queue)\n%s",
 		       r ? "?" : v, mes, hws, hws == 1 ? "" : "s", nmes, list);
 	else
