@@ -11,7 +11,7 @@
 # Nothing is loaded.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 49
+tap_plan 65
 CTL=${GP_CTL:-$PWD/build/gpreemptctl}
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -35,7 +35,7 @@ fake() { printf '#!/bin/sh\nPATH=/usr/bin:/bin\nF=%s/fake\n%s\n' "$R" "$2" >"$BI
 put() { mkdir -p "$(dirname "$R$1")" && printf '%b' "$2" >"$R$1"; }
 
 # A machine where every check is ok (Debian 6.12, in-tree amdgpu with BTF,
-# one MI200-class GPU, Secure Boot on and gpreempt signed, podman with the hook).
+# one gfx11 GPU (MES), Secure Boot on and gpreempt signed, podman with the hook).
 good() {
 	rm -rf "$R" "$BIN"
 	mkdir -p "$R/fake" "$BIN" "$R/lib/modules/$REL/build" "$R/sys/firmware/efi"
@@ -43,6 +43,9 @@ good() {
 	put /proc/cpuinfo "processor : 0\nflags : fpu sse ibt\n"
 	put /proc/self/mounts "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\nbpf /sys/fs/bpf bpf rw 0 0\n"
 	put /proc/kallsyms "0000000000000000 T register_kprobe\n"
+	put /proc/modules "amdgpu 16384 0 - Live 0x0000000000000000\n"
+	put /proc/sys/kernel/modules_disabled "0\n"
+	put /proc/cmdline "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n"
 	put /boot/config-$REL "CONFIG_KPROBES=y\n"
 	put /sys/kernel/btf/vmlinux ""
 	put /sys/kernel/btf/amdgpu ""
@@ -54,7 +57,7 @@ good() {
 	note "$elf1" "$R/sys/module/amdgpu/notes/.note.gnu.build-id"
 	cp "$elf1" "$R$KO"
 	put /sys/class/kfd/kfd/topology/nodes/0/properties "cpu_cores_count 4\ngfx_target_version 0\n"
-	put /sys/class/kfd/kfd/topology/nodes/1/properties "simd_count 440\ngfx_target_version 90010\n"
+	put /sys/class/kfd/kfd/topology/nodes/1/properties "simd_count 440\ngfx_target_version 110000\n"
 	put /sys/module/gpreempt/initstate "live\n"
 	put /sys/module/gpreempt/parameters/tick_us "100\n"
 	put /sys/module/gpreempt/parameters/backend "auto\n"
@@ -117,7 +120,7 @@ words_ok() {
 		printf '%s\n' "$so" | grep -q "^$n ok, 0 warn, 0 fail, 0 unknown$"
 }
 tap_check "doctor: words: one line per check, a summary line" words_ok
-tap_check "doctor: the GPU's line: gfx90a, HWS" grep -q "node 1: gfx90a, HWS" <<<"$(value scheduler)"
+tap_check "doctor: the GPU's line: gfx1100, MES" grep -q "node 1: gfx1100, MES" <<<"$(value scheduler)"
 
 # Each failing check alone.
 good; put /proc/sys/kernel/osrelease "5.15.0-91-generic\n"
@@ -155,7 +158,24 @@ good; put /sys/module/amdgpu/parameters/cwsr_enable "0\n"
 expect "CWSR off" cwsr fail "cwsr_enable=0" 7
 good; rm -rf "$R/sys/class/kfd/kfd/topology/nodes/1"
 expect "no GPU in KFD's topology" scheduler fail "no AMD GPU" 7
+good; put /sys/class/kfd/kfd/topology/nodes/1/properties "gfx_target_version 90010\n"
+expect "gfx90a under HWS: a park remaps the whole GPU, a warning" scheduler warn "every park and unpark unmaps and remaps every queue of that GPU" 0
+# 8 x MI300X in CPX: 64 KFD nodes of gfx942 after two CPU nodes, every one listed, in order.
+good; rm -rf "$R/sys/class/kfd/kfd/topology/nodes/1"
+for i in $(seq 2 65); do put /sys/class/kfd/kfd/topology/nodes/$i/properties "gfx_target_version 90402\n"; done
+put /sys/class/kfd/kfd/topology/nodes/1/properties "cpu_cores_count 96\ngfx_target_version 0\n"
+expect "8 x MI300X CPX: 64 KFD nodes within the limit" gpus ok "64 GPUs and partitions" 0
+nodes=$(printf '%s' "$js" | jq -r '.checks[] | select(.name == "scheduler") | .value' | sed -n 's/^node \([0-9]*\): gfx942, HWS.*/\1/p' | tr '\n' ' ')
+tap_check "doctor: 64 KFD nodes: the scheduler lists all 64, sorted numerically (JSON through jq) # got: $nodes" \
+	test "$nodes" = "$(seq -s ' ' 2 65) "
+put /sys/class/kfd/kfd/topology/nodes/66/properties "gfx_target_version 90402\n"
+expect "65 KFD nodes: past gpreempt's 64 devices" gpus warn "past gpreempt's limit of 64 devices" 0
+good; put /sys/module/amdgpu/parameters/user_queue "1\n"
+expect "amdgpu.user_queue=1: DRM user queues gpreempt does not see" userq warn "gpreempt neither sees nor parks them" 0
+put /sys/module/amdgpu/parameters/user_queue "-1\n"
+expect "amdgpu.user_queue=-1 (auto): no DRM user queues" userq ok "user_queue=-1: amdgpu creates no DRM user queues" 0
 good; put /sys/module/amdgpu/parameters/sched_policy "2\n"
+put /sys/class/kfd/kfd/topology/nodes/1/properties "gfx_target_version 90010\n"
 expect "NO_HWS" scheduler warn "eviction only" 0
 good; put /sys/class/kfd/kfd/topology/nodes/1/properties "gfx_target_version 110000\n"
 expect "gfx1100" scheduler ok "node 1: gfx1100, MES" 0
@@ -181,6 +201,16 @@ expect "not EFI" secureboot ok "not booted through EFI" 0
 good; rm "$BIN/mokutil"; put /sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c '\x06\x00\x00\x00\x01'
 put /fake/modinfo-gpreempt "filename:       $GP\n"
 expect "Secure Boot from efivars, unsigned" module-sig fail "is not signed" 7
+good; put /fake/modinfo-gpreempt "filename:       $GP\n"; put /fake/mokutil-sb "SecureBoot disabled\n"
+put /sys/kernel/security/lockdown "[none] integrity confidentiality\n"
+put /proc/cmdline "BOOT_IMAGE=/vmlinuz ro module.sig_enforce=1\n"
+expect "module.sig_enforce=1 on the command line, unsigned" module-sig fail "is not signed" 7
+good; put /proc/sys/kernel/modules_disabled "1\n"
+expect "kernel.modules_disabled=1" modload fail "loads no module until reboot" 7
+good; rm "$R/proc/sys/kernel/modules_disabled" "$R/proc/modules"
+expect "a kernel without modules" modload fail "this kernel loads no modules" 7
+good
+expect "lockdown integrity and Secure Boot: modules load, signed only" modload ok "signed ones only (lockdown Secure-Boot)" 0
 good; put /boot/config-$REL "# CONFIG_KPROBES is not set\n"
 expect "kernel without kprobes" kprobes fail "no CONFIG_KPROBES=y" 7
 good; rm "$R/boot/config-$REL"; put /proc/kallsyms "0000000000000000 T register_kprobe_foo\n"
@@ -189,6 +219,8 @@ good; put /sys/kernel/debug/kprobes/enabled "0\n"
 expect "kprobes disabled at run time" kprobes fail "enabled is 0" 7
 good; put /proc/self/mounts "cgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n"
 expect "cgroup v1 only" cgroup2 warn "no cgroup v2" 0
+good; put /proc/self/mounts "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\ncgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw 0 0\n"
+expect "hybrid cgroups (v1 and v2)" cgroup2 warn "hybrid: cgroup v2 on /sys/fs/cgroup/unified" 0
 good; rm "$R/usr/sbin/gpreemptctl"
 expect "hooks.d names a gpreemptctl that is not there (PREFIX)" oci-hook fail "which does not exist" 7
 good; rm "$R/usr/share/containers/oci/hooks.d/gpreempt-create.json"
@@ -198,6 +230,16 @@ expect "containerd 1.7" containerd warn "1.7.13: runs no NRI v0.1 plugin" 0
 fake containerd 'echo "containerd github.com/containerd/containerd v1.6.20 abc"'
 put /opt/nri/bin/gpreempt ""; put /etc/nri/conf.json '{"plugins":[{"type":"gpreempt"}]}'
 expect "containerd 1.6 with the plugin" containerd ok "1.6.20 (NRI v0.1)" 0
+# NRI v2: the DaemonSet's gpreempt-nri running, containerd's NRI socket there.
+good; fake containerd 'echo "containerd containerd.io 2.0.0 207ad711eabd375a01713109a8a197d197ff6542"'
+put /opt/gpreempt/sbin/gpreempt-nri ""; put /var/run/nri/nri.sock ""; put /proc/4242/comm "gpreempt-nri\n"
+expect "containerd 2.0 with gpreempt-nri running" containerd ok "2.0.0 (NRI v2)" 0
+expect "containerd 2.0 with gpreempt-nri running" nri-v2 ok "gpreempt-nri (NRI v2) runs (pid 4242)" 0
+rm "$R/var/run/nri/nri.sock"
+expect "gpreempt-nri running, containerd's NRI off" nri-v2 warn "the runtime has NRI off" 0
+rm -rf "$R/proc/4242"; put /var/run/nri/nri.sock ""
+expect "gpreempt-nri installed, not running" nri-v2 warn "installed (/opt/gpreempt/sbin/gpreempt-nri) but not running" 0
+expect "containerd 2.0, gpreempt-nri not running" containerd warn "gpreempt-nri (NRI v2) is not running" 0
 good; rm -rf "$R/sys/module/gpreempt"
 expect "module not loaded" module warn "not loaded" 0
 good; put /fake/dmesg "[ 5.0] gpreempt: refusing amdgpu: layout mismatch (kfd_process.pqm at 680, BTF says 688)\n[ 6.0] other: fine\n"

@@ -330,13 +330,14 @@ doctor_sim() {
 		(.checks[] | select(.name == "module") | .status == "ok") and
 		(.checks[] | select(.name == "parameters") | .parameters.tick_us == $t) and
 		(.checks[] | select(.name == "dmesg") | .status == "ok") and
-		(.checks[] | select(.name == "kprobes") | .status == "ok")' >/dev/null
+		(.checks[] | select(.name == "kprobes") | .status == "ok") and
+		(.checks[] | select(.name == "modload") | .status == "ok")' >/dev/null
 }
 tmp_doctor=$(mktemp)
 if doctor_sim; then
-	tap_ok "doctor on kfdsim: exit 7 (no amdgpu), module ok, its parameters, no gpreempt error in dmesg, kprobes ok"
+	tap_ok "doctor on kfdsim: exit 7 (no amdgpu), module ok, its parameters, no gpreempt error in dmesg, kprobes ok, modules load (modload)"
 else
-	tap_not_ok "doctor on kfdsim: exit 7 (no amdgpu), module ok, its parameters, no gpreempt error in dmesg, kprobes ok"
+	tap_not_ok "doctor on kfdsim: exit 7 (no amdgpu), module ok, its parameters, no gpreempt error in dmesg, kprobes ok, modules load (modload)"
 	$CTL -j doctor 2>&1 | jq -c '.checks[] | select(.status != "ok")' 2>&1 | head -n 8 | sed 's/^/# /'
 	dmesg | grep gpreempt | tail -n 5 | sed 's/^/# dmesg: /'
 fi

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * doctor.h - gpreemptctl doctor: the checks (doctor_gpu.c, doctor_host.c)
- * and what they share (doctor.c: results, files under GP_DOCTOR_ROOT,
- * commands; doctor_elf.c: build ids).
+ * doctor.h - gpreemptctl doctor: doctor.c runs the checks (doctor_gpu.c,
+ * doctor_host.c); they share doctor_report.c (results, files under
+ * GP_DOCTOR_ROOT, commands) and doctor_elf.c (build ids).  Calls go one way:
+ * doctor.c -> checks -> doctor_elf.c -> doctor_report.c.
  */
 #ifndef GPREEMPTCTL_DOCTOR_H
 #define GPREEMPTCTL_DOCTOR_H
@@ -26,7 +27,7 @@ struct dr_ctx {
 	bool sb_known;
 };
 
-/* doctor.c */
+/* doctor_report.c */
 void dr_add(const char *name, enum dr_status st, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void dr_param(const char *name, const char *value);
@@ -37,6 +38,7 @@ int dr_run(char *const argv[], char **out, size_t max);
 int dr_run_len(char *const argv[], char **out, size_t *olen, size_t max);
 bool dr_have(const char *cmd);
 const char *dr_field(const char *text, const char *key, char *buf, size_t len);
+int dr_print(const struct dr_ctx *c, bool json);
 
 /* doctor_elf.c */
 int dr_note_build_id(const unsigned char *n, size_t len, char *hex, size_t hexlen);

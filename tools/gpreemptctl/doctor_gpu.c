@@ -4,7 +4,9 @@
  * release against the tested ones, its headers, amdgpu (loaded; in-tree or
  * DKMS; its version), whether the running amdgpu is the file modprobe would
  * load (GNU build ids), the KFD layout source a build would use (BTF, an
- * amdgpu-dkms tree, or none), CWSR and the scheduling mode per GPU.
+ * amdgpu-dkms tree, or none), CWSR, HWS or MES per GPU and what a park
+ * costs there, every GPU and partition against gpreempt's device limit,
+ * and whether amdgpu makes DRM user queues gpreempt cannot see.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include "cli.h"
 #include "doctor.h"
+#include "gp_maps.h"
 
 #define NEEDS_ROOT "unknown (needs root)"
 #define AMDGPU "/sys/module/amdgpu"
@@ -188,46 +191,99 @@ static void check_layout(struct dr_ctx *c)
 		       "none: the running amdgpu has no BTF and dkms built no amdgpu for this kernel");
 }
 
-/* One line per GPU of KFD's topology: gfx version and scheduler. */
-static int kfd_gpus(const char *policy, char *buf, size_t len)
+/*
+ * gpreempt's own device limit: GP_POLICY_MAX_DEVS (module/policy/policy.h),
+ * 64 kfd_nodes, 8 x MI300X in CPX; a node past it shares the last slot, so
+ * queues of different GPUs would compete.  Queues per device: GP_MAX_QUEUES.
+ */
+#define DR_MAX_DEVS 64
+
+struct dr_gpu_node {
+	unsigned long id, gfx;
+};
+
+static int node_cmp(const void *a, const void *b)
 {
-	char d[128], props[4096], line[64];
+	const struct dr_gpu_node *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* KFD's GPU nodes (gfx_target_version != 0), sorted by node number; -errno. */
+static int kfd_gpus(struct dr_gpu_node **out)
+{
+	char d[128], props[4096], line[64], *end;
+	struct dr_gpu_node *v = NULL, *nv;
+	size_t n = 0, cap = 0;
 	struct dirent *e;
-	unsigned long gfx;
-	const char *s;
-	size_t o = 0;
-	int n = 0;
+	unsigned long id;
 	DIR *dir;
 
-	buf[0] = '\0';
+	*out = NULL;
 	dir = opendir(dr_path("/sys/class/kfd/kfd/topology/nodes", d, sizeof(d)));
 	if (!dir)
 		return -errno;
 	while ((e = readdir(dir))) {
-		if (e->d_name[0] == '.')
+		id = strtoul(e->d_name, &end, 10);
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end)
 			continue;
 		snprintf(d, sizeof(d), "/sys/class/kfd/kfd/topology/nodes/%.32s/properties",
 			 e->d_name);
 		if (dr_read(d, props, sizeof(props)) ||
-		    !dr_field(props, "gfx_target_version ", line, sizeof(line)))
-			continue;
-		gfx = strtoul(line, NULL, 10);
-		if (!gfx)
+		    !dr_field(props, "gfx_target_version ", line, sizeof(line)) ||
+		    !strtoul(line, NULL, 10))
 			continue;	/* a CPU node */
-		s = gfx >= 110000 ? "MES" : policy;
-		o += snprintf(buf + o, o < len ? len - o : 0, "%snode %s: gfx%lu%lx%lx, %s",
-			      n ? "\n" : "", e->d_name, gfx / 10000, gfx / 100 % 100, gfx % 100, s);
-		n++;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].id = id;
+		v[n++].gfx = strtoul(line, NULL, 10);
 	}
 	closedir(dir);
+	if (n)
+		qsort(v, n, sizeof(*v), node_cmp);
+	*out = v;
 	return n;
+}
+
+/*
+ * MES schedules a GPU's queues from gfx11 on: amdgpu_discovery.c sets
+ * adev->enable_mes for GC 11.x and 12.x whatever amdgpu.mes says (6.12:
+ * amdgpu_discovery.c:2370-2388), and KFD takes it as enable_mes
+ * (amdgpu_amdkfd.c:187).  Before gfx11 it is HWS (or NO_HWS).
+ */
+static bool gpu_mes(unsigned long gfx)
+{
+	return gfx >= 110000;
+}
+
+/* The GPUs and partitions, sorted, against gpreempt's device limit. */
+static void check_gpus(int n)
+{
+	if (n <= 0)
+		return;
+	if (n > DR_MAX_DEVS)
+		dr_add("gpus", DR_WARN,
+		       "use fewer partitions (amd-smi set --compute-partition SPX or DPX), or run LC and BE only on the first 64 KFD nodes",
+		       "%d GPUs and partitions (KFD nodes), past gpreempt's limit of %d devices: nodes past it share the last device's slot, so their queues compete",
+		       n, DR_MAX_DEVS);
+	else
+		dr_add("gpus", DR_OK, NULL,
+		       "%d GPU%s and partitions (KFD nodes); gpreempt manages up to %d devices, %d queues each",
+		       n, n == 1 ? "" : "s", DR_MAX_DEVS, GP_MAX_QUEUES);
 }
 
 static void check_sched(struct dr_ctx *c)
 {
-	char v[64], mes[64], gpus[1024];
+	char v[64], mes[64], *list = NULL;
+	struct dr_gpu_node *g = NULL;
+	int r, n, i, hws = 0, nmes = 0;
+	size_t o = 0, len;
 	const char *policy;
-	int r, n;
 
 	if (!c->amdgpu) {
 		dr_add("cwsr", DR_UNKNOWN, NULL, "amdgpu is not loaded");
@@ -251,19 +307,73 @@ static void check_sched(struct dr_ctx *c)
 		 "HWS (no oversubscription)" : "HWS";
 	if (dr_read(AMDGPU "/parameters/mes", mes, sizeof(mes)))
 		snprintf(mes, sizeof(mes), "?");
-	n = kfd_gpus(policy, gpus, sizeof(gpus));
+	n = kfd_gpus(&g);
+	len = n > 0 ? (size_t)n * 96 + 1 : 1;
+	list = calloc(1, len);
+	for (i = 0; list && i < n; i++) {
+		bool m = gpu_mes(g[i].gfx);
+
+		if (m)
+			nmes++;
+		else
+			hws++;
+		o += snprintf(list + o, len - o, "%snode %lu: gfx%lu%lx%lx, %s%s", i ? "\n" : "",
+			      g[i].id, g[i].gfx / 10000, g[i].gfx / 100 % 100, g[i].gfx % 100,
+			      m ? "MES" : policy, m ? ": a park unmaps that one queue" :
+			      strcmp(policy, "NO_HWS") ? ": a park remaps the whole GPU" : "");
+	}
 	if (n == -EACCES)
 		dr_add("scheduler", DR_UNKNOWN, "run doctor as root", NEEDS_ROOT);
-	else if (n <= 0)
+	else if (n <= 0 || !list)
 		dr_add("scheduler", DR_FAIL, "check lspci and dmesg for amdgpu's errors",
 		       "no AMD GPU in KFD's topology (/sys/class/kfd/kfd/topology/nodes): nothing to preempt");
-	else if (!strcmp(policy, "NO_HWS") && !strstr(gpus, "MES"))
+	else if (!strcmp(policy, "NO_HWS") && !nmes)
 		dr_add("scheduler", DR_WARN,
 		       "remove amdgpu.sched_policy=2 for the suspend backend",
-		       "sched_policy=2 (NO_HWS): queues are parked by eviction only\n%s", gpus);
+		       "sched_policy=2 (NO_HWS): queues are parked by eviction only\n%s", list);
+	else if (hws)
+		dr_add("scheduler", DR_WARN,
+		       "expected on gfx9 (MI100, MI200, MI300): observe with enable=0 first, then watch gpreemptctl stats (lc_preempt_ns); hysteresis_us and remap_budget bound how often it remaps (docs/parameters.md, docs/parking.md)",
+		       "sched_policy=%s, mes=%s: %d GPU%s under HWS, where every park and unpark unmaps and remaps every queue of that GPU (every process on it, LC's too); %d under MES (one queue)\n%s",
+		       r ? "?" : v, mes, hws, hws == 1 ? "" : "s", nmes, list);
 	else
-		dr_add("scheduler", DR_OK, NULL, "sched_policy=%s, mes=%s\n%s", r ? "?" : v, mes,
-		       gpus);
+		dr_add("scheduler", DR_OK, NULL,
+		       "sched_policy=%s, mes=%s: every GPU under MES, a park unmaps one queue\n%s",
+		       r ? "?" : v, mes, list);
+	check_gpus(n);
+	free(list);
+	free(g);
+}
+
+/*
+ * DRM user queues (amdgpu_userq) are made through amdgpu's DRM file, not
+ * KFD: gpreempt never sees them.  amdgpu.user_queue (7.3: amdgpu_drv.c:1103,
+ * -1 auto (default), 0 off, 1 on, 2 on with kernel queues off): -1 and 0
+ * leave disable_uq set on gfx11 and gfx12 (gfx_v11_0.c:5382,
+ * gfx_v12_0.c:3980); gfx 9.4.3 never enables them (gfx_v9_4_3.c:2625).
+ * 6.12 has no such parameter and no user queues.
+ */
+static void check_userq(struct dr_ctx *c)
+{
+	char v[32];
+	int r;
+
+	if (!c->amdgpu)
+		return;
+	r = dr_read(AMDGPU "/parameters/user_queue", v, sizeof(v));
+	if (r == -EACCES)
+		dr_add("userq", DR_UNKNOWN, "run doctor as root", NEEDS_ROOT);
+	else if (r)
+		dr_add("userq", DR_OK, NULL,
+		       "amdgpu has no user_queue parameter: no DRM user queues, every compute queue is KFD's");
+	else if (!strcmp(v, "-1") || !strcmp(v, "0"))
+		dr_add("userq", DR_OK, NULL,
+		       "user_queue=%s: amdgpu creates no DRM user queues, every compute queue is KFD's", v);
+	else
+		dr_add("userq", DR_WARN,
+		       "run LC and BE through ROCm's KFD path (HSA runtime), or boot with amdgpu.user_queue=0",
+		       "user_queue=%s: amdgpu creates DRM user queues (gfx11, gfx12), which are not KFD queues: gpreempt neither sees nor parks them, so work on them is never preempted for LC",
+		       v);
 }
 
 /** dr_gpu() - the kernel and GPU checks */
@@ -275,4 +385,5 @@ void dr_gpu(struct dr_ctx *c)
 	check_amdgpu(c, file, sizeof(file));
 	check_layout(c);
 	check_sched(c);
+	check_userq(c);
 }

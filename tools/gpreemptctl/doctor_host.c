@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * doctor_host.c - gpreemptctl doctor's host checks: IBT, lockdown, Secure
- * Boot and whether gpreempt.ko is signed for them, kprobes, cgroup v2 and
- * bpffs, the container hooks and runtimes, the loaded module and its
+ * Boot and whether gpreempt.ko is signed for them, whether this kernel
+ * loads modules at all, kprobes, cgroup v2 (hybrid too) and bpffs, the
+ * container hooks and runtimes (NRI v0.1 and v2), the loaded module and its
  * parameters, and gpreempt's last error in the kernel log.
  */
 #define _GNU_SOURCE
@@ -115,7 +116,7 @@ static void check_signature(struct dr_ctx *c)
 	int r;
 
 	r = file_has("/sys/module/module/parameters/sig_enforce", "Y");
-	c->sig_enforce = r > 0;
+	c->sig_enforce = r > 0 || file_has("/proc/cmdline", "module.sig_enforce=1") > 0;
 	need = c->sb_on || c->lockdown || c->sig_enforce;
 	if (dr_run(argv, &out, 1 << 16) || !out || !dr_field(out, "filename:", file, sizeof(file))) {
 		dr_add("module-sig", DR_WARN,
@@ -154,6 +155,38 @@ static void check_signature(struct dr_ctx *c)
 	}
 	dr_add("module-sig", DR_OK, NULL, "%s is signed by %s (%s)", file, signer,
 	       sig_id[0] ? sig_id : "?");
+}
+
+/*
+ * Can this kernel load a module at all?  kernel.modules_disabled=1 refuses
+ * every load until reboot; no /proc/modules is a kernel without modules;
+ * lockdown, module.sig_enforce (sysfs or the command line) and Secure Boot
+ * refuse unsigned ones (module-sig says whether gpreempt.ko is signed).
+ */
+static void check_modload(struct dr_ctx *c)
+{
+	char v[16], why[128];
+	int r = dr_read("/proc/sys/kernel/modules_disabled", v, sizeof(v));
+
+	if (!r && strcmp(v, "0")) {
+		dr_add("modload", DR_FAIL,
+		       "remove kernel.modules_disabled=1 (/etc/sysctl.d, the boot scripts) and reboot: it cannot be cleared at run time",
+		       "kernel.modules_disabled=%s: this kernel loads no module until reboot, gpreempt included", v);
+		return;
+	}
+	if (r && !dr_exists("/proc/modules")) {
+		dr_add("modload", DR_FAIL, "use a kernel with CONFIG_MODULES=y",
+		       "no /proc/modules and no kernel.modules_disabled: this kernel loads no modules");
+		return;
+	}
+	snprintf(why, sizeof(why), "%s%s%s", c->lockdown ? " lockdown" : "",
+		 c->sig_enforce ? " module.sig_enforce=1" : "", c->sb_on ? " Secure-Boot" : "");
+	if (why[0])
+		dr_add("modload", DR_OK, NULL,
+		       "modules load, signed ones only (%s): see module-sig", why + 1);
+	else
+		dr_add("modload", DR_OK, NULL,
+		       "modules load (modules_disabled=0, no lockdown, no sig_enforce, no Secure Boot)");
 }
 
 static void check_kprobes(struct dr_ctx *c)
@@ -208,10 +241,15 @@ static int mount_of(const char *type, char *dir, size_t len)
 
 static void check_mounts(void)
 {
-	char d[2048];
+	char d[2048], v1[2048];
 
 	if (mount_of("cgroup2", d, sizeof(d)))
 		dr_add("cgroup2", DR_UNKNOWN, NULL, "/proc/self/mounts cannot be read");
+	else if (d[0] && !mount_of("cgroup", v1, sizeof(v1)) && v1[0])
+		dr_add("cgroup2", DR_WARN,
+		       "boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all; until then write cgroup rules under the v2 mount",
+		       "hybrid: cgroup v2 on %s and v1 hierarchies (%s): runtimes put containers in v1, so container rules may find no cgroup of their own, and /sys/fs/cgroup/... paths are not v2's",
+		       d, v1);
 	else if (d[0])
 		dr_add("cgroup2", DR_OK, NULL, "mounted on %s", d);
 	else
@@ -284,11 +322,84 @@ static bool runtime_version(const char *cmd, int *maj, int *min, char *ver, size
 	return ok;
 }
 
+/* gpreempt-nri, the NRI v2 plugin: where the DaemonSet (gpreempt-node.sh)
+ * and a bare-metal install put it, its unit, and a process of that name.
+ */
+static const char * const nri2_bins[] = {
+	"/opt/gpreempt/sbin/gpreempt-nri", "/usr/local/sbin/gpreempt-nri",
+	"/usr/sbin/gpreempt-nri", "/usr/local/bin/gpreempt-nri", "/usr/bin/gpreempt-nri",
+};
+
+static const char * const nri2_units[] = {
+	"/etc/systemd/system/gpreempt-nri.service", "/usr/lib/systemd/system/gpreempt-nri.service",
+	"/lib/systemd/system/gpreempt-nri.service",
+};
+
+static const char * const nri2_socks[] = { "/var/run/nri/nri.sock", "/run/nri/nri.sock" };
+
+/* The first pid whose /proc/PID/comm is gpreempt-nri, or 0. */
+static long nri2_pid(void)
+{
+	char d[256], f[300], comm[32];
+	struct dirent *e;
+	long pid = 0;
+	DIR *dir = opendir(dr_path("/proc", d, sizeof(d)));
+
+	if (!dir)
+		return 0;
+	while (!pid && (e = readdir(dir))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(f, sizeof(f), "/proc/%.32s/comm", e->d_name);
+		if (!dr_read(f, comm, sizeof(comm)) && !strcmp(comm, "gpreempt-nri"))
+			pid = strtol(e->d_name, NULL, 10);
+	}
+	closedir(dir);
+	return pid;
+}
+
+/* true when gpreempt-nri runs and the runtime's NRI socket is there */
+static bool check_nri2(void)
+{
+	const char *bin = NULL, *unit = NULL, *sock = NULL;
+	long pid = nri2_pid();
+	size_t i;
+
+	for (i = 0; !bin && i < sizeof(nri2_bins) / sizeof(nri2_bins[0]); i++)
+		if (dr_exists(nri2_bins[i]))
+			bin = nri2_bins[i];
+	for (i = 0; !unit && i < sizeof(nri2_units) / sizeof(nri2_units[0]); i++)
+		if (dr_exists(nri2_units[i]))
+			unit = nri2_units[i];
+	for (i = 0; !sock && i < sizeof(nri2_socks) / sizeof(nri2_socks[0]); i++)
+		if (dr_exists(nri2_socks[i]))
+			sock = nri2_socks[i];
+	if (pid && sock) {
+		dr_add("nri-v2", DR_OK, NULL,
+		       "gpreempt-nri (NRI v2) runs (pid %ld), %s is there: gpreempt.io/priority works on containerd 1.7+/2.x and CRI-O 1.26+",
+		       pid, sock);
+		return true;
+	}
+	if (pid)
+		dr_add("nri-v2", DR_WARN,
+		       "enable NRI in the runtime: containerd's config.toml [plugins.\"io.containerd.nri.v1.nri\"] disable = false, then restart containerd",
+		       "gpreempt-nri runs (pid %ld), but there is no NRI socket (/var/run/nri/nri.sock): the runtime has NRI off",
+		       pid);
+	else if (bin || unit)
+		dr_add("nri-v2", DR_WARN,
+		       "systemctl enable --now gpreempt-nri, or check the gpreempt DaemonSet's pod",
+		       "gpreempt-nri is installed (%s) but not running: gpreempt.io/priority does nothing on containerd 1.7+/2.x",
+		       bin ? bin : unit);
+	else
+		dr_add("nri-v2", DR_OK, NULL, "NRI v2 plugin gpreempt-nri not installed");
+	return false;
+}
+
 static void check_runtimes(void)
 {
 	char ver[64], conf[4096];
 	int maj = 0, min = 0, r;
-	bool plugin;
+	bool plugin, v2;
 
 	oci_hook(dr_have("podman") || dr_have("crio"));
 	plugin = dr_exists("/opt/nri/bin/gpreempt");
@@ -299,11 +410,17 @@ static void check_runtimes(void)
 	else
 		dr_add("nri", DR_OK, NULL, plugin ? "NRI v0.1 plugin /opt/nri/bin/gpreempt" :
 		       "NRI v0.1 plugin not installed");
+	v2 = check_nri2();
 	if (runtime_version("containerd", &maj, &min, ver, sizeof(ver))) {
-		if (maj > 1 || (maj == 1 && min >= 7))
+		if ((maj > 1 || (maj == 1 && min >= 7)) && v2)
+			dr_add("containerd", DR_OK, NULL,
+			       "%s (NRI v2): gpreempt-nri gives containers their gpreempt.io/priority",
+			       ver);
+		else if (maj > 1 || (maj == 1 && min >= 7))
 			dr_add("containerd", DR_WARN,
-			       "run LC and BE with gpreemptctl set/exec or cgroup rules (docs/containers.md)",
-			       "%s: runs no NRI v0.1 plugin, so gpreempt.io/priority does nothing", ver);
+			       "deploy gpreempt-nri (deploy/gpreempt.yaml, or its unit on bare metal) with NRI on, or run LC and BE with gpreemptctl set/exec or cgroup rules (docs/containers.md)",
+			       "%s: runs no NRI v0.1 plugin and gpreempt-nri (NRI v2) is not running, so gpreempt.io/priority does nothing",
+			       ver);
 		else
 			dr_add("containerd", plugin ? DR_OK : DR_WARN,
 			       plugin ? NULL : "make install (it installs the NRI v0.1 plugin)",
@@ -391,6 +508,7 @@ void dr_host(struct dr_ctx *c)
 	check_lockdown(c);
 	check_secureboot(c);
 	check_signature(c);
+	check_modload(c);
 	check_kprobes(c);
 	check_mounts();
 	check_runtimes();
