@@ -18,6 +18,13 @@ OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 P=/sys/module/gpreempt/parameters
 
+# two PID PID: both processes' first queue's shadow_parks from one dump (x: none).
+two() {
+	bpftool -j map dump name gp_queues | jq -r --argjson a "$1" --argjson b "$2" '
+		[(map(select(.formatted.value.tgid == $a))[0].formatted.value.shadow_parks // "x"),
+		 (map(select(.formatted.value.tgid == $b))[0].formatted.value.shadow_parks // "x")] |
+		join(" ")'
+}
 sum() { bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value | $1"; }
 # round ENABLE [BE args]: one LC run over BE; sets the deltas of this round.
 round() {
@@ -31,11 +38,14 @@ round() {
 	sleep 0.5
 	$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 2000 --period-us 50000 --duration 4 --quiet &
 	lc=$!
-	# Both queues known, and in shadow mode the first parks counted (LC's
-	# run is about 80 requests: this is within its first few).
-	wait_for 10 eval '[ -n "$(qfield $lc state)" ]'
-	[ "$en" = 1 ] || wait_for 10 eval '[ "$(qfield $be shadow_parks)" -gt 0 ] 2>/dev/null'
-	bq=$(qfield $be shadow_parks) lq=$(qfield $lc shadow_parks) active=$(gstat shadow_active)
+	# Both queues in one read of the map, and in shadow mode BE's first
+	# parks counted (LC's run is about 80 requests: within its first few).
+	for _ in $(seq 200); do
+		read -r bq lq <<<"$(two $be $lc)"
+		[ "$lq" != x ] && { [ "$en" = 1 ] || [ "$bq" != x -a "$bq" != 0 ]; } && break
+		sleep 0.05
+	done
+	active=$(gstat shadow_active)
 	status=$($CTL status 2>&1)
 	wait $lc
 	lc_rc=$?
