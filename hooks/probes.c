@@ -92,7 +92,7 @@ static int gp_on_update_return(struct kretprobe_instance *ri, struct pt_regs *re
 }
 
 /*
- * S4-10: a kretprobe instance is held from a call's entry to its return,
+ * A kretprobe instance is held from a call's entry to its return,
  * and SET_CU_MASK's and UPDATE_QUEUE's calls sleep there (an unmap and map
  * of the device under HWS): maxactive bounds the callers sleeping at once,
  * not a rate.  A call that finds none free runs without either handler
@@ -268,7 +268,7 @@ static bool gp_rprobe_wanted(const struct kretprobe *rp)
 static int gp_nregistered;
 
 /*
- * S3 F15: the probes go by bare name, and kallsyms gives the newest
+ * The probes go by bare name, and kallsyms gives the newest
  * module's symbol of that name first: a probe that resolved outside the
  * module providing KFD would watch someone else's function and never fire.
  */
@@ -371,7 +371,7 @@ static unsigned long gp_rprobe_missed(const struct kretprobe *rp)
 /**
  * gp_hooks_lost() - were SET_CU_MASK, property-update or debugger calls missed?
  *
- * S4-10: a missed call ran in KFD without gpreempt seeing it: a CU mask
+ * A missed call ran in KFD without gpreempt seeing it: a CU mask
  * it set is not recorded (a grow-back would write the older one back), a
  * priority or percentage update not marked for re-reading.  A missed
  * debugger call leaves a process KFD counts as debugged (its queues'

@@ -25,7 +25,7 @@ struct kfd_node;
 struct queue;
 
 /* Devices per process gpreempt can hold evictions on. */
-#define GP_MAX_DEVS GP_POLICY_MAX_DEVS	/* 64 kfd_nodes: 8 x MI300X in CPX (S3 F17) */
+#define GP_MAX_DEVS GP_POLICY_MAX_DEVS	/* 64 kfd_nodes: 8 x MI300X in CPX */
 /*
  * Queues whose dispatch ids are read: GP_MAX_QUEUES per device, KFD's own
  * default limit (max_num_of_queues_per_device), so one device's queues
@@ -46,30 +46,30 @@ struct gp_params {
 	unsigned int max_suspend_ms;
 	unsigned int min_slice_ms;
 	unsigned int max_actions;
-	unsigned int max_rate;	/* state changes per device per second (M3) */
+	unsigned int max_rate;	/* state changes per device per second */
 	unsigned int remap_budget;	/* ... per device per minute, sustained */
 	int backend;		/* enum gp_backend_kind */
 	unsigned int shrink_pct;	/* 0: park; else shrink BE to this share of its CUs */
 	bool enable;
 	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
-	unsigned int dispatch_window_ms;	/* early-rptr firmware (S3 F11), 0: off */
+	unsigned int dispatch_window_ms;	/* early-rptr firmware, 0: off */
 	bool sdma_hint;		/* SDMA queues' pending copies make their level busy */
 	bool adopt_existing;
-	bool sched_fifo;	/* monitor kthread SCHED_FIFO (M7), load time only */
+	bool sched_fifo;	/* monitor kthread SCHED_FIFO, load time only */
 	bool env_priority;
 	unsigned int env_max_priority;
-	unsigned int user_max_priority;	/* cap of user-controlled sources (S3 F3) */
-	unsigned int max_hold_s;	/* longest park by hand, 0: none (S3 F7) */
+	unsigned int user_max_priority;	/* cap of user-controlled sources */
+	unsigned int max_hold_s;	/* longest park by hand, 0: none */
 	unsigned int max_user_queues;	/* queues of one user whose ids are read */
 };
 
 extern struct gp_params gp_param;
 
-/* M3: max_suspend + min_slice below this makes the starvation guard thrash. */
+/* max_suspend + min_slice below this makes the starvation guard thrash. */
 #define GP_MIN_GUARD_CYCLE_MS 10
 
 /*
- * Test-only race windows and limits (review S3 F18).  They exist only in the
+ * Test-only race windows and limits.  They exist only in the
  * GP_TESTING build (testing.c, make's build/testing/), which the race tests
  * load; the module users get has neither the parameters nor the sleeps.
  */
@@ -117,7 +117,7 @@ bool gp_layout_live_admit(struct queue *q);
  * @kind: GP_BACKEND_SUSPEND, _SHRINK or _EVICT
  * @act: GP_ACT_PARK/_SHRINK or GP_ACT_UNPARK, as the policy wanted it
  * @reason: its enum gp_reason
- * @e: the queue (pinned), or NULL: restore an eviction owed (S3 F13)
+ * @e: the queue (pinned), or NULL: restore an eviction owed
  * @dev: the device (evict)
  * @avoid: for a shrink: the mask to keep clear of
  * @has_avoid: @avoid is set (else NULL for the backend)
@@ -184,14 +184,14 @@ struct gp_defer {
  * @env_read: monitor-owned: the environment has been read (once per process)
  * @env_first_ns: monitor-owned: first read that found pages not present
  * @restore_owed: a queue of it went while gpreempt holds an eviction:
- *		  check each such device for a restore (S3 F13); set and
+ *		  check each such device for a restore; set and
  *		  cleared by the monitor under gp_reg.lock (gp_reg.nowed)
  * @rules_dropped: monitor-owned: its pid rule and queue controls were
- *		   deleted when it ended (S3 F7)
+ *		   deleted when it ended
  * @nrefs: queue entries (gone or not) that point at this process; it is
  *	   freed only when this is 0
  * @busy_streak: monitor-owned: actions on it in a row that found p->mutex
- *		 busy (S3 F20: a process that keeps its mutex busy)
+ *		 busy (a process that keeps its mutex busy)
  * @busy_since: monitor-owned: when its p->mutex was first found busy, in a run
  *		of busy attempts with no success between (0: none)
  * @busy_last: monitor-owned: the last attempt that found it busy
@@ -303,9 +303,9 @@ struct gp_ptr_id {
  * @pending_since_ns: when pending was first seen in this busy period
  * @info_parked_at: when the current park began
  * @leftover: found suspended at load, not by a debugger: an earlier
- *	      gpreempt's park it could not undo at unload (S3 F20)
+ *	      gpreempt's park it could not undo at unload
  * @reset: KFD reset the queue, or one of its process on its device (6.12
- *	   has_reset_queue): it is never parked again (S3 F12)
+ *	   has_reset_queue): it is never parked again
  * @pinned: a deferred action of its process uses it: not reaped until the
  *	    monitor has its result (set and cleared under gp_reg.lock)
  * @seen: the monitor has set the queue up
@@ -521,7 +521,7 @@ void gp_monitor_free(void);
 int gp_hooks_init(void);
 void gp_hooks_exit(void);
 u64 gp_hooks_missed(void);
-#define GP_LOST_CU_MASK 1	/* a SET_CU_MASK call ran unseen (S4-10) */
+#define GP_LOST_CU_MASK 1	/* a SET_CU_MASK call ran unseen */
 #define GP_LOST_PROPS 2		/* a queue property update ran unseen */
 #define GP_LOST_DEBUG 4		/* a debugger enable, disable or suspend ran unseen */
 u32 gp_hooks_lost(void);

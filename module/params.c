@@ -321,7 +321,7 @@ module_param_cb(env_max_priority, &gp_uint_ops, &gp_range_env_max, 0644);
 MODULE_PARM_DESC(env_max_priority,
 		 "Trust: Highest priority GPREEMPT_PRIORITY may grant; higher requests are lowered to it (default 7) [0..15]");
 /*
- * S3 F3: the sources any user controls (the queue's KFD priority, which any
+ * The sources any user controls (the queue's KFD priority, which any
  * user with /dev/kfd sets to 0..15; comm, which prctl sets; the
  * environment) never rank above this.  The default, normal (7), is below
  * gpreemptctl's "high" (12): only a rule root sets (queue, pid, cgroup) can
@@ -337,7 +337,7 @@ MODULE_PARM_DESC(user_max_priority,
 		 "Trust: Highest priority a source users control may give: the queue's KFD priority, comm rules, GPREEMPT_PRIORITY (default 7: only root's queue, pid and cgroup rules rank above normal) [0..15]");
 
 /*
- * S3 F7: a hold (gpreemptctl park) has no starvation guard; it ends after
+ * A hold (gpreemptctl park) has no starvation guard; it ends after
  * this long, so a forgotten one cannot starve a job for ever.
  */
 static struct gp_uint_range gp_range_max_hold = {

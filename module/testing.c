@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * testing.c - race windows and limits for the race tests, in the GP_TESTING
- * build only (review S3 F18).
+ * build only.
  *
  * Some races need a window wide enough to be hit on every run: a queue
  * destroyed and recreated between a decision and p->mutex, a process dying
@@ -147,7 +147,7 @@ bool gp_test_ibt(void)
 }
 
 /**
- * gp_test_maxactive() - the test's kretprobe instance count (S4-10)
+ * gp_test_maxactive() - the test's kretprobe instance count
  *
  * Return: the count, or 0 for the default.
  */

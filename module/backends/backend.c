@@ -45,7 +45,7 @@ struct kfd_process *gp_backend_get_process(struct gp_proc *pr)
 	struct kfd_process *p;
 
 	/*
-	 * S3 F16: no KFD call with a process's mm installed in the monitor
+	 * No KFD call with a process's mm installed in the monitor
 	 * (ptr_access.c ends its use first): KFD's own kthread_use_mm() (the
 	 * NO_HWS restore's read_user_wptr()) would WARN or read the wrong mm.
 	 */
@@ -329,7 +329,7 @@ int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
  * FUSE file that never answers), and neither the monitor, nor insmod
  * (gp_backend_lock_until()), nor rmmod must wait on it for longer than a
  * bound.  The helper waits as a waiter of the mutex, so a process whose
- * threads keep it owned at every instant cannot keep it out (S3 F20), and
+ * threads keep it owned at every instant cannot keep it out, and
  * takes gp_act_lock with it (gp_plock_wait()).  Release with
  * gp_backend_mutex_unlock().
  *

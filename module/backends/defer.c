@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * defer.c - actions whose p->mutex stays busy, done by a helper thread
- * (S3 F20, evasion).
+ * defer.c - actions whose p->mutex stays busy, done by a helper thread,
+ * so a process cannot evade a park by keeping its own mutex busy.
  *
  * The monitor only tries p->mutex: a contended one means an ioctl runs, and
  * the action is tried again on the next tick.  A process whose own threads
@@ -20,7 +20,7 @@
  * for long): the action then counts as busy, and is handed over again.
  * The monitor itself never waits for a p->mutex.
  *
- * A process that holds its own mutex (S4-1: an ioctl that faults a page of
+ * A process that holds its own mutex (an ioctl that faults a page of
  * a FUSE file that never answers keeps it for as long as its owner likes)
  * is not handed over again and again: once its mutex has been busy at
  * every attempt for GP_HELD_MS, it is "held" (gp_proc.lock_held, counted):

@@ -30,7 +30,7 @@
  * rare there and cleared by any eviction).  Unparks and restores are
  * always attempted: nothing stays parked because a device was fenced.
  */
-/* Every kfd_node the policy can tell apart (8 x MI300X in CPX mode: 64; S3 F17). */
+/* Every kfd_node the policy can tell apart (8 x MI300X in CPX mode: 64). */
 #define GP_MAX_DQM GP_POLICY_MAX_DEVS
 #define GP_FENCE_MIN_MS 500
 #define GP_FENCE_MAX_MS 30000

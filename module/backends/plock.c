@@ -4,7 +4,7 @@
  *
  * Only the helper thread (defer.c) waits for a p->mutex: as a waiter of the
  * mutex (a process whose threads keep it owned at every instant hands it
- * over, S3 F20), killably, and whoever owns the helper ends a wait that
+ * over), killably, and whoever owns the helper ends a wait that
  * takes too long with a SIGKILL sent under gp_act_lock.  Once it has the
  * mutex, the helper takes gp_act_lock too, until it lets the mutex go, so
  * its action is as if it were part of a monitor tick.  Lock order:

@@ -13,7 +13,7 @@
  * on errors and at module unload.  A process that exits while evicted
  * needs no restore: KFD frees its qpd.
  *
- * Without p->mutex (S4-1).  KFD evicts and restores without it:
+ * Without p->mutex.  KFD evicts and restores without it:
  * evict_process_worker(), restore_process_worker() and the userptr and
  * suspend paths call kfd_process_evict_queues()/restore_queues() on a
  * process they only hold a reference to, walking p->pdds[0..n_pdds);
@@ -118,7 +118,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		/*
 		 * Dead: its queues died with it, and the eviction with its
 		 * qpd.  A lookup that failed for a live process (its PASID
-		 * gone with a render node, S3 F9) keeps the eviction held, so
+		 * gone with a render node) keeps the eviction held, so
 		 * the restore is retried rather than dropped while KFD still
 		 * counts it.
 		 */
@@ -161,7 +161,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 	dqm = kfd_node_dqm(dev);
 	if (evict && kfd_dqm_no_hws(dqm) && !gp_lead_has_mm(p)) {
 		/*
-		 * S3 F8: restore_process_queues_nocpsch() takes the lead
+		 * restore_process_queues_nocpsch() takes the lead
 		 * thread's mm and fails, leaving the process evicted, when
 		 * the leader has exited: neither gpreempt nor KFD could ever
 		 * restore what this evicts.
@@ -193,7 +193,7 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		/*
 		 * A restore balances the evict when KFD dropped its count,
 		 * whatever it returned.  Two error paths keep the count (S3
-		 * F8: MES add_queue_mes() failing, NO_HWS without the lead
+		 * MES add_queue_mes() failing, NO_HWS without the lead
 		 * thread's mm): then the eviction is still held, and the
 		 * policy tries the unpark again.
 		 */

@@ -55,7 +55,7 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	p = gp_backend_lock_queue(e, blocking, &q, &mm);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
-	/* M1: a debugged process is never shrunk; growing back is its own mask. */
+	/* A debugged process is never shrunk; growing back is its own mask. */
 	if (shrink && kfd_p_debugged(p)) {
 		gp_stats.skipped_debugged++;
 		ret = -EPERM;
@@ -70,7 +70,7 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 	if (ret)
 		goto out_unlock;
 	if (pdd && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {
-		/* S3 F12: never mapped again; nothing of gpreempt's is left running. */
+		/* Never mapped again; nothing of gpreempt's is left running. */
 		e->reset = true;
 		ret = shrink ? -EIO : 0;
 		goto out_unlock;
@@ -117,7 +117,7 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 					     "update_queue (grow back)");
 		/*
 		 * update_mqd() may have written the mask before the remap
-		 * failed: a failed shrink counts as done (S3 F20's rule), so
+		 * failed: a failed shrink counts as done, so
 		 * the policy grows the queue back later, and a grow-back is
 		 * retried until it succeeds.  Nothing stays shrunk.
 		 */

@@ -64,7 +64,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		return PTR_ERR(p);
 	flag = kfd_q_suspended_flag(q);
 	/*
-	 * M1: a debugged process is never parked.  A queue gpreempt parked is
+	 * A debugged process is never parked.  A queue gpreempt parked is
 	 * unparked only until the debugger suspends queues: suspend_queues()
 	 * runs under this mutex and counts an already suspended queue as its
 	 * own, so from then on the flag is the debugger's.
@@ -100,7 +100,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		goto out_unlock;
 	if (!park && reset) {
 		/*
-		 * S3 F12: KFD maps no queue of a process with a reset queue
+		 * KFD maps no queue of a process with a reset queue
 		 * again, and update_queue() would unmap the whole device
 		 * before refusing (-EACCES), on every retry.  The flag goes,
 		 * with no KFD call: nothing is left parked by gpreempt.
@@ -135,7 +135,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		gp_backend_note_error(dqm, ret, park ? "update_queue (park)" :
 					     "update_queue (unpark)");
 		/*
-		 * S3 F14: KFD can fail after update_mqd() recomputed is_active
+		 * KFD can fail after update_mqd() recomputed is_active
 		 * (a failed map_queues_cpsch()): the queue has moved, and the
 		 * flag stays with it, the action done.  Put back, the flag
 		 * would leave the queue off the runlist while everyone thinks

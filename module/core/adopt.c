@@ -5,7 +5,7 @@
  * At insmod every process is checked against the built-in layout and, with
  * adopt_existing, its queues are registered, under its p->mutex (the lock
  * KFD's ioctls hold while they create and destroy queues).  A process can
- * hold its own p->mutex for as long as it likes (S4-2: an ioctl faulting a
+ * hold its own p->mutex for as long as it likes (an ioctl faulting a
  * page of a FUSE file that never answers), so the load waits a bounded time
  * for each and skips one still busy.  A skipped process is not let off: a
  * waiter thread (gpreempt-adopt) waits for its mutex, as a waiter of the
@@ -29,7 +29,7 @@
 #include "gpreempt.h"
 #include "kfd/kfd.h"
 
-/* insmod's wait for one process's p->mutex, and for all of them (S4-2). */
+/* insmod's wait for one process's p->mutex, and for all of them. */
 #define GP_LOAD_WAIT_MS 1000
 #define GP_LOAD_DEADLINE_MS 10000
 /* The waiter's longest wait for one skipped process's p->mutex. */
@@ -80,7 +80,7 @@ static int gp_adopt_locked(struct kfd_process *p)
 	return n;
 }
 
-/* Every KFD queue is known from here: a queue no probe reported is a missed creation (F15). */
+/* Every KFD queue is known from here: a queue no probe reported is a missed creation. */
 static void gp_adopt_complete(void)
 {
 	unsigned long flags;
@@ -131,7 +131,7 @@ static void gp_skip_drop_all(void)
  * slips between the two; a queue the creation probe registered already is a
  * duplicate, ignored by gp_add().
  *
- * S4-2: each p->mutex is waited for GP_LOAD_WAIT_MS at most, all of them
+ * Each p->mutex is waited for GP_LOAD_WAIT_MS at most, all of them
  * within GP_LOAD_DEADLINE_MS (then only tried); a process still busy is
  * skipped, counted (gp_stats.load_skipped_busy) and named, and the waiter
  * adopts it later (gp_registry_adopt_skipped()).  Queues it creates

@@ -195,7 +195,7 @@ void gp_maps_release_hold(const struct gp_queue_key *key)
  * @tgid: its tgid
  * @start: its start (struct gp_prio_pid.start)
  *
- * S3 F7: gp_prio[@tgid] and every gp_queue_ctl[@tgid:*] (priority and
+ * gp_prio[@tgid] and every gp_queue_ctl[@tgid:*] (priority and
  * hold) end with the process, so a later process that gets the same pid
  * inherits neither.  A gp_prio rule set for another start is another
  * process's (gp_maps_sweep_prio_pid() decides on it).  Monitor thread only.

@@ -34,7 +34,7 @@ static bool gp_pqm_has_queues(struct kfd_process *p)
  * Every queue of @p is marked gone; gpreempt will not call KFD for it again.
  * Evictions gpreempt made die with the process (KFD frees its qpd).  At
  * @first, a process with queues that gpreempt never knew means the creation
- * probe did not fire (review S3 F15; see gp_unseen_locked()).
+ * probe did not fire (see gp_unseen_locked()).
  */
 void gp_registry_proc_dead(struct kfd_process *p, bool first)
 {

@@ -47,7 +47,7 @@ const struct gp_registry_ops *gp_reg_ops;
 /**
  * gp_registry_init() - empty registry
  * @ops: what the registry tells its user (the monitor, wired in main.c);
- *	the registry itself names neither the monitor nor a backend (S3 F19)
+ *	the registry itself names neither the monitor nor a backend
  */
 void gp_registry_init(const struct gp_registry_ops *ops)
 {
@@ -156,7 +156,7 @@ static int gp_add(struct queue *q, bool from_probe, gfp_t gfp)
 	if (from_probe && current->mm && current->mm == kfd_p_mm(p))
 		gp_ptr_ids_take(e);
 	/*
-	 * S3 F20: only KFD's debugger sets is_suspended besides gpreempt.  At
+	 * Only KFD's debugger sets is_suspended besides gpreempt.  At
 	 * load, such a queue of a process no debugger holds is one an earlier
 	 * gpreempt could not resume at its unload: taken over as parked, so
 	 * the policy releases it.

@@ -96,7 +96,7 @@ static int gp_rules_parse_prio(const char *s)
 
 /*
  * GPREEMPT_PRIORITY of @pr (first occurrence, as getenv) into pr->env_prio,
- * and pr->env_read once known.  The read never faults (S3 F6): a page of
+ * and pr->env_read once known.  The read never faults: a page of
  * the environment that is not present ends the copy, and the variable is
  * looked for in what came before it.  Not found there, the read is tried
  * again at the next resolves (every GP_RULES_RESCAN_MS) until
@@ -316,7 +316,7 @@ static bool gp_rules_stale(const struct gp_proc *pr, bool idle)
  *	  re-resolve can wait GP_RULES_IDLE_RESCAN_MS
  *
  * A priority from a source the process's user controls (its KFD priority,
- * its comm, its environment) is lowered to user_max_priority (S3 F3, F4):
+ * its comm, its environment) is lowered to user_max_priority:
  * only rules root sets (queue, pid, cgroup) rank above it.
  *
  * Resolves @e's process (and then @e itself) when the rules generation

@@ -50,8 +50,8 @@ static inline struct mutex *kfd_p_mutex(struct kfd_process *p)
  *
  * insmod: a process can hold its own mutex for as long as it likes (an
  * ioctl that faults a page of a FUSE file that never answers); the load
- * skips it after a bounded wait rather than sleep uninterruptibly on it
- * (S4-2).  A fatal signal ends the wait too.
+ * skips it after a bounded wait rather than sleep uninterruptibly on it.
+ * A fatal signal ends the wait too.
  *
  * Return: 0 with the mutex held, or -EBUSY.
  */
@@ -126,7 +126,7 @@ static inline u32 kfd_qpd_evicted(struct qcm_process_device *qpd)
  * @dev: the device whose PASID to prefer (a queue's), or NULL
  *
  * 6.17+ give every process device its own PASID, set only once that
- * device's VM is acquired, and the lookup matches any of them (S3 F9): the
+ * device's VM is acquired, and the lookup matches any of them: the
  * PASID of @dev's process device, else the first one that is set.  Never
  * the 0 of a device the process did not acquire.
  *

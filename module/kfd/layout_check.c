@@ -44,7 +44,7 @@ static const struct gp_layout_item gp_layout_items[] = {
 /*
  * The root of the machine's init (PID 1 of the initial PID namespace), where
  * the kernel's /sys is mounted, whatever root and mount namespace insmod
- * runs in: a container, or an initramfs before switch_root (review S3 F18).
+ * runs in: a container, or an initramfs before switch_root.
  * Not init_task's: on 7.3.4 that stayed the initramfs after switch_root
  * (seen in the test guest: /sys/kernel/btf not found there).
  * Return: 0 with @root held (path_put() it), or -ESRCH.

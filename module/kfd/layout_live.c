@@ -240,7 +240,7 @@ static int gp_live_queues(struct kfd_process *p, u32 ndevs, unsigned int *nq,
  * gpreempt acts on anything.  Checks the process without its lock first, and
  * its queue list under p->mutex only once the process itself passed: a wrong
  * layout must not make gpreempt lock a "mutex" at a wrong offset.  A mutex
- * still busy at @deadline (a process that holds its own, S4-2) leaves its
+ * still busy at @deadline (a process that holds its own) leaves its
  * queues unchecked.  Sleeps.
  *
  * Return: 0, -EBUSY (its queues not checked: the caller skips the

@@ -10,7 +10,7 @@
  * amdgpu_amdkfd's user-memory reads do): take the process's mm, switch the
  * monitor kthread onto it with kthread_use_mm(), and read what is present,
  * never faulting.  Nothing is pinned and no mm reference is kept between
- * ticks (M5).
+ * ticks.
  *
  * Only from the pages the ids had when the queue was created: KFD
  * checks only the GPU VM mapping of the ids, and the CPU mapping is the
@@ -32,7 +32,7 @@
  *                     offsets, not 64-bit dispatch ids; never read, and
  *                     unknown (parked below a busy level).
  *
- * Never a fault (S3 F6).  The CPU mapping at a queue's dispatch ids is the
+ * Never a fault.  The CPU mapping at a queue's dispatch ids is the
  * process's to choose: KFD checks only the GPU VM mapping.  A fault there
  * could sleep for ever (a file on a FUSE mount that never answers, the
  * process's own mmap_lock held for write, a reserved BO), and a kthread
@@ -42,7 +42,7 @@
  * fault handler, before mmap_lock.  The environment (gp_ptr_read_env()) is
  * read the same way.
  *
- * "Unknown is not pending" (M6): a read that fails (no live thread has the
+ * "Unknown is not pending": a read that fails (no live thread has the
  * mm, the page is not present) makes the queue not pending for this scan.
  * A not-present page is cheap to try again (the exception fixup only), so
  * the next read waits 1 ms doubling to GP_PTR_FAULT_BACKOFF_MS; the page
@@ -224,14 +224,14 @@ void gp_ptr_read_end(void)
 	if (gp_cur.mm) {
 		kthread_unuse_mm(gp_cur.mm);
 		/*
-		 * S3 F5: if every thread exited meanwhile, this is the last
+		 * If every thread exited meanwhile, this is the last
 		 * reference: exit_mmap() and KFD's notifier teardown then run
 		 * from a workqueue, not in the monitor's tick.
 		 */
 		mmput_async(gp_cur.mm);
 		put_task_struct(gp_cur.task);
 	}
-	/* After kthread_unuse_mm(): no KFD call with a foreign mm (S3 F16). */
+	/* After kthread_unuse_mm(): no KFD call with a foreign mm. */
 	if (gp_cur.p)
 		gp_kfd_unref(gp_cur.p);
 	gp_cur.pr = NULL;
@@ -425,7 +425,7 @@ static int gp_ptr_read_once(struct gp_queue *e, u64 *rptr, u64 *wptr)
  *
  * Monitor thread only; call gp_ptr_read_end() after the last read of a scan.
  *
- * Never faults and never sleeps on the process's state (S3 F6).
+ * Never faults and never sleeps on the process's state.
  *
  * Return: 0, or a negative errno when unknown (the caller then counts the
  * queue as not pending): -ENODATA (never readable), -EAGAIN (backing off
@@ -463,7 +463,7 @@ int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr)
  * @e: queue, just read by gp_ptr_read() with work queued
  * @rptr: the read index it returned
  *
- * S3 F10: the command processor does not pass a BARRIER_AND/OR packet whose
+ * The command processor does not pass a BARRIER_AND/OR packet whose
  * dependency signals are not satisfied; it stays at the read index with its
  * header intact.  Such a queue has work but cannot make progress: it is
  * waiting on other queues (hipStreamWaitEvent, an IPC event), possibly on

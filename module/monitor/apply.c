@@ -100,7 +100,7 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 	 * A queue that is gone is not coming back, and one a debugger may
 	 * own now is not gpreempt's any more: treat unpark as done.  A
 	 * lookup that failed (-ESRCH) means gone only for a process known to
-	 * be dead (S3 F9): else the queue is still parked, and the unpark is
+	 * be dead: else the queue is still parked, and the unpark is
 	 * tried again.
 	 */
 	if (!park && (ret == -ENOENT || ret == -EPERM ||
@@ -142,7 +142,7 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 }
 
 /*
- * S3 F21: under HWS a park or unpark unmaps and remaps the whole device, so
+ * Under HWS a park or unpark unmaps and remaps the whole device, so
  * a higher level with work there is preempted too, for the whole call.
  */
 static void gp_count_lc_preempt(const struct gp_queue *e, u64 ns)
@@ -227,7 +227,7 @@ static void gp_commit_proc(struct gp_queue *e, int n, enum gp_action act,
 	int j;
 
 	/*
-	 * S3 F20: KFD evicts and counts before it can fail, and gpreempt
+	 * KFD evicts and counts before it can fail, and gpreempt
 	 * then holds the eviction (the error is counted).  Committed as
 	 * running, the process would stay evicted until the policy happened
 	 * to park it again: it is parked, and restored when the policy says
@@ -310,7 +310,7 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			gp_set_state(e, act == GP_ACT_PARK ? GP_Q_PREEMPTING : GP_Q_RESUMING);
 			t0 = ktime_get_ns();
 			/*
-			 * S4-1: a process that holds its own p->mutex is
+			 * A process that holds its own p->mutex is
 			 * parked by eviction, which needs none (all its
 			 * queues on the device: its own lock harms only it).
 			 */
@@ -334,7 +334,7 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 				gp_commit_proc(e, n, act, pp, ret, t0, t1);
 			else
 				gp_commit(e, pp, ret, GP_BACKEND_SUSPEND, t0, t1);
-			/* S3 F20: p->mutex busy again and again: the helper waits for it. */
+			/* p->mutex busy again and again: the helper waits for it. */
 			if (gp_defer_busy(e->proc, ret)) {
 				struct gp_defer req = {
 					.kind = by_proc ? GP_BACKEND_EVICT : GP_BACKEND_SUSPEND,

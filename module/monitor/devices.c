@@ -18,7 +18,7 @@
  */
 static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
 static u32 gp_ndevs;
-/* M3: each device's allowance of state changes, and its count this second. */
+/* Each device's allowance of state changes, and its count this second. */
 static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
 /* Each device's remap budget (remap_budget): the sustained bound beside it. */
 static struct gp_budget gp_remap[GP_POLICY_MAX_DEVS];

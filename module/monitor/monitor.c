@@ -79,14 +79,14 @@ static unsigned int gp_tick(void)
 		gp_last_gen = READ_ONCE(gp_reg.gen);
 		gp_registry_reap(gp_release_queue);
 	}
-	/* S4-2: what insmod skipped, adopted once its p->mutex is free. */
+	/* What insmod skipped, adopted once its p->mutex is free. */
 	gp_registry_adopt_skipped();
 	gp_restore_owed();
 	cfg_changed = gp_effective_params(&pp, &tick_us, t0);
 	pp.slept = gp_slept;
 	gp_rules_tick(t0);
 	n = gp_registry_snapshot(gp_snap, gp_snap_fit());
-	/* What the helper did (S3 F20) is the state the policy starts from. */
+	/* What the helper did is the state the policy starts from. */
 	gp_defer_collect(n);
 	gp_defer_tick(t0);
 	since_last = gp_last_scan_ns ? t0 - gp_last_scan_ns : 0;
@@ -167,7 +167,7 @@ static unsigned int gp_tick(void)
 
 /*
  * Sleep until @len ns after @t0, or until a kick if @kicks.  The monitor is
- * freezable (M7): during system suspend or hibernation it sleeps frozen
+ * freezable: during system suspend or hibernation it sleeps frozen
  * instead of calling update_queue on a device going down.  No
  * wait_event_freezable_hrtimeout() exists, so this is the hrtimeout wait in
  * the state wait_event_freezable() uses.  Returns true if a kick woke it.
@@ -195,7 +195,7 @@ static int gp_monitor_fn(void *unused)
 
 		/*
 		 * A kick starts the next tick early, but never sooner than
-		 * tick_us after this one started (S3 F20): a process looping
+		 * tick_us after this one started: a process looping
 		 * on UPDATE_QUEUE kicks as fast as it likes and still cannot
 		 * make the monitor scan back to back.  That holds for a kick
 		 * that came during the tick and for one that wakes the sleep
@@ -250,7 +250,7 @@ int gp_monitor_start(const struct gp_probe_ops *probes)
 		ret = -ENOMEM;
 		goto err_defer;
 	}
-	/* M7: a tick that a CPU-bound load cannot stretch to milliseconds. */
+	/* A tick that a CPU-bound load cannot stretch to milliseconds. */
 	if (gp_param.sched_fifo)
 		sched_set_fifo_low(gp_monitor_task);
 	return 0;

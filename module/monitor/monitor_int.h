@@ -81,7 +81,7 @@ void gp_lc_wait_account(const struct gp_policy_result *res, u64 since_last);
 void gp_commit_deferred(struct gp_defer *d, int n);
 
 /*
- * defer.c: actions whose p->mutex stays busy, by the helper thread (S3 F20).
+ * defer.c: actions whose p->mutex stays busy, by the helper thread.
  * It reports, it does not commit: ->done() wakes the monitor, ->commit()
  * (apply.c's gp_commit_deferred()) commits a result, both wired by
  * monitor.c, so defer.c calls nothing above the backends.

@@ -41,9 +41,9 @@ static bool gp_tgid_ended(pid_t tgid)
  * gp_release_queue() - a queue left the registry (reap callback)
  * @e: the entry, gone, about to be freed
  *
- * Its map entry goes; pid rules and holds end with their thread group
- * (S3 F7); an eviction its process still holds is forgotten with a dead
- * process, or owed a restore (S3 F13).
+ * Its map entry goes; pid rules and holds end with their thread group;
+ * an eviction its process still holds is forgotten with a dead
+ * process, or owed a restore.
  */
 void gp_release_queue(struct gp_queue *e)
 {
@@ -53,7 +53,7 @@ void gp_release_queue(struct gp_queue *e)
 	gp_ptr_release(e);
 	gp_maps_del_queue(&key);
 	gp_set_state(e, GP_Q_GONE);
-	/* S3 F7: pid rules and holds end with their process. */
+	/* Pid rules and holds end with their process. */
 	if (READ_ONCE(pr->dead) && !READ_ONCE(pr->nqueues) && pr->tgid && !pr->rules_dropped &&
 	    !gp_registry_tgid_managed(pr->tgid, pr) && gp_tgid_ended(pr->tgid)) {
 		gp_maps_forget_tgid(pr->tgid, pr->start);
@@ -74,7 +74,7 @@ void gp_release_queue(struct gp_queue *e)
 /**
  * gp_restore_owed() - restore evictions on devices where no compute queue is left
  *
- * S3 F13: an eviction gpreempt holds on a device where the process has no
+ * An eviction gpreempt holds on a device where the process has no
  * compute queue left has nothing to unpark it any more: restore it.  Tried
  * every tick until it is done (p->mutex is only tried), so a contended
  * mutex at the destroy does not leave the device evicted.
@@ -106,7 +106,7 @@ void gp_restore_owed(void)
 			ret = gp_evict_process(pr, dev, false);
 			if (ret && gp_evict_held(pr, dev))
 				again = true;
-			/* S3 F20: p->mutex busy again and again: the helper waits for it. */
+			/* p->mutex busy again and again: the helper waits for it. */
 			if (gp_defer_busy(pr, ret)) {
 				struct gp_defer req = {
 					.kind = GP_BACKEND_EVICT, .act = GP_ACT_UNPARK, .dev = dev,
@@ -124,7 +124,7 @@ void gp_restore_owed(void)
  * Unload: rounds for KFD's refusals (an MES add_queue that keeps the
  * process evicted, a device that hung for a moment), the pause between
  * them, the deadline for the waits for busy p->mutexes (over every
- * process, S4-1), and the longest wait of one process in a round.
+ * process), and the longest wait of one process in a round.
  */
 #define GP_UNLOAD_ROUNDS 6
 #define GP_UNLOAD_PAUSE_MS 300
@@ -219,7 +219,7 @@ static int gp_resume_wait(struct gp_queue *e, unsigned long share, unsigned long
  * the helper.  A wait is bounded per process, not per queue: the processes
  * with a queue left share what is left of @deadline, GP_UNLOAD_WAIT_MS
  * each at most, so one process with many queues cannot spend another's
- * share (S4-1).  The processes not known to hold their own p->mutex
+ * share.  The processes not known to hold their own p->mutex
  * (gp_proc.lock_held) are waited for first.  Returns the queues left
  * parked; @busy: of them, those whose p->mutex was busy.
  */
@@ -312,7 +312,7 @@ static void gp_name_left(int n)
  *
  * Module unload, after gp_monitor_stop() (the monitor stopped, the helper
  * only for gp_defer_call(); its last results are committed first).  One
- * process's lock never holds up another's release (S4-1): evictions are
+ * process's lock never holds up another's release: evictions are
  * restored without waiting for any p->mutex (a busy one: without it), the
  * other parks are first only tried, for every queue, and only then waited
  * for, each process's waits in a round bounded by its share of what is

@@ -35,7 +35,7 @@ static struct kfd_node *gp_dev_checked[GP_POLICY_MAX_DEVS];
 static bool gp_dev_usable[GP_POLICY_MAX_DEVS];
 
 /*
- * S4-10: scans since the last SET_CU_MASK call gpreempt missed (0: one
+ * Scans since the last SET_CU_MASK call gpreempt missed (0: one
  * missed before this scan's snapshot was taken; large: none lately).
  */
 static unsigned int gp_cu_lost_age = UINT_MAX;
@@ -116,7 +116,7 @@ static bool gp_shrinkable(const struct gp_queue *e)
 	       !READ_ONCE(e->proc->evict_only);
 }
 
-/* S3 F7: a hold older than max_hold_s is released, in the map too. */
+/* A hold older than max_hold_s is released, in the map too. */
 static void gp_hold_expire(struct gp_queue *e, u64 now)
 {
 	u64 max = (u64)READ_ONCE(gp_param.max_hold_s) * NSEC_PER_SEC;
@@ -162,7 +162,7 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 		in->state = GP_Q_SUSPENDED;
 	}
 	/*
-	 * S4-10: created just before a missed SET_CU_MASK was noticed, it was
+	 * Created just before a missed SET_CU_MASK was noticed, it was
 	 * not in that scan's snapshot: its mask may be the one missed.
 	 */
 	if (gp_cu_lost_age <= 1)
@@ -173,7 +173,7 @@ static void gp_first_sight(struct gp_queue *e, u64 now)
 }
 
 /*
- * S4-10: a SET_CU_MASK or property update ran in KFD unseen (no kretprobe
+ * A SET_CU_MASK or property update ran in KFD unseen (no kretprobe
  * instance was free): no queue's recorded mask can be trusted to give back
  * (unknown: parked instead of shrunk, until its owner sets one gpreempt
  * sees), and every queue's properties are read again.
@@ -305,7 +305,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	if (!e->seen)
 		gp_first_sight(e, t0);
 	/*
-	 * M6: unknown is not pending, so it never triggers a park; S4-12: but
+	 * Unknown is not pending, so it never triggers a park; but
 	 * the policy parks it below a busy level (e->pq.unknown).  A failed
 	 * read keeps the last ids read, so the next read's progress is real.
 	 */
@@ -323,8 +323,8 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	if (off_hw)
 		pending = false;
 	/*
-	 * F10: waiting at a barrier is not pending: it may wait on a lower
-	 * queue.  S4-12: the header is read through the client's mapping, so
+	 * Waiting at a barrier is not pending: it may wait on a lower
+	 * queue.  The header is read through the client's mapping, so
 	 * it counts only while the read index stands still: a queue whose
 	 * read index moved since the last scan is running.
 	 */
@@ -334,7 +334,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	if (e->sdma && !READ_ONCE(gp_param.sdma_hint))
 		pending = false;
 	if (READ_ONCE(e->props_stale)) {
-		/* S3 F16: no foreign mm installed during a KFD call. */
+		/* No foreign mm installed during a KFD call. */
 		gp_ptr_read_end();
 		gp_backend_read_props(e);
 	}
@@ -349,7 +349,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 		e->pending_since_ns = t0;
 	e->pq.pending = pending;
 	e->pq.blocked = blocked;
-	/* F10: completed work, to find whom a queue at a barrier waited on. */
+	/* Completed work, to find whom a queue at a barrier waited on. */
 	e->pq.progressed = progressed;
 	/*
 	 * A compute queue whose ids cannot be read, or cannot be trusted, is
@@ -364,7 +364,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.unknown = (rd && !e->sdma && !(e->ptr_path == GP_PTR_NOT_AQL &&
 					     gp_test_defence_off(GP_DEF_NOT_AQL))) || off_hw;
 	e->pq.id = (u64)(uintptr_t)e;
-	/* S4-3: a barrier's providers come from its own process only. */
+	/* A barrier's providers come from its own process only. */
 	e->pq.group = (u64)(uintptr_t)e->proc;
 	e->pq.prio = prio;
 	/* What the hardware ranks it by: rules and inheritance do not reach it. */

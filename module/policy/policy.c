@@ -27,7 +27,7 @@
  *     stays parked until the hold is released; only "disabled" and "not
  *     parkable" take it back.  A hold for a disabled gpreempt too (the
  *     self-test's, on its own queues) is not taken back by "disabled".
- *   - Dependencies (S3 F10, S4-3): a queue waiting at a barrier packet
+ *   - Dependencies: a queue waiting at a barrier packet
  *     keeps its level busy for the hold, like pending work (a short wait
  *     costs no park and unpark below it); then its level is released for
  *     one slice (min_slice), time for a provider in another process (an
@@ -43,7 +43,7 @@
  *     barrier is not its provider any more.  A queue of another process is
  *     never a provider: running while a higher queue waits is no evidence
  *     (a best-effort queue with a backlog always runs then).
- *   - Unknown fails closed (S4-12): a queue whose dispatch ids cannot be
+ *   - Unknown fails closed: a queue whose dispatch ids cannot be
  *     read is never pending, so it never makes its level busy; below a busy
  *     level it is parked like a queue with work.  Read-index progress since
  *     the last scan also counts as work of a lower queue for the
@@ -80,7 +80,7 @@
 #include "policy/policy.h"
 
 /*
- * S4-3: a queue at a barrier is busy for @hold from the start of its wait,
+ * A queue at a barrier is busy for @hold from the start of its wait,
  * then, until the barrier passes, in turn not busy for one slice (a provider
  * in another process may run) and busy for the longer of @hold and a slice.
  * One slice alone is not enough: a provider that needs more than one (a
@@ -117,10 +117,10 @@ static bool busy_within(const struct gp_pq *q, const struct gp_policy_params *pp
 }
 
 /*
- * May lower queue @q still run work a park would stop?  Unknown (S4-12:
+ * May lower queue @q still run work a park would stop?  Unknown (it
  * fails closed); pending now or within the hysteresis; its read index moved
  * within the hysteresis (the write index is the client's to forge) or, for
- * early-rptr firmware (S3 F11), within the dispatch window: a dispatch
+ * early-rptr firmware, within the dispatch window: a dispatch
  * started then may still run.  A queue at a barrier may not, until the wait
  * outlasts the hysteresis and a slice (a barrier header read through the
  * client's mapping is the client's to forge too).
@@ -181,7 +181,7 @@ static void gp_policy_provider(const struct gp_pq *x, struct gp_pq *y)
 }
 
 /*
- * S3 F10, S4-3: a queue waiting at a barrier makes providers of its own
+ * A queue waiting at a barrier makes providers of its own
  * group's lower queues while it waits; when it passes, of those that
  * completed work meanwhile.  A provider keeps its inherited priority while
  * a dependent queue at least that high is busy or blocked on its device.
@@ -396,7 +396,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		 * Early-rptr firmware (dispatch window set): the read index
 		 * moves when the CP fetches a dispatch, so work shows as
 		 * pending only until then; a queue whose read index moved
-		 * since the last scan had work in between (S3 F11).  So did
+		 * since the last scan had work in between.  So did
 		 * one whose work fell in a sleep through a hold (@slept).
 		 */
 		if (q[i].pending || ((pp->dispatch_window_ns || pp->slept) && q[i].progressed))
@@ -423,7 +423,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 	for (i = 0; i < n; i++) {
 		struct gp_pq *x = &q[i];
 		u32 xd = gp_pq_dev(x);
-		/* A provider is not below the queue that waits on it (F10). */
+		/* A provider is not below the queue that waits on it. */
 		bool below = (r.top_valid & (1ULL << xd)) && eff_prio(x) < r.top_prio[xd];
 		bool yield;
 
@@ -471,10 +471,10 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 			   now >= x->slice_until_ns) {
 			/*
 			 * Pending now, within the hysteresis, progressed
-			 * within it or the dispatch window (S3 F11: CP
+			 * within it or the dispatch window (CP
 			 * firmware that advances the read index when a
 			 * dispatch starts shows a queue whose one long kernel
-			 * still runs as empty), or unknown (S4-12).
+			 * still runs as empty), or unknown.
 			 */
 			want(x, x->shrinkable ? GP_ACT_SHRINK : GP_ACT_PARK, GP_WHY_HIGHER_PENDING);
 		} else if (pp->enabled && x->parkable && yield) {
@@ -542,8 +542,8 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
  * its device's busy top runs nothing: it goes along, and the policy unparks
  * it (with its process) once it has work above what parked it.  Counting
  * its level would let any process keep its working queue running beside
- * the work above it with one idle queue at a higher priority (review
- * S5-2).  An idle queue at or above the top does not go: the policy would
+ * the work above it with one idle queue at a higher priority.
+ * An idle queue at or above the top does not go: the policy would
  * unpark it, and its process with it, at the next tick.
  *
  * Return: true when the policy wants @x parked, or keeps it parked, or @x

@@ -88,11 +88,11 @@ enum gp_reason {
  * @tiers: tier-aware: only the device's lowest busy level is parked; levels
  *	   between it and the top (lower LC tiers) are never parked
  *		 NULL: @hysteresis_ns everywhere.  A lower queue's own recent
- *		 work (S3 F11) always counts for @hysteresis_ns.
+ *		 work always counts for @hysteresis_ns.
  * @dispatch_window_ns: 0, or how long after its read index last moved a
  *			lower queue may still run a kernel: CP firmware that
- *			advances the read index when a dispatch starts (S3
- *			F11) shows a queue running one long kernel as empty;
+ *			advances the read index when a dispatch starts
+ *			shows a queue running one long kernel as empty;
  *			within this window it is parked all the same.  Set,
  *			a read index that moved since the last scan also
  *			counts as work seen at this scan (such firmware shows
@@ -135,18 +135,18 @@ struct gp_policy_params {
  *	     (@min_slice_ns: a provider in another process may run), then
  *	     busy again for the longer of the hold and a slice, released
  *	     again, and so on while the barrier holds and a provider of its
- *	     own group progresses (S4-3); with none, it is released until
+ *	     own group progresses; with none, it is released until
  *	     the barrier passes
  * @progressed: its read index moved since the previous scan (it completed
  *		work): with @blocked, how the policy finds whom a queue waits
- *		on; for a lower queue, work it may still be doing (S4-12)
- * @unknown: its dispatch ids could not be read at this scan (S4-12): never
+ *		on; for a lower queue, work it may still be doing
+ * @unknown: its dispatch ids could not be read at this scan: never
  *	     @pending, so it never makes its level busy, but below a busy
  *	     level it is parked like a queue with work (fails closed)
  * @id: the caller's stable identity of the queue (0: none; queues with the
  *	same id are taken for one)
  * @group: the queue's trust domain, its process (0: none): a queue waiting
- *	   at a barrier has providers only in its own group (S4-3)
+ *	   at a barrier has providers only in its own group
  * @parkable: gpreempt may park it (compute, not debugged, device healthy)
  * @signal_only: a copy (SDMA) queue: its pending work makes its level busy,
  *		 but it is never parked nor counted as an inversion
@@ -175,7 +175,7 @@ struct gp_policy_params {
  *		 (0: none yet); after the wait's first cycle its level stays
  *		 busy in turns only while that was within the last cycle
  * @dependent: policy-owned: its work came through a barrier in its current
- *	       busy period (it waits on other queues' work, S3 F10)
+ *	       busy period (it waits on other queues' work)
  * @inherited: policy-owned: a provider: a higher queue of its own group
  *	       waits at a barrier, or its barrier passed when this queue's
  *	       work completed, so the higher queue waits on it; it is not
