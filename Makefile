@@ -231,7 +231,7 @@ ifeq ($(MDIR)$(GP_DKMS),$(TOP))
 		ln -sfn $(TOP)/Kbuild $$d/ && \
 		for f in $$(cd $(TOP) && find module hooks \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c'); do \
 			mkdir -p $$d/$${f%/*} && ln -sfn $(TOP)/$$f $$d/$$f || exit 1; done && \
-		ln -sfn $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $$d/bpf/ && \
+		ln -sfn $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $(TOP)/bpf/gp_version.h $$d/bpf/ && \
 		ln -sfn $(abspath $(BUILD))/gp_maps.lskel.h $(abspath $(BUILD))/inc $$d/build/ && \
 		$(TOP)/test/layout/layout-variant --ko $(TOP)/test/kfdsim/kfdsim.ko \
 			$$([ $$v = skew ] && for m in pdds n_pdds pqm debug_trap_enabled; do \
@@ -247,7 +247,7 @@ ifeq ($(MDIR)$(GP_DKMS),$(TOP))
 		ln -sfn $(TOP)/Kbuild $$d/ && \
 		for f in $$(cd $(TOP) && find module hooks \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c'); do \
 			mkdir -p $$d/$${f%/*} && ln -sfn $(TOP)/$$f $$d/$$f || exit 1; done && \
-		ln -sfn $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $$d/bpf/ && \
+		ln -sfn $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $(TOP)/bpf/gp_version.h $$d/bpf/ && \
 		ln -sfn $(abspath $(BUILD))/gp_maps.lskel.h $(abspath $(BUILD))/inc \
 			$(abspath $(BUILD))/gp_layout.h $$d/build/ && \
 		$(KBUILD_RUN) $(MAKE) -C $(KDIR) M=$$d GP_TESTING=y modules
@@ -328,7 +328,7 @@ nri:
 endif
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
-CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h
+CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $(TOP)/bpf/gp_version.h
 # A static gpreemptctl, for hosts without libbpf or json-c (the runtime runs
 # the hook on the host; deploy/Containerfile builds it so):
 #   make build/gpreemptctl CTL_LDLIBS="-static -lbpf -lelf -lz -ljson-c"

@@ -19,6 +19,7 @@
 #include <linux/module.h>
 #include "gpreempt.h"
 #include "kfd/kfd.h"
+#include "gp_version.h"
 
 /* The registry's user: the monitor, and the evict backend's per-process slots. */
 static const struct gp_registry_ops gp_reg_ops = {
@@ -90,5 +91,6 @@ module_exit(gp_exit);
 MODULE_DESCRIPTION("Priority preemption for AMD GPU compute queues (amdkfd)");
 MODULE_AUTHOR("gpreempt developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(GP_VERSION);
 /* MODULE_IMPORT_NS(BPF_INTERNAL), spelled the same before and after 6.13. */
 MODULE_INFO(import_ns, "BPF_INTERNAL");

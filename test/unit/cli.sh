@@ -10,7 +10,7 @@
 # 1, version's module lines, views) is in test/vm/sim-ctl.sh.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 123
+tap_plan 124
 CTL=${GP_CTL:-$PWD/build/gpreemptctl}	# GP_CTL: another build (an older one)
 MAN=tools/gpreemptctl/gpreemptctl.8
 tmp=$(mktemp -d)
@@ -171,6 +171,13 @@ for v in version -V --version; do
 	run $v
 	tap_check "cli: '$v': gpreemptctl $pkgver (dkms.conf), libbpf, module not loaded, exit 0" version_ok
 done
+ko=${GP_OBJ:-.}/module/gpreempt.ko
+if [ -f "$ko" ]; then
+	tap_check "cli: the module built here has the same version (modinfo: $(modinfo -F version "$ko" 2>&1))" \
+		test "$(modinfo -F version "$ko")" = "$pkgver"
+else
+	tap_skip "cli: the module built here has the same version" "module/gpreempt.ko not built"
+fi
 run -j version
 tap_check "cli: '-j version': JSON with the version, module null" \
 	json 0 ".gpreemptctl.version == \"$pkgver\" and (.module == null or (.module | has(\"build_id\")))"

@@ -8,8 +8,10 @@
 
 #include "gpreemptctl.h"
 
-/* The tool's version (dkms.conf's PACKAGE_VERSION; test/unit/cli.sh checks). */
-#define GP_TOOL_VERSION "0.1"
+#include "gp_version.h"
+
+/* The tool's version: the module's and dkms.conf's (test/unit/cli.sh checks). */
+#define GP_TOOL_VERSION GP_VERSION
 
 /* util.c: err() prints {"error": "..."} on stdout (-j), or nothing (quiet). */
 extern bool err_json;

@@ -3,10 +3,10 @@
  * version.c - gpreemptctl version (-V, --version): the tool's version and,
  * when gpreempt is loaded, what the loaded module tells about itself.
  *
- * The module sets no MODULE_VERSION, so /sys/module/gpreempt/version does
- * not exist, and srcversion only on kernels built with
- * CONFIG_MODULE_SRCVERSION_ALL; its build is identified by its GNU build id
- * (/sys/module/gpreempt/notes/.note.gnu.build-id, readable by any user).
+ * The module's version is this tool's (bpf/gp_version.h), in
+ * /sys/module/gpreempt/version; srcversion (a checksum of its sources) and
+ * its GNU build id (/sys/module/gpreempt/notes/.note.gnu.build-id, readable
+ * by any user) tell two builds of one version apart.
  * The KFD layout source it was built from (amdgpu BTF or a source tree) is
  * not exposed by the module (only named in its refusal at insmod), so it is
  * "unknown".  Whether its maps match this tool is checked when they can be
