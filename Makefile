@@ -365,6 +365,8 @@ install-tools: $(BUILD)/gpreemptctl
 	$(SUBST) $(TOP)/etc/gpreempt-retry.service > $(BUILD)/gpreempt-retry.service
 	install -D -m 0644 $(BUILD)/gpreempt-retry.service $(DESTDIR)$(UNITDIR)/gpreempt-retry.service
 	install -D -m 0644 $(TOP)/etc/gpreempt-retry.timer $(DESTDIR)$(UNITDIR)/gpreempt-retry.timer
+	$(SUBST) $(TOP)/etc/gpreempt-metrics.service > $(BUILD)/gpreempt-metrics.service
+	install -D -m 0644 $(BUILD)/gpreempt-metrics.service $(DESTDIR)$(UNITDIR)/gpreempt-metrics.service
 	test -e $(DESTDIR)/etc/gpreempt.conf || install -D -m 0644 $(TOP)/etc/gpreempt.conf $(DESTDIR)/etc/gpreempt.conf
 	test -e $(DESTDIR)/etc/modprobe.d/gpreempt.conf || install -D -m 0644 $(TOP)/etc/modprobe.d/gpreempt.conf $(DESTDIR)/etc/modprobe.d/gpreempt.conf
 	for h in create poststop; do \
@@ -383,6 +385,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/gpreemptctl $(DESTDIR)$(MANDIR)/man8/gpreemptctl.8 \
 		$(DESTDIR)$(UNITDIR)/gpreempt.service \
 		$(DESTDIR)$(UNITDIR)/gpreempt-retry.service $(DESTDIR)$(UNITDIR)/gpreempt-retry.timer \
+		$(DESTDIR)$(UNITDIR)/gpreempt-metrics.service \
 		$(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-create.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-poststop.json \
 		$(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json $(DESTDIR)$(NRI_BIN_DIR)/gpreempt \
 		$(DESTDIR)/lib/modules/$(GP_KVER_INSTALL)/extra/gpreempt.ko
