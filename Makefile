@@ -345,8 +345,12 @@ UNITDIR ?= /etc/systemd/system
 # CRI-O read, and the NRI v0.1 plugin of containerd 1.6 (/opt/nri/bin/<type>,
 # a link to gpreemptctl, named in /etc/nri/conf.json; an existing conf.json
 # is left alone: add the plugin to it from share/gpreempt/nri-conf.json).
+# /etc/nri/conf.json is written only where containerd 1.6 runs (NRI_V01=yes;
+# detected from containerd --version): containerd 1.7 and 2.x read it as
+# NRI v2's and fail every container start if it names a plugin it cannot run.
 OCI_HOOKS_DIR ?= /usr/share/containers/oci/hooks.d
 NRI_BIN_DIR ?= /opt/nri/bin
+NRI_V01 ?= $(shell containerd --version 2>/dev/null | grep -q ' v1\.6\.' && echo yes)
 # Files that name gpreemptctl get its installed path (@SBINDIR@).
 SUBST = sed 's|@SBINDIR@|$(SBINDIR)|g'
 # install builds only what it installs (make module, gpreemptctl): run
@@ -374,13 +378,16 @@ install-tools: $(BUILD)/gpreemptctl
 		install -D -m 0644 $(BUILD)/gpreempt-$$h.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-$$h.json || exit 1; \
 	done
 	install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json
-	test -e $(DESTDIR)/etc/nri/conf.json || install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)/etc/nri/conf.json
+	test "$(NRI_V01)" != yes || test -e $(DESTDIR)/etc/nri/conf.json || \
+		install -D -m 0644 $(TOP)/etc/nri/conf.json $(DESTDIR)/etc/nri/conf.json
 	install -d $(DESTDIR)$(NRI_BIN_DIR)
 	ln -sfn $(SBINDIR)/gpreemptctl $(DESTDIR)$(NRI_BIN_DIR)/gpreempt
 
-# What install and install-tools put there; /etc/gpreempt.conf,
-# /etc/modprobe.d/gpreempt.conf and /etc/nri/conf.json are the
-# administrator's and stay.  Stop the unit and unload the module first.
+# What install and install-tools put there; /etc/gpreempt.conf and
+# /etc/modprobe.d/gpreempt.conf are the administrator's and stay.  An
+# /etc/nri/conf.json as install wrote it goes; one the administrator changed
+# loses only gpreempt's plugin entry (jq), so that it names no plugin that
+# is gone.  Stop the unit and unload the module first.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/gpreemptctl $(DESTDIR)$(MANDIR)/man8/gpreemptctl.8 \
 		$(DESTDIR)$(UNITDIR)/gpreempt.service \
@@ -390,6 +397,12 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json $(DESTDIR)$(NRI_BIN_DIR)/gpreempt \
 		$(DESTDIR)/lib/modules/$(GP_KVER_INSTALL)/extra/gpreempt.ko
 	-rmdir $(DESTDIR)$(PREFIX)/share/gpreempt 2>/dev/null
+	@c=$(DESTDIR)/etc/nri/conf.json; \
+	if cmp -s $$c $(TOP)/etc/nri/conf.json; then rm -f $$c; rmdir $(DESTDIR)/etc/nri 2>/dev/null; \
+	elif [ -f $$c ] && jq -e '[.plugins[]? | select(.type == "gpreempt")] | length > 0' $$c >/dev/null 2>&1; then \
+		jq --tab '.plugins |= map(select(.type != "gpreempt"))' $$c > $$c.tmp && \
+		cat $$c.tmp > $$c && rm -f $$c.tmp && echo "  $$c: gpreempt's plugin entry removed"; \
+	fi; true
 	@test -n "$(DESTDIR)" || depmod $(GP_KVER_INSTALL)
 
 # --- tests -------------------------------------------------------------------

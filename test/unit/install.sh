@@ -9,13 +9,13 @@
 # install put there and leaves the administrator's /etc files.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 13
+tap_plan 16
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 D=$tmp/dest
 
 if [ -f module/gpreempt.ko ]; then target=install; else target=install-tools; fi
-if ! make -s $target DESTDIR="$D" PREFIX=/usr >"$tmp/log" 2>&1; then
+if ! make -s $target DESTDIR="$D" PREFIX=/usr NRI_V01=no >"$tmp/log" 2>&1; then
 	tap_not_ok "install: make $target DESTDIR PREFIX=/usr"
 	sed 's/^/# /' "$tmp/log" | tail -n 20
 	tap_bail "make $target failed"
@@ -65,10 +65,28 @@ else
 	tap_skip "install: gpreempt.ko in /lib/modules/<kver>/extra" "module/gpreempt.ko is not built"
 fi
 
+tap_check "install: no /etc/nri/conf.json without containerd 1.6 (containerd 1.7+ would fail every container start on it)" \
+	test ! -e "$D/etc/nri/conf.json" -a -f "$D/usr/share/gpreempt/nri-conf.json"
 make -s uninstall DESTDIR="$D" PREFIX=/usr >"$tmp/log" 2>&1
 rest=$(cd "$D" && find . \( -type f -o -type l \) | sort | tr '\n' ' ')
 tap_check "install: uninstall leaves only the administrator's /etc files # $rest" \
-	test "$rest" = "./etc/gpreempt.conf ./etc/modprobe.d/gpreempt.conf ./etc/nri/conf.json "
+	test "$rest" = "./etc/gpreempt.conf ./etc/modprobe.d/gpreempt.conf "
+
+# containerd 1.6 (NRI v0.1): install writes conf.json, uninstall takes it
+# back as written; one the administrator changed keeps its other plugins.
+rm -rf "$D"
+make -s install-tools DESTDIR="$D" PREFIX=/usr NRI_V01=yes >"$tmp/log" 2>&1
+had=$(jq -c '.plugins' "$D/etc/nri/conf.json" 2>&1)
+make -s uninstall DESTDIR="$D" PREFIX=/usr >"$tmp/log" 2>&1
+tap_check "install: with containerd 1.6 conf.json names gpreempt ($had), uninstall removes it as written" \
+	test "$had" = '[{"type":"gpreempt"}]' -a ! -e "$D/etc/nri/conf.json"
+rm -rf "$D"
+mkdir -p "$D/etc/nri"
+printf '{"version": "0.1", "plugins": [{"type": "other"}, {"type": "gpreempt"}]}\n' >"$D/etc/nri/conf.json"
+make -s install-tools DESTDIR="$D" PREFIX=/usr NRI_V01=yes >"$tmp/log" 2>&1
+make -s uninstall DESTDIR="$D" PREFIX=/usr >"$tmp/log" 2>&1
+tap_check "install: uninstall takes only gpreempt's entry out of an administrator's conf.json ($(jq -c . "$D/etc/nri/conf.json" 2>&1))" \
+	jq -e '.version == "0.1" and .plugins == [{"type": "other"}]' "$D/etc/nri/conf.json"
 
 rm -rf "$D"
 make -s install-tools DESTDIR="$D" >"$tmp/log" 2>&1
