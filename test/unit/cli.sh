@@ -10,7 +10,7 @@
 # 1, version's module lines, views) is in test/vm/sim-ctl.sh.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 124
+tap_plan 128
 CTL=${GP_CTL:-$PWD/build/gpreemptctl}	# GP_CTL: another build (an older one)
 MAN=tools/gpreemptctl/gpreemptctl.8
 tmp=$(mktemp -d)
@@ -224,6 +224,21 @@ for who in "" nobody; do
 	r apply --check etc/gpreempt.conf
 	tap_check "cli: apply --check etc/gpreempt.conf (shipped)${who:+ as $who}: exit 0" test "$rc" = 0
 done
+# The grammar: any number of settings on a config line; a rule or a setting
+# given twice is refused with both lines; -j's error keeps FILE:LINE.
+printf 'config tick_us=200 env=on hysteresis_us=1000 max_suspend_us=900000 min_slice_us=20000\n' >"$tmp/many.conf"
+run apply --check "$tmp/many.conf"
+tap_check "cli: apply --check: five settings on one config line are valid (rc $rc)" test "$rc" = 0
+printf 'comm trainer low\nconfig env=on\ncomm trainer high\n' >"$tmp/dup.conf"
+run apply --check "$tmp/dup.conf"
+tap_check "cli: apply --check: a second rule for one comm is refused, both lines named ($(head -n 1 "$tmp/err"))" \
+	sh -c "[ $rc = 2 ] && grep -q 'dup.conf:3: a second rule for comm trainer (the first at .*dup.conf:1)' '$tmp/err'"
+printf 'config tick_us=200\nconfig env=on tick_us=300\n' >"$tmp/dupkey.conf"
+run apply --check "$tmp/dupkey.conf"
+tap_check "cli: apply --check: a config key set twice is refused, both lines named" \
+	sh -c "[ $rc = 2 ] && grep -q 'dupkey.conf:2: config tick_us is set twice (also at .*dupkey.conf:1)' '$tmp/err'"
+run -j apply --check "$tmp/range.conf"
+tap_check "cli: -j apply --check: the JSON error keeps FILE:LINE" json 5 '.error | test("range.conf:2: tick_us=5 out of range")'
 run -j apply --check "$tmp/good.conf"
 tap_check "cli: -j apply --check: {\"file\": ..., \"valid\": true}" \
 	json 0 ".valid == true and .file == \"$tmp/good.conf\""

@@ -16,6 +16,8 @@
 /* util.c: err() prints {"error": "..."} on stdout (-j), or nothing (quiet). */
 extern bool err_json;
 extern bool err_quiet;
+/* util.c: err() starts its message with it (apply: the file's FILE:LINE). */
+extern const char *err_where;
 
 /* check.c: a verb's arguments, checked without the module (printed). */
 int check_args(const char *verb, int argc, char **argv);

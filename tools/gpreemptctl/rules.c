@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "gpreemptctl.h"
+#include "cli.h"
 
 struct target {
 	int map;
@@ -261,7 +261,58 @@ struct want {
 	char path[PATH_MAX];
 	struct gp_comm comm;
 	int prio;
+	int line;	/* in the file */
 };
+
+/* A setting of a config or container line, and the line that set it. */
+struct setting {
+	char key[32];
+	int line;
+};
+
+#define APPLY_TOKENS 64
+
+/*
+ * @kv's key set on an earlier line (or earlier on this one)?  Refused: which
+ * of two values wins would be the file's order, not the administrator's.
+ */
+static int dup_setting(struct setting *s, int *ns, const char *kind, const char *kv, int line,
+		       const char *file)
+{
+	size_t len = strcspn(kv, "=");
+	int i;
+
+	for (i = 0; i < *ns; i++)
+		if (strlen(s[i].key) == len + strlen(kind) + 1 &&
+		    !strncmp(s[i].key, kind, strlen(kind)) &&
+		    !strncmp(s[i].key + strlen(kind) + 1, kv, len))
+			return err(EX_USAGE, "%s %.*s is set twice (also at %s:%d)", kind, (int)len,
+				   kv, file, s[i].line);
+	if (*ns < APPLY_TOKENS * 4 && len + strlen(kind) + 1 < sizeof(s[0].key)) {
+		snprintf(s[*ns].key, sizeof(s[0].key), "%s %.*s", kind, (int)len, kv);
+		s[*ns].line = line;
+		(*ns)++;
+	}
+	return EX_OK;
+}
+
+/* A second rule for the same cgroup or comm as @w[0..n-1]?  Refused, both lines named. */
+static int dup_rule(const struct want *w, int n, const struct target *tg, const char *file)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (w[i].map != tg->map)
+			continue;
+		if (tg->map == M_PRIO_COMM && !memcmp(&w[i].comm, &tg->key.comm, sizeof(w[i].comm)))
+			return err(EX_USAGE, "a second rule for comm %.*s (the first at %s:%d)",
+				   GP_COMM_LEN, w[i].comm.comm, file, w[i].line);
+		if (tg->map != M_PRIO_COMM && w[i].cgid == tg->key.cgid)
+			return err(EX_USAGE, "a second rule for cgroup %s (the first at %s:%d)",
+				   w[i].path, file, w[i].line);
+	}
+	return EX_OK;
+}
 
 static bool wanted(const struct want *w, int n, int map, const void *key)
 {
@@ -371,9 +422,10 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 	const char *file = "/etc/gpreempt.conf";
 	static struct want w[APPLY_MAX];
 	static struct pending pend[APPLY_MAX];
+	static struct setting set[APPLY_TOKENS * 4];
 	struct gp_config cfg, old;
-	char line[PATH_MAX + 64];
-	int n = 0, lineno = 0, ret = EX_OK, i, skipped = 0;
+	char line[PATH_MAX + 64], where[PATH_MAX + 16];
+	int n = 0, lineno = 0, ret = EX_OK, i, skipped = 0, nset = 0;
 	bool strict = false, if_pending = false;
 	FILE *f;
 
@@ -397,33 +449,40 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 		return err(EX_NOTARGET, "cannot open %s: %s", file, strerror(errno));
 	memset(&cfg, 0, sizeof(cfg));
 	while (fgets(line, sizeof(line), f)) {
-		char *tok[4], *save = NULL, *s = line;
+		char *tok[APPLY_TOKENS], *save = NULL, *s = line;
 		int nt = 0;
 		struct target tg;
 
 		lineno++;
+		/* Every message of this line names it, in JSON (-j) too. */
+		snprintf(where, sizeof(where), "%s:%d", file, lineno);
+		err_where = where;
 		line[strcspn(line, "#\n")] = '\0';
-		while (nt < 4 && (tok[nt] = strtok_r(s, " \t\r", &save))) {
+		while (nt < APPLY_TOKENS && (tok[nt] = strtok_r(s, " \t\r", &save))) {
 			s = NULL;
 			nt++;
 		}
 		if (!nt)
 			continue;
-		if (!strcmp(tok[0], "config") && nt >= 2) {
-			for (i = 1; i < nt && !ret; i++)
+		if (nt == APPLY_TOKENS && strtok_r(s, " \t\r", &save)) {
+			ret = err(EX_USAGE, "more than %d settings on one line", APPLY_TOKENS - 1);
+		} else if (!strcmp(tok[0], "config") && nt >= 2) {
+			for (i = 1; i < nt && !ret; i++) {
 				ret = config_set_kv(&cfg, tok[i]);
-			if (nt == 4 && !ret)
-				ret = err(EX_USAGE, "too many settings on one line");
+				if (!ret)
+					ret = dup_setting(set, &nset, "config", tok[i], lineno, file);
+			}
 		} else if (!strcmp(tok[0], "container") && nt >= 2) {
 			/* read by gpreemptctl hook; checked here */
 			struct hook_conf hc;
 			char why[256];
 
-			for (i = 1; i < nt && !ret; i++)
+			for (i = 1; i < nt && !ret; i++) {
 				if (hook_conf_kv(tok[i], &hc, why, sizeof(why)))
 					ret = err(EX_RANGE, "%s", why);
-			if (nt == 4 && !ret)
-				ret = err(EX_USAGE, "too many settings on one line");
+				if (!ret)
+					ret = dup_setting(set, &nset, "container", tok[i], lineno, file);
+			}
 		} else if ((!strcmp(tok[0], "cgroup") || !strcmp(tok[0], "comm")) && nt == 3) {
 			int prio;
 
@@ -441,10 +500,13 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 			}
 			if (!ret)
 				ret = parse_target(tok[0], tok[1], &tg);
+			if (!ret)
+				ret = dup_rule(w, n, &tg, file);
 			if (!ret && n == APPLY_MAX)
 				ret = err(EX_RANGE, "more than %d rules", APPLY_MAX);
 			if (!ret) {
 				w[n].prio = prio;
+				w[n].line = lineno;
 				w[n].map = tg.map;
 				w[n].cgid = tg.key.cgid;
 				snprintf(w[n].path, sizeof(w[n].path), "%s", tg.path);
@@ -456,12 +518,15 @@ int cmd_apply(struct ctl *c, int argc, char **argv)
 			ret = err(EX_USAGE, "expected 'cgroup PATH PRIO', 'comm NAME PRIO', 'config KEY=VALUE' or 'container max_priority=PRIO'");
 		}
 		if (ret) {
-			fprintf(stderr, "%s: %s:%d: line not applied; nothing changed\n", prog, file,
-				lineno);
+			err_where = NULL;
+			if (!err_json)
+				fprintf(stderr, "%s: %s:%d: line not applied; nothing changed\n", prog,
+					file, lineno);
 			fclose(f);
 			return ret;
 		}
 	}
+	err_where = NULL;
 	fclose(f);
 	/* The file is checked before the module is looked for; --check stops here. */
 	if (!c)

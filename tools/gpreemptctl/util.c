@@ -9,6 +9,7 @@
 
 bool err_json;	/* -j/--json: errors as {"error": "..."} on stdout, as bpftool -j */
 bool err_quiet;	/* probing (version): no message */
+const char *err_where;	/* "FILE:LINE" of the line being checked (apply), or NULL */
 
 /**
  * err() - print "gpreemptctl: message" on stderr, or {"error":"message"} on
@@ -26,7 +27,12 @@ int err(int code, const char *fmt, ...)
 	if (err_quiet)
 		return code;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (err_where) {
+		snprintf(msg, sizeof(msg), "%s: ", err_where);
+		vsnprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), fmt, ap);
+	} else {
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+	}
 	va_end(ap);
 	if (err_json) {
 		fflush(stdout);
