@@ -32,7 +32,7 @@ static const struct {
 
 static int perm_err(void)
 {
-	return err(EX_PERM, "not permitted: gpreempt's maps are not pinned, and opening a BPF map by id needs CAP_SYS_ADMIN: run as root (version, exec and apply --check need no privilege)");
+	return err(EX_PERM, "not permitted: gpreempt's maps are not pinned, and opening a BPF map by id needs CAP_SYS_ADMIN: run as root (version, doctor, exec and apply --check need no privilege)");
 }
 
 /**
