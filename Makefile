@@ -371,6 +371,12 @@ install-tools: $(BUILD)/gpreemptctl
 	install -D -m 0644 $(TOP)/etc/gpreempt-retry.timer $(DESTDIR)$(UNITDIR)/gpreempt-retry.timer
 	$(SUBST) $(TOP)/etc/gpreempt-metrics.service > $(BUILD)/gpreempt-metrics.service
 	install -D -m 0644 $(BUILD)/gpreempt-metrics.service $(DESTDIR)$(UNITDIR)/gpreempt-metrics.service
+	@# The NRI v2 plugin and its unit, when make nri built it (Go).
+	if [ -x $(BUILD)/gpreempt-nri ]; then \
+		install -D -m 0755 $(BUILD)/gpreempt-nri $(DESTDIR)$(SBINDIR)/gpreempt-nri && \
+		$(SUBST) $(TOP)/etc/gpreempt-nri.service > $(BUILD)/gpreempt-nri.service && \
+		install -D -m 0644 $(BUILD)/gpreempt-nri.service $(DESTDIR)$(UNITDIR)/gpreempt-nri.service; \
+	fi
 	test -e $(DESTDIR)/etc/gpreempt.conf || install -D -m 0644 $(TOP)/etc/gpreempt.conf $(DESTDIR)/etc/gpreempt.conf
 	test -e $(DESTDIR)/etc/modprobe.d/gpreempt.conf || install -D -m 0644 $(TOP)/etc/modprobe.d/gpreempt.conf $(DESTDIR)/etc/modprobe.d/gpreempt.conf
 	for h in create poststop; do \
@@ -393,6 +399,7 @@ uninstall:
 		$(DESTDIR)$(UNITDIR)/gpreempt.service \
 		$(DESTDIR)$(UNITDIR)/gpreempt-retry.service $(DESTDIR)$(UNITDIR)/gpreempt-retry.timer \
 		$(DESTDIR)$(UNITDIR)/gpreempt-metrics.service \
+		$(DESTDIR)$(UNITDIR)/gpreempt-nri.service $(DESTDIR)$(SBINDIR)/gpreempt-nri \
 		$(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-create.json $(DESTDIR)$(OCI_HOOKS_DIR)/gpreempt-poststop.json \
 		$(DESTDIR)$(PREFIX)/share/gpreempt/nri-conf.json $(DESTDIR)$(NRI_BIN_DIR)/gpreempt \
 		$(DESTDIR)/lib/modules/$(GP_KVER_INSTALL)/extra/gpreempt.ko

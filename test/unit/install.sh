@@ -9,7 +9,7 @@
 # install put there and leaves the administrator's /etc files.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 16
+tap_plan 17
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 D=$tmp/dest
@@ -48,6 +48,12 @@ tap_check "install: gpreempt.service wants gpreempt-retry.timer, whose service r
 tap_check "install: gpreempt-metrics.service serves gpreemptctl metrics on 127.0.0.1:9464, not enabled by install" \
 	sh -c "grep -qx 'ExecStart=/usr/sbin/gpreemptctl metrics --listen 127.0.0.1:9464' '$D/etc/systemd/system/gpreempt-metrics.service' &&
 		! find '$D/etc/systemd/system' -path '*.wants/*' -name gpreempt-metrics.service | grep -q ."
+if [ -x build/gpreempt-nri ]; then
+	tap_check "install: the NRI v2 plugin and gpreempt-nri.service (its socket, /usr/sbin/gpreemptctl)" \
+		sh -c "[ -x '$D/usr/sbin/gpreempt-nri' ] && grep -qx 'ExecStart=/usr/sbin/gpreempt-nri --gpreemptctl /usr/sbin/gpreemptctl --socket /var/run/nri/nri.sock' '$D/etc/systemd/system/gpreempt-nri.service'"
+else
+	tap_skip "install: the NRI v2 plugin and gpreempt-nri.service" "build/gpreempt-nri not built (make nri)"
+fi
 hooks_ok() {
 	local h
 	for h in create poststop; do
