@@ -9,7 +9,7 @@
 # install put there and leaves the administrator's /etc files.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 17
+tap_plan 18
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 D=$tmp/dest
@@ -44,6 +44,8 @@ retry_ok() {
 		grep -qx 'ExecStart=/usr/sbin/gpreemptctl apply --if-pending /etc/gpreempt.conf' "$u/gpreempt-retry.service" &&
 		grep -q '^OnUnitActiveSec=' "$u/gpreempt-retry.timer"
 }
+tap_check "install: gpreempt.service starts before the container runtimes (containerd, CRI-O, podman's restarts)" \
+	grep -qx 'Before=containerd.service crio.service podman-restart.service' "$D/etc/systemd/system/gpreempt.service"
 tap_check "install: gpreempt.service wants gpreempt-retry.timer, whose service runs /usr/sbin/gpreemptctl apply --if-pending (rules whose cgroup appears later)" retry_ok
 tap_check "install: gpreempt-metrics.service serves gpreemptctl metrics on 127.0.0.1:9464, not enabled by install" \
 	sh -c "grep -qx 'ExecStart=/usr/sbin/gpreemptctl metrics --listen 127.0.0.1:9464' '$D/etc/systemd/system/gpreempt-metrics.service' &&
