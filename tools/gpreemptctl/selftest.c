@@ -245,12 +245,52 @@ static bool alive(pid_t pid)
 	return waitpid(pid, NULL, WNOHANG) == 0;
 }
 
+/* The mean of the samples @b took since @a (one call per queue moved), in us. */
+static double call_us(const struct gp_lat_hist *a, const struct gp_lat_hist *b)
+{
+	return b->count > a->count ? (b->sum_ns - a->sum_ns) / 1e3 / (b->count - a->count) : 0;
+}
+
+/*
+ * Run @run's park (@park) or unpark of BE's queues, waited for: its end to
+ * end time and the module's call into @e2e and @call.  @a: gp_stats before
+ * it, on return after it.  False (r->stopped says why) when it failed.
+ */
+static bool st_step(struct ctl *c, const struct gp_queue_key *k, int n, bool park, long run,
+		    struct gp_stats *a, struct st_result *r, double *e2e, double *call)
+{
+	const char *what = park ? "park" : "unpark";
+	struct gp_stats b;
+
+	if (be_hold(c, k, n, park ? 2 : 0)) {
+		snprintf(r->stopped, sizeof(r->stopped), park ?
+			 "run %ld: cannot write gp_queue_ctl: %s" : "run %ld: cannot release: %s",
+			 run, strerror(errno));
+		return false;
+	}
+	*e2e = be_wait(c, k, n, park ? GP_Q_SUSPENDED : GP_Q_RUNNING, now_ns());
+	stats_read(c, &b);
+	if (*e2e < 0 || b.errors != a->errors || b.dev_fences != a->dev_fences ||
+	    (park && !alive(r->be))) {
+		if (park)
+			be_hold(c, k, n, 0);
+		snprintf(r->stopped, sizeof(r->stopped),
+			 "run %ld: the %s %s (errors +%llu, device fences +%llu)", run, what,
+			 *e2e < 0 ? "was not seen within 5 s" : "failed",
+			 b.errors - a->errors, b.dev_fences - a->dev_fences);
+		return false;
+	}
+	*call = park ? call_us(&a->park_lat, &b.park_lat) : call_us(&a->unpark_lat, &b.unpark_lat);
+	*a = b;
+	return true;
+}
+
 /* Stage 3: the parks, each waited for; stops at the first failure. */
 static void park_runs(struct ctl *c, const struct st_opts *o, struct st_result *r)
 {
 	struct gp_queue_info v[ST_MAX_Q];
 	struct gp_queue_key k[ST_MAX_Q];
-	struct gp_stats a, b;
+	struct gp_stats a;
 	int n = 0;
 	long i;
 
@@ -261,50 +301,14 @@ static void park_runs(struct ctl *c, const struct st_opts *o, struct st_result *
 		return;
 	}
 	for (i = 0; i < o->runs; i++) {
-		unsigned long long t0;
-		double e2e;
-
-		if (stats_read(c, &a) || be_hold(c, k, n, 2)) {
+		if (stats_read(c, &a)) {
 			snprintf(r->stopped, sizeof(r->stopped), "run %ld: cannot write gp_queue_ctl: %s",
 				 i + 1, strerror(errno));
 			return;
 		}
-		t0 = now_ns();
-		e2e = be_wait(c, k, n, GP_Q_SUSPENDED, t0);
-		stats_read(c, &b);
-		if (e2e < 0 || b.errors != a.errors || b.dev_fences != a.dev_fences ||
-		    !alive(r->be)) {
-			be_hold(c, k, n, 0);
-			snprintf(r->stopped, sizeof(r->stopped),
-				 "run %ld: the park %s (errors +%llu, device fences +%llu)", i + 1,
-				 e2e < 0 ? "was not seen within 5 s" : "failed",
-				 b.errors - a.errors, b.dev_fences - a.dev_fences);
+		if (!st_step(c, k, n, true, i + 1, &a, r, &r->park_e2e[i], &r->park_call[i]) ||
+		    !st_step(c, k, n, false, i + 1, &a, r, &r->unpark_e2e[i], &r->unpark_call[i]))
 			return;
-		}
-		r->park_e2e[i] = e2e;
-		r->park_call[i] = b.park_lat.count > a.park_lat.count ?
-			(b.park_lat.sum_ns - a.park_lat.sum_ns) / 1e3 /
-			(b.park_lat.count - a.park_lat.count) : 0;
-		a = b;
-		if (be_hold(c, k, n, 0)) {
-			snprintf(r->stopped, sizeof(r->stopped), "run %ld: cannot release: %s",
-				 i + 1, strerror(errno));
-			return;
-		}
-		t0 = now_ns();
-		e2e = be_wait(c, k, n, GP_Q_RUNNING, t0);
-		stats_read(c, &b);
-		if (e2e < 0 || b.errors != a.errors || b.dev_fences != a.dev_fences) {
-			snprintf(r->stopped, sizeof(r->stopped),
-				 "run %ld: the unpark %s (errors +%llu, device fences +%llu)", i + 1,
-				 e2e < 0 ? "was not seen within 5 s" : "failed",
-				 b.errors - a.errors, b.dev_fences - a.dev_fences);
-			return;
-		}
-		r->unpark_e2e[i] = e2e;
-		r->unpark_call[i] = b.unpark_lat.count > a.unpark_lat.count ?
-			(b.unpark_lat.sum_ns - a.unpark_lat.sum_ns) / 1e3 /
-			(b.unpark_lat.count - a.unpark_lat.count) : 0;
 		r->runs_done = i + 1;
 	}
 }
