@@ -141,15 +141,28 @@ static void queues_out(FILE *f, const struct gp_queue_info *q, int n)
 		{ "gpreempt_queue_parked", "gauge", "1 while the queue is parked or shrunk." },
 		{ "gpreempt_queue_priority", "gauge", "The queue's effective priority (0..15)." },
 	};
-	size_t k;
+	char **lab = calloc(n, sizeof(*lab));
+	size_t k, len;
 	int i;
 
+	if (!lab)
+		return;
+	/* Each queue's labels once (its cgroup read once), for all its series. */
+	for (i = 0; i < n; i++) {
+		FILE *m = open_memstream(&lab[i], &len);
+
+		if (m) {
+			queue_labels(m, &q[i]);
+			fclose(m);
+		}
+	}
 	for (k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
 		fprintf(f, "# TYPE %s %s\n# HELP %s %s\n", fam[k].name, fam[k].type, fam[k].name,
 			fam[k].help);
 		for (i = 0; i < n; i++) {
-			fprintf(f, "%s%s", fam[k].name, k < 3 ? "_total" : "");
-			queue_labels(f, &q[i]);
+			if (!lab[i])
+				continue;
+			fprintf(f, "%s%s%s", fam[k].name, k < 3 ? "_total" : "", lab[i]);
 			if (k == 0)
 				fprintf(f, " %llu\n", q[i].preempts);
 			else if (k == 1)
@@ -163,6 +176,9 @@ static void queues_out(FILE *f, const struct gp_queue_info *q, int n)
 				fprintf(f, " %d\n", q[i].eff_priority);
 		}
 	}
+	for (i = 0; i < n; i++)
+		free(lab[i]);
+	free(lab);
 }
 
 /* One scrape into @f; false when gpreempt's maps cannot be read (gpreempt_up 0). */
