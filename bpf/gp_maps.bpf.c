@@ -64,6 +64,13 @@ struct {
 	__type(value, struct gp_config);
 } gp_config SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct gp_cgroup_stats);
+} gp_cgroups SEC(".maps");
+
 /*
  * A light skeleton needs at least one program; this one is never attached.
  * It references every map so none is dropped from the object.
@@ -81,6 +88,7 @@ int gp_maps_touch(void *ctx)
 	bpf_map_lookup_elem(&gp_prio_cgroup, zero);
 	bpf_map_lookup_elem(&gp_prio_hook, zero);
 	bpf_map_lookup_elem(&gp_queue_ctl, zero);
+	bpf_map_lookup_elem(&gp_cgroups, zero);
 	return 0;
 }
 

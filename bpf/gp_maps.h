@@ -63,6 +63,7 @@
 #define GP_PRIO_NORMAL 7	/* "normal": ROCr creates every queue at 7 */
 #define GP_PRIO_HIGH 12		/* "high" */
 #define GP_MAX_CGROUP_RULES 1024
+#define GP_MAX_CGROUPS 1024	/* gp_cgroups entries */
 #define GP_RULES_RESCAN_MS 100	/* rules re-resolved at least this often */
 
 enum gp_prio_source {
@@ -352,6 +353,29 @@ struct gp_stats {
 	struct gp_lat_hist detect_lat;
 	struct gp_lat_hist park_lat;
 	struct gp_lat_hist unpark_lat;
+	/*
+	 * gp_cgroups: its entries now, and the charges it could not take
+	 * (full of cgroups charged in the last GP_CGROUP_KEEP_S seconds).
+	 */
+	__u64 cgroups;
+	__u64 cgroups_dropped;
+};
+
+/*
+ * gp_cgroups: one cgroup's time under gpreempt, keyed by its cgroup v2 id
+ * (the kernfs inode number of its directory), the cgroup its queues'
+ * process was in when gpreempt last resolved its rules.  Counters only
+ * grow, and outlive the queues and processes they were charged for: an
+ * entry goes GP_CGROUP_KEEP_S seconds after its last charge, and only
+ * then.  Charged every scan, published every 100 ms.
+ */
+#define GP_CGROUP_KEEP_S 600
+struct gp_cgroup_stats {
+	__u64 parked_ns;	/* its queues' time parked or shrunk, summed over queues */
+	__u64 wait_ns;		/* its queues' time pending, the highest work on their device, while a lower queue ran there with work (lc_wait_ns) */
+	__u64 parks;		/* parks of its queues */
+	__u64 unparks;
+	__u64 last_ns;		/* CLOCK_MONOTONIC of its last charge */
 };
 
 struct gp_comm {

@@ -230,6 +230,7 @@ struct gp_proc {
 	u32 rule_src;
 	u64 rules_gen;
 	u64 rules_ns;
+	u64 cgid;	/* cgroup v2 id at the last resolve (gp_cgroups) */
 	int env_prio;
 	bool env_read;
 	u64 env_first_ns;
@@ -363,6 +364,11 @@ struct gp_queue {
 	struct gp_queue_info info;
 	u64 pending_since_ns;
 	u64 info_parked_at;
+	/* What gp_cgroups was charged of it so far, and the cgroup charged last. */
+	u64 cg_id;
+	u64 cg_parked_ns;
+	u64 cg_parks;
+	u64 cg_unparks;
 	bool leftover;
 	bool reset;
 	bool pinned;
@@ -482,6 +488,8 @@ void gp_maps_del_queue(const struct gp_queue_key *key);
 void gp_maps_forget_tgid(pid_t tgid, u64 start);
 void gp_maps_release_hold(const struct gp_queue_key *key);
 void gp_maps_put_stats(const struct gp_stats *st);
+int gp_maps_put_cgroup(u64 id, const struct gp_cgroup_stats *st);
+void gp_maps_del_cgroup(u64 id);
 bool gp_maps_prio_pid(pid_t tgid, u64 start, int *prio);
 int gp_maps_sweep_prio_pid(bool (*alive)(pid_t tgid, u64 start));
 bool gp_maps_prio_cgroup(u64 id, int *prio);

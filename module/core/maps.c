@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * maps.c - gpreempt's BPF maps: state out (gp_queues, gp_stats), control in
+ * maps.c - gpreempt's BPF maps: state out (gp_queues, gp_stats, gp_cgroups), control in
  * (gp_prio, gp_prio_cgroup, gp_prio_hook, gp_prio_comm, gp_queue_ctl,
  * gp_config).
  *
@@ -39,7 +39,7 @@
 
 static struct bpf_map *gp_map_queues, *gp_map_stats, *gp_map_prio, *gp_map_prio_comm,
 		      *gp_map_config, *gp_map_prio_cgroup, *gp_map_queue_ctl,
-		      *gp_map_prio_hook;
+		      *gp_map_prio_hook, *gp_map_cgroups;
 
 /* No more writes from the syscall side, through any fd (map->frozen). */
 static int gp_freeze(int fd)
@@ -64,7 +64,7 @@ static void gp_put_maps(void)
 {
 	struct bpf_map **maps[] = { &gp_map_queues, &gp_map_stats, &gp_map_prio,
 				    &gp_map_prio_comm, &gp_map_config, &gp_map_prio_cgroup,
-				    &gp_map_queue_ctl, &gp_map_prio_hook };
+				    &gp_map_queue_ctl, &gp_map_prio_hook, &gp_map_cgroups };
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(maps); i++) {
@@ -94,7 +94,8 @@ int gp_maps_init(void)
 		return ret;
 	}
 	ret = gp_freeze(gp_skel->maps.gp_queues.map_fd) ?:
-	      gp_freeze(gp_skel->maps.gp_stats.map_fd);
+	      gp_freeze(gp_skel->maps.gp_stats.map_fd) ?:
+	      gp_freeze(gp_skel->maps.gp_cgroups.map_fd);
 	if (ret) {
 		pr_err("cannot freeze the state maps: %d\n", ret);
 		gp_maps__destroy(gp_skel);
@@ -108,9 +109,10 @@ int gp_maps_init(void)
 	gp_map_prio_cgroup = gp_take_map(&gp_skel->maps.gp_prio_cgroup.map_fd);
 	gp_map_queue_ctl = gp_take_map(&gp_skel->maps.gp_queue_ctl.map_fd);
 	gp_map_prio_hook = gp_take_map(&gp_skel->maps.gp_prio_hook.map_fd);
+	gp_map_cgroups = gp_take_map(&gp_skel->maps.gp_cgroups.map_fd);
 	if (IS_ERR(gp_map_queues) || IS_ERR(gp_map_stats) || IS_ERR(gp_map_prio) ||
 	    IS_ERR(gp_map_prio_comm) || IS_ERR(gp_map_config) || IS_ERR(gp_map_prio_cgroup) ||
-	    IS_ERR(gp_map_queue_ctl) || IS_ERR(gp_map_prio_hook)) {
+	    IS_ERR(gp_map_queue_ctl) || IS_ERR(gp_map_prio_hook) || IS_ERR(gp_map_cgroups)) {
 		pr_err("cannot take references on the BPF maps\n");
 		gp_put_maps();
 		ret = -ENOMEM;
@@ -229,6 +231,29 @@ void gp_maps_forget_tgid(pid_t tgid, u64 start)
 			m->ops->map_delete_elem(m, &keys[i]);
 		rcu_read_unlock();
 	} while (n == GP_FORGET_BATCH);
+}
+
+/**
+ * gp_maps_put_cgroup() - publish one cgroup's counters in gp_cgroups
+ * @id: cgroup v2 id
+ * @st: value
+ *
+ * Return: 0 or the map's negative errno.
+ */
+int gp_maps_put_cgroup(u64 id, const struct gp_cgroup_stats *st)
+{
+	return gp_map_update(gp_map_cgroups, &id, st);
+}
+
+/**
+ * gp_maps_del_cgroup() - remove one cgroup from gp_cgroups
+ * @id: cgroup v2 id
+ */
+void gp_maps_del_cgroup(u64 id)
+{
+	rcu_read_lock();
+	gp_map_cgroups->ops->map_delete_elem(gp_map_cgroups, &id);
+	rcu_read_unlock();
 }
 
 /**

@@ -211,8 +211,13 @@ static void gp_rules_resolve_proc(struct gp_proc *pr)
 	if (READ_ONCE(pr->dead))
 		return;
 	/* m12: a prctl(PR_SET_NAME) after registration is seen here. */
-	if (task)
+	if (task) {
 		get_task_comm(pr->comm, task);
+		/* gp_cgroups charges the cgroup it is in now. */
+		rcu_read_lock();
+		pr->cgid = cgroup_id(task_dfl_cgroup(task));
+		rcu_read_unlock();
+	}
 	/* A rule set for an earlier process with this pid is not its. */
 	if (task && gp_maps_prio_pid(pr->tgid, pr->start, &prio)) {
 		pr->rule_src = GP_SRC_PID;

@@ -73,7 +73,7 @@ static unsigned int gp_tick(void)
 	unsigned int tick_us, period;
 	bool cfg_changed;
 	int i, n;
-	u64 t0 = ktime_get_ns(), t1, since_last;
+	u64 t0 = ktime_get_ns(), t1, since_last, wait_devs;
 
 	if (READ_ONCE(gp_reg.gen) != gp_last_gen) {
 		gp_last_gen = READ_ONCE(gp_reg.gen);
@@ -127,9 +127,10 @@ static unsigned int gp_tick(void)
 			}
 		}
 	}
-	gp_lc_wait_account(res, since_last);
+	wait_devs = gp_lc_wait_account(res, since_last);
 	gp_shadow_tick(n, &pp, t0);
 	gp_apply(n, &pp);
+	gp_cgroups_charge(n, res, wait_devs, since_last, ktime_get_ns());
 
 	kind = gp_next_tick_kind(n, t0);
 	/* Nor calm while an eviction is held or owed a restore, or gp_config just changed. */

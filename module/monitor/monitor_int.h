@@ -76,7 +76,10 @@ bool gp_all_go_along(const struct gp_queue *e, int n, const struct gp_policy_par
 
 /* shadow.c: what gpreempt would do while disabled */
 void gp_shadow_tick(int n, const struct gp_policy_params *pp, u64 now);
-void gp_lc_wait_account(const struct gp_policy_result *res, u64 since_last);
+u64 gp_lc_wait_account(const struct gp_policy_result *res, u64 since_last);
+void gp_cgroups_charge(int n, const struct gp_policy_result *res, u64 wait_devs,
+		       u64 since_last, u64 now);
+void gp_cgroups_publish(void);
 
 void gp_commit_deferred(struct gp_defer *d, int n);
 

@@ -48,6 +48,8 @@ void gp_publish(int n, u64 now)
 		gp_maps_put_stats(&gp_stats);
 		gp_last_stats_ns = now;
 	}
-	if (force)
+	if (force) {
+		gp_cgroups_publish();
 		gp_last_publish_ns = now;
+	}
 }

@@ -226,10 +226,13 @@ void gp_shadow_tick(int n, const struct gp_policy_params *pp, u64 now)
  * level with work below a lower queue running with work: that level waited
  * the time between them.  An inversion one scan saw counts nothing: a lower
  * bound.
+ *
+ * Return: the devices where a wait was counted (gp_cgroups charges the
+ * queues that waited there).
  */
-void gp_lc_wait_account(const struct gp_policy_result *res, u64 since_last)
+u64 gp_lc_wait_account(const struct gp_policy_result *res, u64 since_last)
 {
-	u64 devs = res->inversion_devs & res->pend_valid;
+	u64 devs = res->inversion_devs & res->pend_valid, counted = 0;
 	u32 d;
 
 	for (d = 0; d < GP_POLICY_MAX_DEVS; d++) {
@@ -239,6 +242,8 @@ void gp_lc_wait_account(const struct gp_policy_result *res, u64 since_last)
 			continue;
 		lvl = clamp(res->pend_top[d], 0, GP_PRIO_MAX);
 		gp_stats.lc_wait_ns[lvl] += since_last;
+		counted |= 1ULL << d;
 	}
 	gp_wait_devs = devs;
+	return counted;
 }

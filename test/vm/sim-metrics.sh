@@ -4,14 +4,15 @@
 # gpreemptctl metrics: OpenMetrics text that Prometheus's own parser
 # (python3-prometheus-client's strict OpenMetrics parser) accepts, with the
 # counts gp_stats has, after an LC/BE round: parks, the park call histogram,
-# BE's queue with its labels.  Served (--listen): GET /metrics answers with
+# BE's queue with its labels; per cgroup, BE's parked time and LC's wait,
+# counters that outlive BE's queue and its cgroup.  Served (--listen): GET /metrics answers with
 # the OpenMetrics content type, another path 404; a client that connects and
 # sends nothing does not keep the next scrape from being answered; gpreempt
 # unloaded reads gpreempt_up 0 and loaded again 1 (its new maps), shadow
 # mode shows as mode="shadow"; SIGTERM ends it with exit 0.
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 13
+tap_plan 17
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 PY=/usr/bin/python3
@@ -53,17 +54,31 @@ EOF
 }
 
 dmesg -C
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+CGB=/sys/fs/cgroup/gpm-be CGL=/sys/fs/cgroup/gpm-lc
+rmdir $CGB $CGL 2>/dev/null
+mkdir $CGB $CGL
+cgb_id=$(stat -c %i $CGB)
 insmod "$OBJ/test/kfdsim/kfdsim.ko"
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us=20000
-$GPLOAD --mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet &
+sh -c "echo \$\$ > $CGB/cgroup.procs && exec $GPLOAD --mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet" &
 be=$!
 sleep 0.5
-$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 2000 --period-us 50000 --duration 2 --quiet
+sh -c "echo \$\$ > $CGL/cgroup.procs && exec $GPLOAD --mode lc --prio 12 --wg 4 --wg-us 2000 --period-us 50000 --duration 2 --quiet"
 lc_rc=$?
+# The cgroups' counters go out every 100 ms, a queue's with each change.
+cg_caught_up() {
+	$CTL metrics >/tmp/m.txt || return 1
+	cp=$(value /tmp/m.txt gpreempt_cgroup_parks_total cgroup=/gpm-be cgroup_id=$cgb_id)
+	qp=$(value /tmp/m.txt gpreempt_queue_parks_total pid=$be)
+	[ -n "$cp" ] && [ -n "$qp" ] && [ "$qp" -ge 1 ] && [ "$cp" -ge "$qp" ]
+}
+wait_for 10 cg_caught_up
 $CTL metrics >/tmp/m.txt
 rc=$?
 parks=$(gstat preempts) calls=$(gstat park_lat.count)
 stop_be $be
+wait_for 10 eval '$CTL metrics >/tmp/m2.txt && [ -z "$(value /tmp/m2.txt gpreempt_queue_parks_total pid=$be)" ]'
 out=$(parse /tmp/m.txt 2>&1)
 tap_check "metrics: exit 0, Prometheus's OpenMetrics parser accepts it ($(wc -l </tmp/m.txt) lines, rc $rc)" \
 	test "$rc" = 0 -a -n "$out" -a "$(grep -c '^Traceback\|Error' <<<"$out")" = 0
@@ -78,6 +93,22 @@ tap_check "metrics: BE's queue with its pid, comm and cgroup labels, parked at l
 # wait, so it is counted as 0 (sim-shadow counts it in shadow mode).
 tap_check "metrics: the time each level waited, all 16 levels" \
 	test "$(grep -c '^gpreempt_level_wait_seconds_total{level="[0-9]*"} ' /tmp/m.txt)" = 16
+p1=$(value /tmp/m.txt gpreempt_cgroup_parked_seconds_total cgroup=/gpm-be)
+qp=$(value /tmp/m.txt gpreempt_queue_parks_total pid=$be)
+cp=$(value /tmp/m.txt gpreempt_cgroup_parks_total cgroup=/gpm-be cgroup_id=$cgb_id)
+tap_check "metrics: BE's cgroup (/gpm-be, id $cgb_id): parked ${p1:-none} s, its parks as its queue's (${cp:-none}/${qp:-none})" \
+	eval "[ -n \"\$cp\" ] && [ \"\$cp\" -ge 1 ] && [ \"\$cp\" -ge \"\$qp\" ] && awk -v p=\"\$p1\" 'BEGIN { exit !(p > 0) }'"
+lw=$(value /tmp/m.txt gpreempt_cgroup_wait_seconds_total cgroup=/gpm-lc)
+tap_check "metrics: LC's cgroup (/gpm-lc) has its wait series (${lw:-none} s), and no park" \
+	test -n "$lw" -a "$(value /tmp/m.txt gpreempt_cgroup_parks_total cgroup=/gpm-lc)" = 0
+p2=$(value /tmp/m2.txt gpreempt_cgroup_parked_seconds_total cgroup=/gpm-be)
+tap_check "metrics: BE exited: its queue's series are gone, its cgroup's stay (parked ${p1:-none} -> ${p2:-none} s)" \
+	eval "[ -z \"\$(value /tmp/m2.txt gpreempt_queue_parks_total pid=\$be)\" ] && awk -v a=\"\$p1\" -v b=\"\$p2\" 'BEGIN { exit !(a > 0 && b >= a) }'"
+rmdir $CGB $CGL
+$CTL metrics >/tmp/m3.txt
+p3=$(value /tmp/m3.txt gpreempt_cgroup_parked_seconds_total cgroup_id=$cgb_id cgroup=)
+tap_check "metrics: BE's cgroup removed: its counters stay under its id, with an empty path (${p3:-none} s)" \
+	awk -v a="$p2" -v b="$p3" 'BEGIN { exit !(b != "" && b >= a && a > 0) }'
 
 $CTL metrics --listen 127.0.0.1:$PORT &
 srv=$!

@@ -24,7 +24,7 @@ enum {
 
 enum gp_map_idx {
 	M_QUEUES, M_STATS, M_PRIO, M_PRIO_CGROUP, M_PRIO_COMM, M_QUEUE_CTL, M_CONFIG, M_PRIO_HOOK,
-	M_NR,
+	M_CGROUPS, M_NR,
 };
 
 struct ctl {
@@ -48,6 +48,11 @@ int maps_open(struct ctl *c);
 int map_count(int fd, size_t ksz);
 int queues_read(struct ctl *c, struct gp_queue_info **out);
 int stats_read(struct ctl *c, struct gp_stats *st);
+struct gp_cgroup_entry {
+	__u64 id;
+	struct gp_cgroup_stats st;
+};
+int cgroups_read(struct ctl *c, struct gp_cgroup_entry **out);
 int config_read(struct ctl *c, struct gp_config *cfg);
 int config_write(struct ctl *c, const struct gp_config *cfg);
 int rules_bump(struct ctl *c);

@@ -28,6 +28,7 @@ static const struct {
 	[M_QUEUE_CTL] = { "gp_queue_ctl", sizeof(struct gp_queue_key), sizeof(struct gp_queue_ctl) },
 	[M_CONFIG] = { "gp_config", 4, sizeof(struct gp_config) },
 	[M_PRIO_HOOK] = { "gp_prio_hook", 8, sizeof(struct gp_prio_override) },
+	[M_CGROUPS] = { "gp_cgroups", 8, sizeof(struct gp_cgroup_stats) },
 };
 
 static int perm_err(void)
@@ -164,6 +165,39 @@ int queues_read(struct ctl *c, struct gp_queue_info **out)
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_queue);
+	*out = v;
+	return n;
+}
+
+/**
+ * cgroups_read() - every gp_cgroups entry
+ * @c: context
+ * @out: a malloc()ed array, the caller frees it
+ *
+ * Return: the number of entries, or -1 (no memory).
+ */
+int cgroups_read(struct ctl *c, struct gp_cgroup_entry **out)
+{
+	struct gp_cgroup_entry *v = NULL, *nv;
+	__u64 key, next, *prev = NULL;
+	int n = 0, cap = 0;
+
+	while (!bpf_map_get_next_key(c->fd[M_CGROUPS], prev, &next)) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return -1;
+			}
+			v = nv;
+		}
+		key = next;
+		prev = &key;
+		v[n].id = key;
+		if (!bpf_map_lookup_elem(c->fd[M_CGROUPS], &key, &v[n].st))
+			n++;	/* gone meanwhile: skipped */
+	}
 	*out = v;
 	return n;
 }

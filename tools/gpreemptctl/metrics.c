@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * metrics.c - "gpreemptctl metrics": gp_stats and gp_queues as OpenMetrics
+ * metrics.c - "gpreemptctl metrics": gp_stats, gp_queues and gp_cgroups as OpenMetrics
  * text, once to stdout (node_exporter's textfile collector) or served over
  * HTTP for Prometheus to scrape (--listen [ADDR:]PORT, GET /metrics; ADDR
  * defaults to 127.0.0.1: the queues' labels name every user's processes).
@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include "cli.h"
 #include "gpreemptctl.h"
@@ -52,6 +54,8 @@ static const struct {
 	G("queues_over_limit", queues_over_limit, "Queues past their device's or user's limit (managed as unknown work)."),
 	G("evictions_held", evicts_outstanding, "Evictions gpreempt holds now."),
 	G("shadow_active", shadow_active, "1 while gpreempt is in shadow mode (enable=0)."),
+	G("cgroups", cgroups, "Cgroups with counters in gp_cgroups now."),
+	C("cgroup_charges_dropped", cgroups_dropped, "Charges gp_cgroups could not take: full of cgroups charged in the last 10 minutes."),
 #undef C
 #undef G
 };
@@ -94,23 +98,12 @@ static void hist_out(FILE *f, const char *name, const char *help, const struct g
 		name, h->count, name, h->sum_ns / 1e9);
 }
 
-/* Its cgroup v2 path, and the pod and container a kubelet's path names. */
-static void queue_labels(FILE *f, const struct gp_queue_info *q)
+/* A cgroup v2 path, and the pod and container a kubelet's path names. */
+static void cgroup_labels(FILE *f, const char *cg)
 {
-	char path[64], line[PATH_MAX], pod[64] = "", ctr[80] = "";
-	const char *cg = "", *p;
-	FILE *c;
+	char pod[64] = "", ctr[80] = "";
+	const char *p;
 
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", q->tgid);
-	c = fopen(path, "r");
-	while (c && fgets(line, sizeof(line), c))
-		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = 0;
-			cg = line + 3;
-			break;
-		}
-	if (c)
-		fclose(c);
 	p = strstr(cg, "-pod");
 	if (p && sscanf(p + 4, "%63[0-9a-fA-F_-]", pod) == 1) {
 		char *u;
@@ -123,11 +116,33 @@ static void queue_labels(FILE *f, const struct gp_queue_info *q)
 	if (p && (p = strrchr(p, '-')) && sscanf(p + 1, "%64[0-9a-f]", ctr) == 1 &&
 	    strlen(ctr) != 64)
 		ctr[0] = 0;
+	fputs("cgroup=\"", f);
+	label_str(f, cg, strlen(cg));
+	fprintf(f, "\",pod_uid=\"%s\",container_id=\"%s\"", pod, ctr);
+}
+
+/* A queue's process, its cgroup v2 path, and the pod and container that names. */
+static void queue_labels(FILE *f, const struct gp_queue_info *q)
+{
+	char path[64], line[PATH_MAX];
+	const char *cg = "";
+	FILE *c;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", q->tgid);
+	c = fopen(path, "r");
+	while (c && fgets(line, sizeof(line), c))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			cg = line + 3;
+			break;
+		}
+	if (c)
+		fclose(c);
 	fprintf(f, "{pid=\"%u\",qid=\"%u\",dev=\"%u\",comm=\"", q->tgid, q->qid, q->dev);
 	label_str(f, q->comm, GP_COMM_LEN);
-	fputs("\",cgroup=\"", f);
-	label_str(f, cg, strlen(cg));
-	fprintf(f, "\",pod_uid=\"%s\",container_id=\"%s\"}", pod, ctr);
+	fputs("\",", f);
+	cgroup_labels(f, cg);
+	fputs("}", f);
 }
 
 static void queues_out(FILE *f, const struct gp_queue_info *q, int n)
@@ -181,10 +196,102 @@ static void queues_out(FILE *f, const struct gp_queue_info *q, int n)
 	free(lab);
 }
 
+/*
+ * The cgroup v2 directories under the mount, by id (the inode number of the
+ * directory, what the kernel's cgroup_id() is): for gp_cgroups's labels.
+ */
+static struct gp_cg_path {
+	__u64 id;
+	char *path;
+} *gp_paths;
+static size_t gp_npaths, gp_cap_paths;
+static size_t gp_cg_root_len;
+
+static int cg_walk(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	struct gp_cg_path *np;
+
+	(void)ftw;
+	if (type != FTW_D)
+		return 0;
+	if (gp_npaths == gp_cap_paths) {
+		gp_cap_paths = gp_cap_paths ? 2 * gp_cap_paths : 256;
+		np = realloc(gp_paths, gp_cap_paths * sizeof(*np));
+		if (!np)
+			return 1;
+		gp_paths = np;
+	}
+	gp_paths[gp_npaths].id = sb->st_ino;
+	gp_paths[gp_npaths].path = strdup(path[gp_cg_root_len] ? path + gp_cg_root_len : "/");
+	if (gp_paths[gp_npaths].path)
+		gp_npaths++;
+	return 0;
+}
+
+static void cg_paths_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < gp_npaths; i++)
+		free(gp_paths[i].path);
+	free(gp_paths);
+	gp_paths = NULL;
+	gp_npaths = gp_cap_paths = 0;
+}
+
+static const char *cg_path_of(__u64 id)
+{
+	size_t i;
+
+	for (i = 0; i < gp_npaths; i++)
+		if (gp_paths[i].id == id)
+			return gp_paths[i].path;
+	return "";
+}
+
+/* gp_cgroups: per cgroup, counters that outlive its queues. */
+static void cgroups_out(FILE *f, const struct gp_cgroup_entry *cg, int n)
+{
+	static const struct {
+		const char *name, *help;
+		bool secs;
+	} fam[] = {
+		{ "gpreempt_cgroup_parked_seconds", "Time the cgroup's queues spent parked or shrunk, summed over its queues, since gpreempt was loaded.", true },
+		{ "gpreempt_cgroup_wait_seconds", "Time the cgroup's queues had the highest pending work of their device while a lower queue ran there with work.", true },
+		{ "gpreempt_cgroup_parks", "Parks of the cgroup's queues.", false },
+	};
+	const char *root = "/sys/fs/cgroup";
+	size_t k;
+	int i;
+
+	gp_cg_root_len = strlen(root);
+	if (nftw(root, cg_walk, 16, FTW_PHYS | FTW_MOUNT))
+		fprintf(stderr, "%s: metrics: cannot walk %s: cgroup labels may be empty\n", prog, root);
+	for (k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		fprintf(f, "# TYPE %s counter\n", fam[k].name);
+		if (fam[k].secs)
+			fprintf(f, "# UNIT %s seconds\n", fam[k].name);
+		fprintf(f, "# HELP %s %s\n", fam[k].name, fam[k].help);
+		for (i = 0; i < n; i++) {
+			fprintf(f, "%s_total{cgroup_id=\"%llu\",", fam[k].name,
+				(unsigned long long)cg[i].id);
+			cgroup_labels(f, cg_path_of(cg[i].id));
+			if (k == 0)
+				fprintf(f, "} %.9f\n", cg[i].st.parked_ns / 1e9);
+			else if (k == 1)
+				fprintf(f, "} %.9f\n", cg[i].st.wait_ns / 1e9);
+			else
+				fprintf(f, "} %llu\n", (unsigned long long)cg[i].st.parks);
+		}
+	}
+	cg_paths_free();
+}
+
 /* One scrape into @f; false when gpreempt's maps cannot be read (gpreempt_up 0). */
 static bool scrape(struct ctl *c, FILE *f)
 {
 	struct gp_queue_info *q = NULL;
+	struct gp_cgroup_entry *cg = NULL;
 	char backend[32];
 	struct gp_stats st;
 	size_t i;
@@ -234,6 +341,10 @@ static bool scrape(struct ctl *c, FILE *f)
 	if (n > 0)
 		queues_out(f, q, n);
 	free(q);
+	n = cgroups_read(c, &cg);
+	if (n > 0)
+		cgroups_out(f, cg, n);
+	free(cg);
 	fputs("# EOF\n", f);
 	return true;
 }

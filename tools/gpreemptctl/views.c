@@ -201,6 +201,7 @@ static const struct {
 	GP_STAT(suspend_lost), GP_STAT(dbg_lost), GP_STAT(queues_over_limit),
 	GP_STAT(shadow_active), GP_STAT(shadow_ns), GP_STAT(shadow_parks),
 	GP_STAT(shadow_unparks), GP_STAT(shadow_remaps), GP_STAT(shadow_lc_remaps),
+	GP_STAT(cgroups), GP_STAT(cgroups_dropped),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -416,6 +417,8 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       st.shadow_active ? "on" : "off", st.shadow_ns / 1e9, st.shadow_parks,
 	       st.shadow_unparks, st.shadow_remaps, st.shadow_lc_remaps);
 	wait_text(&st);
+	printf("cgroups          %llu with counters (gp_cgroups, gpreemptctl metrics), %llu charges dropped\n",
+	       st.cgroups, st.cgroups_dropped);
 	printf("state entries   ");
 	for (i = 0; i < GP_Q_NR_STATES; i++)
 		printf(" %s %llu", state_name(i), st.state_transitions[i]);
