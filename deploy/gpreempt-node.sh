@@ -329,7 +329,7 @@ load_failed() {
 		if [ -n "$AMDGPU_RUN" ] && [ -n "$AMDGPU_DISK" ] && [ "$AMDGPU_RUN" != "$AMDGPU_DISK" ]; then
 			die "modprobe gpreempt was refused: gpreempt/$ver is built for another amdgpu than the loaded one$why. The loaded amdgpu (build id $AMDGPU_RUN) is not the amdgpu.ko modprobe loads for $KVER (build id $AMDGPU_DISK), the one a build is made against: an amdgpu-dkms upgrade waits for a reboot. Reboot the node (or reload amdgpu); the pod then rebuilds gpreempt if it must"
 		elif [ -n "$AMDGPU_NOW" ] && [ "$(amdgpu_built)" = "$AMDGPU_NOW" ]; then
-			die "modprobe gpreempt was refused: gpreempt/$ver does not match the loaded amdgpu$why, and it was built for this very amdgpu (build id $AMDGPU_NOW): its layout cannot be proved from the amdgpu-dkms source. Build amdgpu with BTF on the node (AMDGPU_BTF=1 dkms install --force amdgpu/<version>, docs/kernels.md), then delete this pod"
+			die "modprobe gpreempt was refused: gpreempt/$ver does not match the loaded amdgpu$why, though it was built for this very amdgpu (build id $AMDGPU_NOW), so another build would be refused too: the layout made from its source does not hold (docs/kernels.md, \"At insmod\"). Build amdgpu with BTF on the node (AMDGPU_BTF=1 dkms install --force amdgpu/<version>), then delete this pod"
 		fi
 		die "modprobe gpreempt was refused: gpreempt/$ver is built for another amdgpu than the loaded one$why, and the pod cannot tell which amdgpu it runs next to (no build id in $SYS/module/amdgpu/notes, nor of modinfo -k $KVER -n amdgpu). On the node: dkms remove gpreempt/$ver -k $KVER, then delete this pod" ;;
 	signature)

@@ -6,16 +6,19 @@
 # the node script needs (privileged, hostPID, GPU node affinity, a volume for
 # every host path it writes); deploy/gpreempt-node.sh passes bash -n and
 # shellcheck; and it runs against a fake node, a directory tree, with stub
-# dkms and nsenter on PATH.  There it must install the module through DKMS
+# dkms, modinfo and nsenter on PATH.  There it must install the module through DKMS
 # and load it, put gpreemptctl, /etc/gpreempt.conf (the ConfigMap's),
 # /etc/modprobe.d, the hooks.d files and the NRI v0.1 plugin where CRI-O,
 # podman and containerd 1.6 read them, change nothing when run again, keep
 # the node's file when the ConfigMap is refused, merge into an existing NRI
 # conf.json, and leave the node as it found it after uninstall, a node's own
-# gpreempt DKMS build and gpreemptctl included.  The ConfigMap's module
-# parameters cannot put anything else into /etc/modprobe.d (an "install"
-# line there would run as root on the node).  The hook itself:
-# test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
+# gpreempt DKMS build and gpreemptctl included; rebuild after an amdgpu-dkms
+# upgrade (a build records the amdgpu build id it pinned), at most once, and
+# tell a refusal for amdgpu's build id from a rejected signature.  The
+# ConfigMap's module parameters cannot put anything else into
+# /etc/modprobe.d (an "install" line there would run as root on the node).
+# The hook itself: test/unit/hook.sh (host) and test/vm/oci-podman.sh
+# (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
 tap_plan 77
