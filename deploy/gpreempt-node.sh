@@ -224,8 +224,10 @@ module_build() {
 		printf '%s\n' "$AMDGPU_PIN" >"$(amdgpu_record)"
 		return 0
 	fi
+	# A loaded gpreempt was taken next to the loaded amdgpu, which cannot
+	# change under it (gpreempt holds a reference on amdgpu).
 	amdgpu_ids
-	if [ -n "$(amdgpu_built)" ] && rebuild_helps; then
+	if ! loaded gpreempt && [ -n "$(amdgpu_built)" ] && rebuild_helps; then
 		say "amdgpu is not the one gpreempt/$ver was built for on $KVER (build id $AMDGPU_NOW, built for $(amdgpu_built): an amdgpu-dkms upgrade): rebuilding it"
 		module_rebuild
 		return 0
