@@ -220,9 +220,124 @@ module_build() {
 		fi
 		say "dkms install gpreempt/$ver for $KVER: done"
 		REBUILT=1
-	else
-		say "gpreempt/$ver is installed for $KVER (DKMS)"
+		amdgpu_ids
+		printf '%s\n' "$AMDGPU_PIN" >"$(amdgpu_record)"
+		return 0
 	fi
+	# A loaded gpreempt was taken next to the loaded amdgpu, which cannot
+	# change under it (gpreempt holds a reference on amdgpu).
+	amdgpu_ids
+	if ! loaded gpreempt && [ -n "$(amdgpu_built)" ] && rebuild_helps; then
+		say "amdgpu is not the one gpreempt/$ver was built for on $KVER (build id $AMDGPU_NOW, built for $(amdgpu_built): an amdgpu-dkms upgrade): rebuilding it"
+		module_rebuild
+		return 0
+	fi
+	say "gpreempt/$ver is installed for $KVER (DKMS)"
+}
+
+# --- which amdgpu a build is for ----------------------------------------------
+# Without BTF, insmod accepts gpreempt only next to the very amdgpu binary
+# its layout was made from, by GNU build id (module/kfd/layout_check.c,
+# docs/kernels.md "At insmod"), and DKMS never rebuilds gpreempt when
+# amdgpu-dkms is upgraded on the same kernel.  The build pins the build id of
+# the amdgpu.ko modprobe loads for the kernel (scripts/dkms-build: modinfo
+# -k KVER -n amdgpu; the loaded amdgpu's only when there is no such file),
+# so each build records that id beside its tree, and the next start
+# compares it with the amdgpu there now.
+
+# amdgpu_record: the file that holds the amdgpu build id KVER's build pinned.
+amdgpu_record() { printf '%s/gpreempt-%s/.gpreempt-amdgpu-%s\n' "$USRSRC" "$(ds_version)" "$KVER"; }
+amdgpu_built() { cat "$(amdgpu_record)" 2>/dev/null || true; }
+
+# amdgpu_ids: AMDGPU_RUN, the loaded amdgpu's build id; AMDGPU_DISK, that of
+# the amdgpu.ko modprobe loads for KVER; AMDGPU_NOW, the one insmod checks
+# (the loaded one, else the file's); AMDGPU_PIN, the one a build pins now
+# (the file's, else the loaded one).  "" when unknown.
+amdgpu_ids() {
+	local ko
+	AMDGPU_RUN=$(od -An -v -tx1 -j16 "$SYS/module/amdgpu/notes/.note.gnu.build-id" 2>/dev/null | tr -d ' \n')
+	AMDGPU_DISK=
+	ko=$(modinfo -k "$KVER" -n amdgpu 2>/dev/null | grep '^/' || true)
+	case $ko in
+	*.xz) xz -dc "$ko" >"$tmp/amdgpu.ko" 2>/dev/null || rm -f "$tmp/amdgpu.ko"; ko=$tmp/amdgpu.ko ;;
+	*.zst) zstd -qdc "$ko" >"$tmp/amdgpu.ko" 2>/dev/null || rm -f "$tmp/amdgpu.ko"; ko=$tmp/amdgpu.ko ;;
+	esac
+	if [ -n "$ko" ] && [ -f "$ko" ]; then
+		AMDGPU_DISK=$(readelf -n "$ko" 2>/dev/null | awk '/Build ID:/ { print $3; exit }')
+	fi
+	rm -f "$tmp/amdgpu.ko"
+	AMDGPU_NOW=${AMDGPU_RUN:-$AMDGPU_DISK}
+	AMDGPU_PIN=${AMDGPU_DISK:-$AMDGPU_RUN}
+}
+
+# rebuild_helps: a build now would be for the amdgpu insmod checks, and the
+# installed one was not (or says not what it was for).  After amdgpu_ids.
+rebuild_helps() {
+	[ -n "$AMDGPU_NOW" ] && [ "$AMDGPU_PIN" = "$AMDGPU_NOW" ] && [ "$(amdgpu_built)" != "$AMDGPU_NOW" ]
+}
+
+# module_rebuild: dkms remove the DaemonSet's build for KVER, then build it
+# as on a first start.
+module_rebuild() {
+	local ver
+	ver=$(ds_version)
+	dkms remove -m gpreempt -v "$ver" -k "$KVER" >"$tmp/dkms.log" 2>&1 ||
+		{ cat "$tmp/dkms.log" >&2; die "dkms remove gpreempt/$ver -k $KVER failed"; }
+	rm -f "$(amdgpu_record)"
+	module_build
+}
+
+# modprobe_gpreempt: modprobe gpreempt.  On a refusal, LOAD_REFUSED is
+# mismatch (gpreempt's own refusal of an amdgpu it was not built for,
+# module/kfd/layout_check.c and layout_live.c), signature (the kernel's
+# module_sig_check() or lockdown, or modprobe's "Key was rejected") or "",
+# LOAD_WHY the kernel's line that says so and LOAD_ERR modprobe's error.
+# Only the kernel lines this modprobe added count: those after the last
+# line before it.  "module verification failed" is no refusal: the kernel
+# logs it when it does not enforce signatures, and the load goes on.
+modprobe_gpreempt() {
+	local last
+	LOAD_REFUSED='' LOAD_WHY='' LOAD_ERR=''
+	last=$(on_host dmesg 2>/dev/null | tail -n 1)
+	if LOAD_ERR=$(on_host modprobe gpreempt 2>&1); then
+		return 0
+	fi
+	[ -z "$LOAD_ERR" ] || printf '%s\n' "$LOAD_ERR" >&2
+	LOAD_ERR=$(printf '%s\n' "$LOAD_ERR" | tail -n 1)
+	on_host dmesg 2>/dev/null |
+		LAST=$last awk '$0 == ENVIRON["LAST"] { n = 0; next } { l[n++] = $0 } END { for (i = 0; i < n; i++) print l[i] }' |
+		sed 's/^\[[^]]*\] *//' >"$tmp/dmesg"
+	LOAD_WHY=$(grep -E '^gpreempt: .*rebuild gpreempt against' "$tmp/dmesg" | tail -n 1)
+	if [ -n "$LOAD_WHY" ]; then
+		LOAD_REFUSED=mismatch
+		return 1
+	fi
+	LOAD_WHY=$(grep -E 'Loading of .* is rejected|Lockdown: .*unsigned module loading is restricted' "$tmp/dmesg" | tail -n 1)
+	if [ -n "$LOAD_WHY" ] || [[ $LOAD_ERR == *"Key was rejected by service"* ]] ||
+	   [[ $LOAD_ERR == *"Required key not available"* ]]; then
+		LOAD_REFUSED=signature
+	fi
+	return 1
+}
+
+# load_failed: stop, with why the kernel refused gpreempt and what fixes it.
+load_failed() {
+	local why ver
+	why=${LOAD_WHY:+" (the node's kernel log: $LOAD_WHY)"}
+	why=${why:-${LOAD_ERR:+" ($LOAD_ERR)"}}
+	ver=$(ds_version)
+	case $LOAD_REFUSED in
+	mismatch)
+		if [ -n "$AMDGPU_RUN" ] && [ -n "$AMDGPU_DISK" ] && [ "$AMDGPU_RUN" != "$AMDGPU_DISK" ]; then
+			die "modprobe gpreempt was refused: gpreempt/$ver is built for another amdgpu than the loaded one$why. The loaded amdgpu (build id $AMDGPU_RUN) is not the amdgpu.ko modprobe loads for $KVER (build id $AMDGPU_DISK), the one a build is made against: an amdgpu-dkms upgrade waits for a reboot. Reboot the node (or reload amdgpu); the pod then rebuilds gpreempt if it must"
+		elif [ -n "$AMDGPU_NOW" ] && [ "$(amdgpu_built)" = "$AMDGPU_NOW" ]; then
+			die "modprobe gpreempt was refused: gpreempt/$ver does not match the loaded amdgpu$why, though it was built for this very amdgpu (build id $AMDGPU_NOW), so another build would be refused too: the layout made from its source does not hold (docs/kernels.md, \"At insmod\"). Build amdgpu with BTF on the node (AMDGPU_BTF=1 dkms install --force amdgpu/<version>), then delete this pod"
+		fi
+		die "modprobe gpreempt was refused: gpreempt/$ver is built for another amdgpu than the loaded one$why, and the pod cannot tell which amdgpu it runs next to (no build id in $SYS/module/amdgpu/notes, nor of modinfo -k $KVER -n amdgpu). On the node: dkms remove gpreempt/$ver -k $KVER, then delete this pod" ;;
+	signature)
+		die "modprobe gpreempt was refused: the kernel rejected its signature$why. With Secure Boot, enrol DKMS's key on the node (mokutil --import /var/lib/dkms/mok.pub, reboot, confirm it in MokManager), or have DKMS sign with a key the node trusts (mok_signing_key, mok_certificate in /etc/dkms/framework.conf); then delete this pod" ;;
+	esac
+	die "modprobe gpreempt failed${LOAD_ERR:+ ($LOAD_ERR)}: the reason is in the node's kernel log (dmesg | grep gpreempt)"
 }
 
 # module_load: load the DKMS build (reload it after a rebuild).
@@ -235,8 +350,14 @@ module_load() {
 	if ! loaded gpreempt; then
 		loaded amdgpu || on_host modprobe amdgpu ||
 			die "modprobe amdgpu failed: gpreempt needs amdgpu (amdkfd) loaded"
-		if ! on_host modprobe gpreempt; then
-			die "modprobe gpreempt failed: see the node's dmesg (Secure Boot: the DKMS key must be enrolled, mokutil --import /var/lib/dkms/mok.pub)"
+		if ! modprobe_gpreempt; then
+			# Once: a build refused next to the amdgpu it was made
+			# for is not helped by another.
+			amdgpu_ids
+			if [ "$LOAD_REFUSED" != mismatch ] || ! rebuild_helps; then load_failed; fi
+			say "gpreempt/$(ds_version) was refused next to amdgpu build id $AMDGPU_NOW (${LOAD_WHY#gpreempt: }): rebuilding it once"
+			module_rebuild
+			modprobe_gpreempt || { amdgpu_ids; load_failed; }
 		fi
 		say "loaded gpreempt"
 	else

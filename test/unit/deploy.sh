@@ -6,19 +6,22 @@
 # the node script needs (privileged, hostPID, GPU node affinity, a volume for
 # every host path it writes); deploy/gpreempt-node.sh passes bash -n and
 # shellcheck; and it runs against a fake node, a directory tree, with stub
-# dkms and nsenter on PATH.  There it must install the module through DKMS
+# dkms, modinfo and nsenter on PATH.  There it must install the module through DKMS
 # and load it, put gpreemptctl, /etc/gpreempt.conf (the ConfigMap's),
 # /etc/modprobe.d, the hooks.d files and the NRI v0.1 plugin where CRI-O,
 # podman and containerd 1.6 read them, change nothing when run again, keep
 # the node's file when the ConfigMap is refused, merge into an existing NRI
 # conf.json, and leave the node as it found it after uninstall, a node's own
-# gpreempt DKMS build and gpreemptctl included.  The ConfigMap's module
-# parameters cannot put anything else into /etc/modprobe.d (an "install"
-# line there would run as root on the node).  The hook itself:
-# test/unit/hook.sh (host) and test/vm/oci-podman.sh (guest).
+# gpreempt DKMS build and gpreemptctl included; rebuild after an amdgpu-dkms
+# upgrade (a build records the amdgpu build id it pinned), at most once, and
+# tell a refusal for amdgpu's build id from a rejected signature.  The
+# ConfigMap's module parameters cannot put anything else into
+# /etc/modprobe.d (an "install" line there would run as root on the node).
+# The hook itself: test/unit/hook.sh (host) and test/vm/oci-podman.sh
+# (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 70
+tap_plan 77
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -206,20 +209,59 @@ status) for d in "\$st"/*/; do [ -d "\$d" ] || continue; V=\$(basename "\$d")
 		for K in \$ks; do [ -z "\$k" ] || [ "\$k" = "\$K" ] || continue; echo "gpreempt/\$V, \$K, x86_64: installed"; done
 	done ;;
 add) [ -f "$C/usr/src/gpreempt-\$v/dkms.conf" ] || { echo "no /usr/src/gpreempt-\$v" >&2; exit 2; }; mkdir -p "\$st/\$v" ;;
-install) [ -d "\$st/\$v" ] || exit 3; : >"\$st/\$v/k-\$k" ;;
-remove) rm -rf "\${st:?}/\$v" ;;
+install) [ -d "\$st/\$v" ] || exit 3
+	# The k- file holds the amdgpu build id the layout pinned: that of the
+	# amdgpu.ko modinfo names (scripts/dkms-build), if there is one.
+	ko=\$(modinfo -k "\$k" -n amdgpu 2>/dev/null) id=
+	case \$ko in *.xz) xz -dc "\$ko" >"$t/pin.ko"; ko=$t/pin.ko ;; esac
+	[ -z "\$ko" ] || id=\$(readelf -n "\$ko" | awk '/Build ID:/ { print \$3; exit }')
+	echo "\$id" >"\$st/\$v/k-\$k" ;;
+remove)	# dkms 3: -k KVER removes that kernel's build, and the version with its last one
+	if [ -n "\$k" ]; then rm -f "\$st/\$v/k-\$k"; [ -n "\$(ls "\$st/\$v" 2>/dev/null)" ] || rm -rf "\${st:?}/\$v"
+	else rm -rf "\${st:?}/\$v"; fi ;;
 esac
+EOF
+# The container's modinfo -k KVER -n amdgpu: the amdgpu.ko $t/disk-ko names.
+cat >"$t/bin/modinfo" <<EOF
+#!/bin/sh
+[ "\$*" = "-k 6.12.0-test -n amdgpu" ] && [ -s "$t/disk-ko" ] && cat "$t/disk-ko"
 EOF
 cat >"$t/bin/nsenter" <<EOF
 #!/bin/sh
 [ "\$1 \$2 \$3 \$4" = "--target 1 --mount --" ] || { echo "nsenter: unexpected \$*" >&2; exit 2; }
+# refused: insmod gpreempt as the kernel does: STUB_SIG, a signature it
+# rejects (kernel/module/signing.c, module_sig_check()); without BTF, a build
+# pinned to another amdgpu build id than the loaded amdgpu's
+# (module/kfd/layout_check.c); STUB_LIVE, the live check's refusal
+# (module/kfd/layout_live.c).  Each logs the kernel's line in $t/dmesg.
+refused() {
+	n=\$((\$(cat "$t/dmesg" 2>/dev/null | wc -l) + 1))
+	pin=\$(cat "$t"/dkms/*-ds/k-6.12.0-test 2>/dev/null | grep . | head -n 1)
+	run=\$(od -An -v -tx1 -j16 "$C/sys/module/amdgpu/notes/.note.gnu.build-id" 2>/dev/null | tr -d ' \\n')
+	if [ -n "\${STUB_SIG:-}" ]; then
+		echo "[ \$n.000000] Loading of unsigned module is rejected" >>"$t/dmesg"
+		echo "modprobe: ERROR: could not insert 'gpreempt': Key was rejected by service" >&2
+	elif [ -n "\$pin" ] && [ "\$pin" != "\$run" ]; then
+		echo "[ \$n.000000] gpreempt: amdgpu is not the binary gpreempt was built for: no BTF, build id \$run; built for /usr/src/amdgpu-6.10.5, build id \$pin; rebuild gpreempt against it" >>"$t/dmesg"
+		echo "modprobe: ERROR: could not insert 'gpreempt': Invalid module format" >&2
+	elif [ -n "\${STUB_LIVE:-}" ]; then
+		echo "[ \$n.000000] gpreempt: live KFD objects do not match the layout gpreempt was built for (from /usr/src/amdgpu-6.10.5): pdd->process != p (PASID 32770); rebuild gpreempt against this amdgpu" >>"$t/dmesg"
+		echo "modprobe: ERROR: could not insert 'gpreempt': Invalid module format" >&2
+	else
+		return 0
+	fi
+	return 1
+}
 shift 4
 echo "host \$*" >>"$t/calls"
 case "\$*" in
 "modprobe -r "*) rmdir "$C/sys/module/\$3" ;;
 "modprobe "*)	# as modprobe: an "install MODULE CMD" line runs CMD instead
 	cmd=\$(cat "$H"/etc/modprobe.d/*.conf 2>/dev/null | sed -n "s/^install \$2 //p" | head -n 1)
-	if [ -n "\$cmd" ]; then sh -c "\$cmd"; else mkdir -p "$C/sys/module/\$2"; fi ;;
+	if [ -n "\$cmd" ]; then sh -c "\$cmd"; exit 0; fi
+	[ "\$2" != gpreempt ] || refused || exit 1
+	mkdir -p "$C/sys/module/\$2" ;;
+dmesg) cat "$t/dmesg" 2>/dev/null ;;
 "modinfo -p gpreempt")	# a few of module/params.c's, as modinfo prints them
 	printf '%s\\n' "tick_us:Scan period while work is pending, us (uint)" "hysteresis_us:Hold time, us (uint)" \
 		"backend:auto, evict or cu (backend)" "env_priority:Honour GPREEMPT_PRIORITY (bool)" ;;
@@ -228,7 +270,7 @@ case "\$*" in
 esac
 exit 0
 EOF
-chmod +x "$t/bin/dkms" "$t/bin/nsenter"
+chmod +x "$t/bin/dkms" "$t/bin/nsenter" "$t/bin/modinfo"
 # Debian's headers link scripts/ to /usr/lib/linux-kbuild-<version>: the
 # host's, and the container's /usr/lib (outside the node's paths).
 mkdir -p "$H/usr/lib/linux-kbuild-6.12/scripts" "$t/ctr-usr-lib"
@@ -277,7 +319,7 @@ tap_check "deploy: the host's /usr/lib is mounted read-only into the pod" \
 tap_check "deploy: the container's /usr/lib/linux-kbuild-6.12 is the host's (Debian's headers link there)" \
 	sh -c "[ \"\$(readlink '$t/ctr-usr-lib/linux-kbuild-6.12')\" = '$H/usr/lib/linux-kbuild-6.12' ]"
 tap_check "deploy: on the host: modinfo -p (the parameters checked), modprobe gpreempt, then apply of the new conf, then hook resync" \
-	sh -c "grep '^host ' '$t/calls' | grep -v -e '--help' -e 'containerd --version' | tr '\n' ';' |
+	sh -c "grep '^host ' '$t/calls' | grep -v -e '--help' -e 'containerd --version' -e '^host dmesg$' | tr '\n' ';' |
 	       grep -qx 'host modinfo -p gpreempt;host modprobe gpreempt;host /opt/gpreempt/sbin/gpreemptctl apply /etc/gpreempt.conf.gpreempt-new;host /opt/gpreempt/sbin/gpreemptctl hook resync;'"
 tap_check "deploy: it warns that containerd's runtime lacks pod_annotations" \
 	grep -q 'add pod_annotations = \["gpreempt.io/priority"\]' "$t/install1.log"
@@ -478,6 +520,84 @@ tap_check "deploy: an earlier DaemonSet's gpreempt/0.1 (its tree has the id file
 	sh -c "[ $rc = 0 ] && grep -qx 'dkms remove -m gpreempt -v 0.1 --all' '$t/calls' && [ ! -e '$C/usr/src/gpreempt-0.1' ] &&
 	       grep -qx 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test' '$t/calls'"
 node uninstall
+
+# After an amdgpu-dkms upgrade (docs/containers.md, "What the pod does").
+# amdgpu.ko files with chosen GNU build ids (gcc -Wl,--build-id); the loaded
+# amdgpu's /sys/module/amdgpu/notes/.note.gnu.build-id is the file's note
+# section, as the kernel exposes it.  modinfo names the one on disk
+# ($t/disk-ko); the stub dkms pins its id, and the stub modprobe refuses a
+# build pinned to another id than the loaded amdgpu's, as insmod does
+# without BTF.
+A=$(printf 'a%.0s' $(seq 40)) B=$(printf 'b%.0s' $(seq 40)) Cid=$(printf 'c%.0s' $(seq 40))
+for id in $A $B $Cid; do gcc -shared -nostdlib -Wl,--build-id=0x$id -o "$t/amdgpu-$id.ko" -x c /dev/null; done
+xz -k "$t/amdgpu-$B.ko"
+mkdir -p "$C/sys/module/amdgpu/notes"
+boot() {	# boot ID DISK: the node runs amdgpu ID, modinfo names DISK; gpreempt not loaded
+	objcopy -O binary --only-section=.note.gnu.build-id "$t/amdgpu-$1.ko" "$C/sys/module/amdgpu/notes/.note.gnu.build-id"
+	printf '%s\n' "$2" >"$t/disk-ko"
+	rmdir "$C/sys/module/gpreempt" 2>/dev/null || true
+	: >"$t/calls"
+}
+record=$C/usr/src/gpreempt-0.1-ds/.gpreempt-amdgpu-6.12.0-test
+dkms_calls() { grep -E '^dkms (remove|install)' "$t/calls" | tr '\n' ';'; }
+loads() { grep -c '^host modprobe gpreempt$' "$t/calls"; }
+boot $A "$t/amdgpu-$A.ko"
+node install
+boot $A "$t/amdgpu-$A.ko"
+node install
+tap_check "deploy: a build records the amdgpu build id it pinned; installed and amdgpu unchanged: no rebuild, loaded" \
+	sh -c "[ $rc = 0 ] && [ \"\$(cat '$record')\" = $A ] && [ '$(dkms_calls)' = '' ] && [ $(loads) = 1 ] &&
+	       [ -d '$C/sys/module/gpreempt' ] && grep -q 'gpreempt/0.1-ds is installed for 6.12.0-test' '$t/out'"
+boot $B "$t/amdgpu-$B.ko.xz"
+node install
+tap_check "deploy: installed, amdgpu-dkms upgraded (another build id, .ko.xz): one line says so, dkms remove -k and install, loaded" \
+	sh -c "[ $rc = 0 ] && [ \$(grep -c 'amdgpu is not the one gpreempt/0.1-ds was built for on 6.12.0-test (build id $B, built for $A' '$t/out') = 1 ] &&
+	       [ '$(dkms_calls)' = 'dkms remove -m gpreempt -v 0.1-ds -k 6.12.0-test;dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test;' ] &&
+	       [ $(loads) = 1 ] && [ \"\$(cat '$record')\" = $B ] && [ -d '$C/sys/module/gpreempt' ]"
+# Upgraded to C and not rebooted, on a node without the build: the fresh
+# build pins C, the loaded amdgpu is B.
+node uninstall
+boot $B "$t/amdgpu-$Cid.ko"
+node install
+rc1=$rc calls1="$(dkms_calls) $(loads)"
+cp "$t/out" "$t/out-mismatch"
+boot $Cid "$t/amdgpu-$Cid.ko"
+node install
+tap_check "deploy: modprobe refused for amdgpu's build id: exit 1, the kernel's line, says reboot, no Secure Boot hint, not rebuilt; after the reboot it loads" \
+	sh -c "[ $rc1 = 1 ] && grep -q 'error: modprobe gpreempt was refused: gpreempt/0.1-ds is built for another amdgpu than the loaded one (the node.s kernel log: gpreempt: amdgpu is not the binary gpreempt was built for' '$t/out-mismatch' &&
+	       grep -q 'Reboot the node' '$t/out-mismatch' && ! grep -qiE 'secure boot|mokutil|signature' '$t/out-mismatch' &&
+	       [ '$calls1' = 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test; 1' ] &&
+	       [ $rc = 0 ] && [ '$(dkms_calls)' = '' ] && [ $(loads) = 1 ] && [ -d '$C/sys/module/gpreempt' ]"
+boot $Cid "$t/amdgpu-$Cid.ko"
+STUB_SIG=1 node install
+tap_check "deploy: modprobe refused for its signature: exit 1, the kernel's line, says mokutil, no amdgpu hint, not rebuilt" \
+	sh -c "[ $rc = 1 ] && grep -q 'error: modprobe gpreempt was refused: the kernel rejected its signature (the node.s kernel log: Loading of unsigned module is rejected).*mokutil --import /var/lib/dkms/mok.pub' '$t/out' &&
+	       ! grep -qE 'another amdgpu|rebuild' '$t/out' && [ '$(dkms_calls)' = '' ] && [ $(loads) = 1 ]"
+# A build that says not which amdgpu it is for (an older DaemonSet's, or
+# DKMS's AUTOINSTALL for a new kernel), pinned to A, next to C.
+echo $A >"$t/dkms/0.1-ds/k-6.12.0-test"
+rm -f "$record"
+boot $Cid "$t/amdgpu-$Cid.ko"
+node install
+tap_check "deploy: a build without the record, refused for amdgpu's build id: rebuilt once, loaded" \
+	sh -c "[ $rc = 0 ] && [ \$(grep -c 'was refused next to amdgpu build id $Cid.*rebuilding it once' '$t/out') = 1 ] &&
+	       [ '$(dkms_calls)' = 'dkms remove -m gpreempt -v 0.1-ds -k 6.12.0-test;dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test;' ] &&
+	       [ $(loads) = 2 ] && [ -d '$C/sys/module/gpreempt' ]"
+# The same, but the fresh build is refused too (the live check).
+echo $A >"$t/dkms/0.1-ds/k-6.12.0-test"
+rm -f "$record"
+boot $Cid "$t/amdgpu-$Cid.ko"
+STUB_LIVE=1 node install
+tap_check "deploy: a refused fresh build is not rebuilt again: one rebuild, two modprobes, exit 1 with the mismatch message" \
+	sh -c "[ $rc = 1 ] && [ '$(dkms_calls)' = 'dkms remove -m gpreempt -v 0.1-ds -k 6.12.0-test;dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test;' ] &&
+	       [ $(loads) = 2 ] && grep -q 'error: modprobe gpreempt was refused: gpreempt/0.1-ds does not match the loaded amdgpu (the node.s kernel log: gpreempt: live KFD objects.*built for this very amdgpu (build id $Cid).*AMDGPU_BTF=1' '$t/out'"
+boot $Cid "$t/amdgpu-$Cid.ko"
+STUB_LIVE=1 node install
+tap_check "deploy: ... nor at the pod's restart: no build, one modprobe, exit 1 with the same message" \
+	sh -c "[ $rc = 1 ] && [ '$(dkms_calls)' = '' ] && [ $(loads) = 1 ] &&
+	       grep -q 'error: modprobe gpreempt was refused: gpreempt/0.1-ds does not match the loaded amdgpu' '$t/out'"
+node uninstall
+rm -rf "$C/sys/module/amdgpu/notes" "$t/disk-ko"
 
 # run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
 # (the pod deleted) uninstalls.

@@ -5,11 +5,13 @@
 # gpreempt.ko, when module/gpreempt.ko is built) into a DESTDIR with
 # PREFIX=/usr; no installed file or link names /usr/local, the unit, the
 # hooks.d files and the NRI link name /usr/sbin/gpreemptctl, no @SBINDIR@
-# is left; the default PREFIX gives /usr/local/sbin; uninstall removes what
-# install put there and leaves the administrator's /etc files.
+# is left; a refused load makes the unit's log name the fix (amdgpu build
+# id: rebuild; signature: enrol the key); the default PREFIX gives
+# /usr/local/sbin; uninstall removes what install put there and leaves the
+# administrator's /etc files.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 18
+tap_plan 20
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 D=$tmp/dest
@@ -56,6 +58,36 @@ if [ -x build/gpreempt-nri ]; then
 else
 	tap_skip "install: the NRI v2 plugin and gpreempt-nri.service" "build/gpreempt-nri not built (make nri)"
 fi
+# A refused load: the unit's ExecStopPost (run as systemd runs it: lines
+# joined, the words split, $$ unescaped) names the fix for the reason the
+# kernel log gives, and says nothing after a start that worked.
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\ncat "%s/kmsg"\n' "$tmp" >"$tmp/bin/dmesg"
+printf '#!/bin/sh\necho 0.1\n' >"$tmp/bin/modinfo"
+printf '#!/bin/sh\necho 6.12.0-test\n' >"$tmp/bin/uname"
+chmod +x "$tmp/bin/dmesg" "$tmp/bin/modinfo" "$tmp/bin/uname"
+stop_post() {	# stop_post SERVICE_RESULT KERNEL-LINE: the ExecStopPost's output
+	printf '[   12.345678] %s\n' "$2" >"$tmp/kmsg"
+	python3 - "$D/etc/systemd/system/gpreempt.service" <<'EOF' >"$tmp/stop-post" || return 1
+import re, shlex, sys
+text = re.sub(r"\\\n", " ", open(sys.argv[1]).read())
+cmd = [l for l in text.splitlines() if l.startswith("ExecStopPost=")][0].split("=", 1)[1]
+print("\n".join(w.replace("$$", "$") for w in shlex.split(cmd.lstrip("-"))))
+EOF
+	[ "$(sed -n 1,2p "$tmp/stop-post" | tr '\n' ' ')" = "/bin/sh -c " ] || return 1
+	SERVICE_RESULT=$1 PATH=$tmp/bin:$PATH sh -c "$(tail -n +3 "$tmp/stop-post")"
+}
+mismatch_ok() {
+	stop_post exit-code "gpreempt: amdgpu is not the binary gpreempt was built for: no BTF, build id bb; built for /usr/src/amdgpu-6.10.5, build id aa; rebuild gpreempt against it" |
+		grep -q '^gpreempt was built for another amdgpu (gpreempt: amdgpu is not the binary.*): run dkms install --force gpreempt/0.1 -k 6.12.0-test, then systemctl restart gpreempt' &&
+		[ -z "$(stop_post success "gpreempt: amdgpu is not the binary gpreempt was built for: rebuild gpreempt against it")" ]
+}
+tap_check "install: gpreempt.service refused for amdgpu's build id: its log says dkms install --force gpreempt/0.1 -k <kver> (nothing after a start that worked)" mismatch_ok
+signature_ok() {
+	stop_post exit-code "Loading of unsigned module is rejected" |
+		grep -q '^the kernel rejected the signature of gpreempt (Loading of unsigned module is rejected): enrol the DKMS key (mokutil --import /var/lib/dkms/mok.pub'
+}
+tap_check "install: gpreempt.service refused for its signature: its log says mokutil --import" signature_ok
 hooks_ok() {
 	local h
 	for h in create poststop; do
