@@ -29,6 +29,8 @@
  * annotation is not a priority, or (exit 1) when /etc/gpreempt.conf has a
  * bad "container" line.  Everything else - gpreempt not loaded, no cgroup of
  * its own, a full map - is logged and the container starts without a rule.
+ * With gpreempt not loaded its record is written all the same, so the "hook
+ * resync" that follows each load sets the rule then.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -572,6 +574,30 @@ static int hook_check(const struct hook_req *r, int *prio)
 	return EX_OK;
 }
 
+/*
+ * gpreempt is not loaded (booting before its unit, a DaemonSet rebuilding
+ * it): the container starts without a rule, but its record is written, so
+ * the "hook resync" that follows every load (gpreempt.service, the
+ * DaemonSet) sets the rule then.  Its priority was capped by the config's
+ * max_priority above, and resync caps it again by the config of that time.
+ */
+static int hook_record_only(const struct hook_req *r, const struct record *rec)
+{
+	if (records_lock(hk->run_dir, true)) {
+		hlog(LOG_WARNING, "container %.12s: gpreempt is not loaded and %s/.lock cannot be locked (%s): no rule, even after gpreempt loads",
+		     r->id, hk->run_dir, strerror(errno));
+		return EX_OK;
+	}
+	if (record_write(hk->run_dir, r->id, rec)) {
+		hlog(LOG_WARNING, "container %.12s: gpreempt is not loaded and %s/%s cannot be written (%s): no rule, even after gpreempt loads",
+		     r->id, hk->run_dir, r->id, strerror(errno));
+		return EX_OK;
+	}
+	hlog(LOG_WARNING, "container %.12s: gpreempt is not loaded: cgroup rule %s priority %d recorded, set by gpreemptctl hook resync when it is",
+	     r->id, rec->path, rec->prio);
+	return EX_OK;
+}
+
 static int hook_create(const struct hook_req *r)
 {
 	char why[PATH_MAX + 128], path[PATH_MAX], root[PATH_MAX];
@@ -599,9 +625,10 @@ static int hook_create(const struct hook_req *r)
 		return EX_OK;
 	}
 	ret = maps_open(&c);
+	if (ret == EX_NOTLOADED)
+		return hook_record_only(r, &rec);
 	if (ret) {
 		hlog(LOG_WARNING, "container %.12s: no rule set on %s: %s", r->id, rec.path,
-		     ret == EX_NOTLOADED ? "gpreempt is not loaded" :
 		     ret == EX_PERM ? "not permitted (the hook needs CAP_SYS_ADMIN)" :
 		     "cannot open gpreempt's maps");
 		return EX_OK;
