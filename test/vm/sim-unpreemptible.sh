@@ -17,12 +17,33 @@
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 KS_ARGS="unmap_latency_ms=1000 mes_timeout_ms=1000 fence_timeout_ms=300 gpu_reset_ms=300"
+TR=/sys/kernel/tracing
+mountpoint -q $TR || mount -t tracefs nodev $TR
+
+# fenced_parks: p1, p2, p3: the successful parks (gpreempt:preempt with ret
+# 0) begun before the fence's log line (the slow park that fenced it among
+# them: its event comes when its call returns), between it and the
+# recovery's, and after it, by the tracepoint's and the log's timestamps
+# (one clock), the event's time less its call's: however slow
+# the guest is to look, a park inside the fence is seen.  win: the fence's
+# length as logged, in ms.
+fenced_parks() {
+	local f r
+	echo 0 >$TR/events/gpreempt/preempt/enable
+	f=$(dmesg | sed -n 's/^\[ *\([0-9.]*\)\] gpreempt: preemption failed on a device.*/\1/p' | head -n 1)
+	r=$(dmesg | sed -n 's/^\[ *\([0-9.]*\)\] gpreempt: device recovered.*/\1/p' | head -n 1)
+	read -r p1 p2 p3 < <(sed -n 's/.* \([0-9]*\.[0-9]*\): preempt: .* ret=0 took_ns=\([0-9]*\).*/\1 \2/p' $TR/trace |
+		awk -v f="${f:-0}" -v r="${r:-1e9}" '{ s = $1 - $2 / 1e9; if (s < f) a++; else if (s < r) b++; else c++ }
+			END { print a + 0, b + 0, c + 0 }')
+	win=$(awk -v f="${f:-0}" -v r="${r:-0}" 'BEGIN { printf "%d", (r - f) * 1000 }')
+}
 
 # round SCHED GP(0|1) EXTRA...: LC bursts at 12, an unmanaged steady process
 # at 7 (started before gpreempt, adopt_existing=0), a managed BE2 at 3, then
-# BE at 3 with one no-preempt workgroup; BE is killed after 4 s.  Sets
+# BE at 3 with one no-preempt workgroup; BE is killed once the fence is
+# over (after 4 s without gpreempt).  Sets
 # resets (queues_reset + gpu_resets), timeouts, lc_rc, mid_rc, be2_rc,
-# fences, p1, p2 (preempts right after the fence and a second later),
+# fences, p1, p2, p3, win (fenced_parks),
 # logs (gpreempt's fence lines), bad (kernel log splats).
 round() {
 	local sched=$1 gp=$2 mid lc be2 be
@@ -36,6 +57,10 @@ round() {
 	if [ "$gp" = 1 ]; then
 		insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 adopt_existing=0 ||
 			{ tap_not_ok "$sched: gpreempt loads"; tap_bail; }
+		echo 0 >$TR/tracing_on
+		: >$TR/trace
+		echo 1 >$TR/events/gpreempt/preempt/enable
+		echo 1 >$TR/tracing_on
 	fi
 	$GPLOAD lc --prio 12 --wg 4 --wg-us 2000 --period-us 30000 --duration 6 --quiet &
 	lc=$!
@@ -45,16 +70,14 @@ round() {
 	$GPLOAD be --prio 3 --wg 2 --wg-us 2000 --inflight 2 --nopreempt-us 9000000 \
 		--duration 30 --quiet &
 	be=$!
-	fences=0 p1=0 p2=0
+	fences=0 p1=0 p2=0 p3=0 win=
 	if [ "$gp" = 1 ]; then
-		# The parks are counted only once the fence is seen, over half a
-		# second: well inside its 2 s, however slow the guest is to get there.
-		wait_for 60 sh -c '[ "$(bpftool -j map dump name gp_stats | jq -r ".[0].formatted.value.dev_fences")" -ge 1 ] 2>/dev/null'
-		p1=$(gstat preempts)
-		sleep 0.5
-		p2=$(gstat preempts)
+		wait_for 60 stat_ge dev_fences 1
 		fences=$(gstat dev_fences)
-		sleep 2
+		# Through the fence (2 s) and its recovery, however slow the guest.
+		wait_for 60 sh -c 'dmesg | grep -q "device recovered"'
+		sleep 0.5
+		fenced_parks
 	else
 		sleep 4
 	fi
@@ -68,6 +91,7 @@ round() {
 	be2_rc=$?
 	if [ "$gp" = 1 ]; then
 		$CTL status | grep -E 'fenced|preempts' | sed 's/^/# /'
+		dmesg | grep -E 'preemption failed on a device|device recovered' | sed 's/^/# /'
 		rmmod gpreempt
 	fi
 	wait_for 30 ks_idle	# BE's exit (its last unmap) is over
@@ -88,12 +112,13 @@ for sched in $scheds; do
 	tap_diag "$sched without gpreempt: queues_reset+gpu_resets $r0, preemptions timed out $timeouts"
 	round $sched 1 $extra
 	r1=$resets
-	tap_diag "$sched with gpreempt: queues_reset+gpu_resets $r1, preemptions timed out $timeouts, fences $fences, parks $p1 -> $p2 in the second after"
+	tap_diag "$sched with gpreempt: queues_reset+gpu_resets $r1, preemptions timed out $timeouts, fences $fences, parks $p1 before the fence, $p2 in its $win ms, $p3 after"
 	tap_check "$sched: the wave is hit (a preemption timed out) with gpreempt" test "$timeouts" -ge 1
 	tap_check "$sched: gpreempt makes at most one failed unmap ($timeouts)" test "$timeouts" -le 1
 	tap_check "$sched: gpreempt fences the device once (dev_fences $fences)" test "$fences" = 1
 	tap_check "$sched: one log line for it ($logs)" test "$logs" = 1
-	tap_check "$sched: no park on the fenced device ($p1 -> $p2)" test "$p1" = "$p2"
+	tap_check "$sched: no park on the fenced device ($p2 in its $win ms; $p1 before, $p3 after)" \
+		test "$p2" = 0 -a "$p1" -ge 1 -a "$win" -ge 1000
 	tap_check "$sched: LC not reset (every packet exactly once)" test "$lc_rc" = 0
 	tap_check "$sched: the unmanaged process not reset" test "$mid_rc" = 0
 	tap_check "$sched: the other BE not reset" test "$be2_rc" = 0
