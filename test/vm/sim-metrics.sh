@@ -27,18 +27,30 @@ for f in text_string_to_metric_families(open(sys.argv[1]).read()):
     print(f.name, f.type, len(f.samples))
 EOF
 }
-# value FILE SAMPLE [LABEL=VALUE]: the first sample of that name (and label).
-value() {
-	$PY - "$@" <<'EOF'
-import sys
+# samples FILE: every sample the parser read, one a line: name, its labels
+# as sorted JSON, value (FILE.samples; python starts once a file, not once
+# a value: a second of TCG time each).
+samples() {
+	$PY - "$1" >"$1.samples" <<'EOF'
+import json, sys
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
-want = dict(a.split("=", 1) for a in sys.argv[3:])
 for f in text_string_to_metric_families(open(sys.argv[1]).read()):
     for s in f.samples:
-        if s.name == sys.argv[2] and all(s.labels.get(k) == v for k, v in want.items()):
-            print(s.value if s.value != int(s.value) else int(s.value))
-            sys.exit(0)
+        v = s.value if s.value != int(s.value) else int(s.value)
+        print("%s\t%s\t%s" % (s.name, json.dumps(s.labels, sort_keys=True), v))
 EOF
+	cksum <"$1" >"$1.sum"
+}
+# value FILE SAMPLE [LABEL=VALUE]...: the first sample of that name (and labels).
+value() {
+	local f=$1 name=$2 want=() a
+	shift 2
+	[ -e "$f.sum" ] && [ "$(cksum <"$f")" = "$(cat "$f.sum")" ] || samples "$f"
+	for a in "$@"; do want+=("\"${a%%=*}\": \"${a#*=}\""); done
+	awk -F'\t' -v n="$name" -v w="$(printf '%s\n' "${want[@]}")" '
+		BEGIN { k = split(w, ws, "\n") }
+		$1 == n { for (i = 1; i <= k; i++) if (ws[i] != "" && index($2, ws[i]) == 0) next
+			  print $3; exit }' "$f.samples"
 }
 # get PATH: "STATUS CONTENT-TYPE" of a GET, the body in /tmp/m.http.
 get() {
