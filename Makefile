@@ -116,11 +116,11 @@ define raw_btf
 endef
 
 $(BUILD)/base.btf: $(BTF_BASE) | $(BUILD)
-	@test -r "$(BTF_BASE)" || { echo "error: no vmlinux BTF at '$(BTF_BASE)' (run scripts/setup or set BTF_BASE)"; exit 1; }
+	@test -r "$(BTF_BASE)" || { echo "error: no vmlinux BTF at '$(BTF_BASE)': this kernel has none (CONFIG_DEBUG_INFO_BTF); set BTF_BASE=<its vmlinux with a .BTF section> (for the test harness's cached Debian kernels: scripts/setup)"; exit 1; }
 	@$(call raw_btf,$<,$@)
 
 $(BUILD)/kfd.btf: $(BTF_KFD) | $(BUILD)
-	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or run scripts/setup, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see docs/kernels.md, 'On a ROCm DKMS machine')"; exit 1; }
+	@test -r "$(BTF_KFD)" || { echo "error: no amdgpu BTF at '$(BTF_KFD)': load amdgpu, or set BTF_KFD=<amdgpu.ko with a .BTF section> (ROCm amdgpu-dkms: rebuild it with BTF, see docs/kernels.md, 'On a ROCm DKMS machine')"; exit 1; }
 	@$(call raw_btf,$<,$@)
 
 # The GNU build id of the KFD binary the layout comes from: insmod accepts a
