@@ -21,7 +21,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 77
+tap_plan 78
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -125,6 +125,23 @@ for x in docs:
         "the manifests ship %s %s: who creates pods is the cluster's RBAC" % (x["kind"], x["metadata"]["name"])
 EOF2
 
+# QoS class is not a role: the example pods request cpu and memory
+# (Burstable, so the LC one is not in kubepods-besteffort.slice), and the
+# ConfigMap suggests no rule on the BestEffort slice, which would cap an LC
+# pod without requests as much as a BE one.
+tap_check "deploy: the example pods are Burstable (cpu and memory requests); the ConfigMap suggests no rule on kubepods-besteffort.slice" python3 - <<'EOF'
+import yaml
+docs = [x for x in yaml.safe_load_all(open("deploy/example-pods.yaml")) if x]
+for x in docs:
+    if x["kind"] != "Deployment":
+        continue
+    for c in x["spec"]["template"]["spec"]["containers"]:
+        req = c.get("resources", {}).get("requests", {})
+        assert "cpu" in req and "memory" in req, "%s: no cpu and memory requests: BestEffort" % x["metadata"]["name"]
+cm = [x for x in yaml.safe_load_all(open("deploy/gpreempt.yaml")) if x and x["kind"] == "ConfigMap"][0]
+for line in cm["data"]["gpreempt.conf"].splitlines():
+    assert not ("besteffort" in line and line.lstrip("# ").startswith("cgroup")), line
+EOF
 # The example pods (the GPU sharing the docs recommend): LC and BE annotated
 # with values the hook accepts, LC above BE; both on a node the DaemonSet
 # runs on, BE on LC's node, both on the same GPU with /dev/kfd and /dev/dri
