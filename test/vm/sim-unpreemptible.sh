@@ -19,6 +19,10 @@ GPLOAD=$OBJ/build/gpload
 KS_ARGS="unmap_latency_ms=1000 mes_timeout_ms=1000 fence_timeout_ms=300 gpu_reset_ms=300"
 TR=/sys/kernel/tracing
 mountpoint -q $TR || mount -t tracefs nodev $TR
+# No comm recording: with it, enabling an event hooks sched_switch, which
+# patches __schedule's static key while both vCPUs run it, and a TCG guest
+# has oopsed on that (int3 in __schedule).  The event needs no comm.
+echo 0 >$TR/options/record-cmd
 
 # fenced_parks: p1, p2, p3: the successful parks (gpreempt:preempt with ret
 # 0) begun before the fence's log line (the slow park that fenced it among
