@@ -464,6 +464,7 @@ check-long: setup
 		timed test/run-vm long oci; \
 		timed test/run-matrix; \
 		timed test/run-teardown; \
+		timed test/run-checkout; \
 		} | tee $(TOP)/build/check-long.tap; \
 		$(TOP)/test/unit/threat-model.sh --reached $(TOP)/build/check-long.tap check-long || \
 			echo "not ok - test/unit/threat-model.sh --reached exit status"; \
