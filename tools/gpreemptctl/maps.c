@@ -133,6 +133,23 @@ static int cmp_queue(const void *a, const void *b)
 	return x->qid < y->qid ? -1 : x->qid > y->qid;
 }
 
+/*
+ * Room in @v for entry @n of @sz bytes: doubled from 64 when full.  NULL
+ * when out of memory, with @v freed.
+ */
+static void *entries_room(void *v, int n, int *cap, size_t sz)
+{
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	*cap = *cap ? 2 * *cap : 64;
+	nv = realloc(v, *cap * sz);
+	if (!nv)
+		free(v);
+	return nv;
+}
+
 /**
  * queues_read() - every gp_queues value, highest priority first
  * @c: context
@@ -147,17 +164,9 @@ int queues_read(struct ctl *c, struct gp_queue_info **out)
 	int n = 0, cap = 0;
 
 	while (!bpf_map_get_next_key(c->fd[M_QUEUES], prev, &next)) {
-		if (n == cap) {
-			struct gp_queue_info *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return -1;
-			}
-			v = nv;
-		}
+		v = entries_room(v, n, &cap, sizeof(*v));
+		if (!v)
+			return -1;
 		key = next;
 		prev = &key;
 		if (!bpf_map_lookup_elem(c->fd[M_QUEUES], &key, &v[n]))
@@ -178,20 +187,14 @@ int queues_read(struct ctl *c, struct gp_queue_info **out)
  */
 int cgroups_read(struct ctl *c, struct gp_cgroup_entry **out)
 {
-	struct gp_cgroup_entry *v = NULL, *nv;
+	struct gp_cgroup_entry *v = NULL;
 	__u64 key, next, *prev = NULL;
 	int n = 0, cap = 0;
 
 	while (!bpf_map_get_next_key(c->fd[M_CGROUPS], prev, &next)) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return -1;
-			}
-			v = nv;
-		}
+		v = entries_room(v, n, &cap, sizeof(*v));
+		if (!v)
+			return -1;
 		key = next;
 		prev = &key;
 		v[n].id = key;

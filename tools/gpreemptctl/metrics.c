@@ -261,30 +261,49 @@ static void cgroups_out(FILE *f, const struct gp_cgroup_entry *cg, int n)
 		{ "gpreempt_cgroup_parks", "Parks of the cgroup's queues.", false },
 	};
 	const char *root = "/sys/fs/cgroup";
-	size_t k;
+	char **lab = calloc(n, sizeof(*lab));
+	size_t k, len;
 	int i;
 
+	if (!lab) {
+		fprintf(stderr, "%s: metrics: out of memory: no cgroup series in this scrape\n", prog);
+		return;
+	}
 	gp_cg_root_len = strlen(root);
 	if (nftw(root, cg_walk, 16, FTW_PHYS | FTW_MOUNT))
 		fprintf(stderr, "%s: metrics: cannot walk %s: cgroup labels may be empty\n", prog, root);
+	/* Each cgroup's labels once (its path looked up once), for all its series. */
+	for (i = 0; i < n; i++) {
+		FILE *m = open_memstream(&lab[i], &len);
+
+		if (m) {
+			fprintf(m, "{cgroup_id=\"%llu\",", (unsigned long long)cg[i].id);
+			cgroup_labels(m, cg_path_of(cg[i].id));
+			fputs("}", m);
+			fclose(m);
+		}
+	}
+	cg_paths_free();
 	for (k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
 		fprintf(f, "# TYPE %s counter\n", fam[k].name);
 		if (fam[k].secs)
 			fprintf(f, "# UNIT %s seconds\n", fam[k].name);
 		fprintf(f, "# HELP %s %s\n", fam[k].name, fam[k].help);
 		for (i = 0; i < n; i++) {
-			fprintf(f, "%s_total{cgroup_id=\"%llu\",", fam[k].name,
-				(unsigned long long)cg[i].id);
-			cgroup_labels(f, cg_path_of(cg[i].id));
+			if (!lab[i])
+				continue;
+			fprintf(f, "%s_total%s", fam[k].name, lab[i]);
 			if (k == 0)
-				fprintf(f, "} %.9f\n", cg[i].st.parked_ns / 1e9);
+				fprintf(f, " %.9f\n", cg[i].st.parked_ns / 1e9);
 			else if (k == 1)
-				fprintf(f, "} %.9f\n", cg[i].st.wait_ns / 1e9);
+				fprintf(f, " %.9f\n", cg[i].st.wait_ns / 1e9);
 			else
-				fprintf(f, "} %llu\n", (unsigned long long)cg[i].st.parks);
+				fprintf(f, " %llu\n", (unsigned long long)cg[i].st.parks);
 		}
 	}
-	cg_paths_free();
+	for (i = 0; i < n; i++)
+		free(lab[i]);
+	free(lab);
 }
 
 /* One scrape into @f; false when gpreempt's maps cannot be read (gpreempt_up 0). */
