@@ -10,7 +10,7 @@
 # 1, version's module lines, views) is in test/vm/sim-ctl.sh.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 128
+tap_plan 130
 CTL=${GP_CTL:-$PWD/build/gpreemptctl}	# GP_CTL: another build (an older one)
 MAN=tools/gpreemptctl/gpreemptctl.8
 tmp=$(mktemp -d)
@@ -60,6 +60,7 @@ expect 2 "top: unknown argument '-x'" top -x
 expect 2 "unknown command 'frobnicate'" frobnicate
 expect 2 "unknown option '--bogus'" --bogus
 expect 2 "bad pid 'x'" set pid x high
+expect 2 "--client-kind 'cuda': expected gpload (kfdsim) or hip" selftest --client /bin/true --client-kind cuda
 # Exit 5: a value out of range.
 expect 5 "priority 'urgent' out of range" set pid 1 urgent
 expect 5 "tick_us=abc out of range" config tick_us=abc

@@ -17,9 +17,19 @@
  *   4. LC beside BE held parked: what gpreempt gives LC at best.
  * The report (JSON, or Markdown with --markdown) names the machine: kernel,
  * module and amdgpu versions, every GPU of the KFD topology, ROCm's version.
+ *
+ * Two clients: gpload (kfdsim only: its kernels are kfdsim's duration rule)
+ * and hip-work (HIP: its kernel spins on a real GPU for as long as kfdsim
+ * models it), chosen by --client-kind or by the client's name.  HIP gives
+ * every queue KFD's priority 7 (newer HIP ignores stream priorities), so the
+ * levels come from pid rules selftest sets on its own two processes, as an
+ * operator's rules would, and removes at the end.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,6 +40,7 @@
 #include <json-c/json.h>
 #include "gpreemptctl.h"
 #include "gp_lat.h"
+#include "gp_pidstart.h"
 
 #define ST_WAIT_NS (5ULL * 1000000000ULL)
 #define ST_MAX_Q 16
@@ -38,10 +49,13 @@ struct lat3 {
 	double p50, p99, max;
 };
 
+enum st_kind { ST_GPLOAD, ST_HIP };
+
 struct st_opts {
 	long runs;
 	double seconds;
 	const char *client;
+	enum st_kind kind;
 	bool markdown;
 };
 
@@ -54,6 +68,7 @@ struct st_result {
 	unsigned long long shadow_parks, shadow_calls, errors0, errors1, fences0, fences1;
 	unsigned long long others_parked;
 	pid_t be;
+	char be_stop[PATH_MAX];	/* hip-work's BE ends once this file exists */
 };
 
 static unsigned long long now_ns(void)
@@ -111,15 +126,36 @@ static struct lat3 hist_delta(const struct gp_lat_hist *a, const struct gp_lat_h
 	return l;
 }
 
-/* Start the client: --mode MODE --prio PRIO and the rest; its pid, or -1. */
-static pid_t client(const struct st_opts *o, const char *mode, const char *prio,
-		    const char *duration, const char *json)
+/*
+ * A pid rule at @prio on our own client @pid (its start names it), so that
+ * its queues get that level whatever KFD priority HIP gave them.
+ */
+static void own_rule(struct ctl *c, pid_t pid, int prio)
 {
-	char *argv[24];
-	int n = 0;
-	pid_t pid;
+	struct gp_prio_pid v = { .priority = prio };
+	__u32 key = pid;
+	uint64_t start;
 
-	argv[n++] = (char *)o->client;
+	if (gp_pid_start(pid, &start))
+		return;
+	v.start = start;
+	bpf_map_update_elem(c->fd[M_PRIO], &key, &v, BPF_ANY);
+}
+
+static void own_rule_drop(struct ctl *c, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (pid > 0)
+		bpf_map_delete_elem(c->fd[M_PRIO], &key);
+}
+
+/* gpload's arguments: --mode MODE --prio PRIO (its KFD priority) and the rest. */
+static int gpload_argv(char **argv, const char *mode, const char *prio, const char *duration,
+		       const char *out)
+{
+	int n = 1;
+
 	argv[n++] = "--mode";
 	argv[n++] = (char *)mode;
 	argv[n++] = "--prio";
@@ -138,33 +174,116 @@ static pid_t client(const struct st_opts *o, const char *mode, const char *prio,
 	argv[n++] = "--duration";
 	argv[n++] = (char *)duration;
 	argv[n++] = "--quiet";
-	if (json) {
+	if (out) {
 		argv[n++] = "--json";
-		argv[n++] = (char *)json;
+		argv[n++] = (char *)out;
 	}
+	return n;
+}
+
+/*
+ * hip-work's: "lc N 4 2000000 20000" (N requests of 4 workgroups x 2 ms, one
+ * every 20 ms on average, for @duration seconds; its "key value" lines go
+ * to @out) or "be 8 2000000 4 STOPFILE" (4 launches in flight until
+ * STOPFILE exists), the same shapes as gpload's.
+ */
+static int hip_argv(char **argv, char *nbuf, size_t nlen, const char *mode,
+		    const char *duration, const char *stop)
+{
+	int n = 1;
+
+	argv[n++] = (char *)mode;
+	if (!strcmp(mode, "lc")) {
+		snprintf(nbuf, nlen, "%ld", strtod(duration, NULL) >= 0.04 ? (long)(strtod(duration, NULL) * 50) : 1L);
+		argv[n++] = nbuf;
+		argv[n++] = "4";
+		argv[n++] = "2000000";
+		argv[n++] = "20000";
+	} else {
+		argv[n++] = "8";
+		argv[n++] = "2000000";
+		argv[n++] = "4";
+		argv[n++] = (char *)stop;
+	}
+	return n;
+}
+
+/*
+ * Start the client as LC (@mode "lc", level @prio, for @duration seconds,
+ * its report to @out) or BE ("be", until stopped: SIGTERM for gpload, the
+ * file @out for hip-work); its pid, or -1.
+ */
+static pid_t client(struct ctl *c, const struct st_opts *o, const char *mode, const char *prio,
+		    const char *duration, const char *out)
+{
+	char *argv[24], nbuf[32];
+	int n;
+	pid_t pid;
+
+	argv[0] = (char *)o->client;
+	if (o->kind == ST_HIP)
+		n = hip_argv(argv, nbuf, sizeof(nbuf), mode, duration, out);
+	else
+		n = gpload_argv(argv, mode, prio, duration, out);
 	argv[n] = NULL;
 	pid = fork();
 	if (pid == 0) {
+		if (o->kind == ST_HIP) {
+			int fd = open(!strcmp(mode, "lc") && out ? out : "/dev/null",
+				      O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			/* HIP's default stream priority: KFD's 7, as for any ROCm process. */
+			if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+				_exit(127);
+		}
 		execv(o->client, argv);
 		_exit(127);
 	}
+	if (pid > 0 && o->kind == ST_HIP)
+		own_rule(c, pid, atoi(prio));
 	return pid;
 }
 
-/* An LC run of --seconds, waited for; its latency from its JSON report. */
-static int lc_run(const struct st_opts *o, const char *dir, const char *name, struct lat3 *l)
+/* hip-work's "key value" line @key from @path, or -1. */
+static double kv_read(const char *path, const char *key)
+{
+	char line[256];
+	size_t kl = strlen(key);
+	double v = -1;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ' ')
+			v = strtod(line + kl + 1, NULL);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* An LC run of --seconds, waited for; its latency from its report. */
+static int lc_run(struct ctl *c, const struct st_opts *o, const char *dir, const char *name,
+		  struct lat3 *l)
 {
 	char path[PATH_MAX], dur[32];
 	struct json_object *j, *v;
-	int status;
+	int status, ok;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/%s.json", dir, name);
 	snprintf(dur, sizeof(dur), "%g", o->seconds);
-	pid = client(o, "lc", "12", dur, path);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
+	pid = client(c, o, "lc", "12", dur, path);
+	ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	     !WEXITSTATUS(status);
+	if (o->kind == ST_HIP)
+		own_rule_drop(c, pid);
+	if (!ok)
 		return -1;
+	if (o->kind == ST_HIP) {
+		l->p50 = kv_read(path, "lat_p50");
+		l->p99 = kv_read(path, "lat_p99");
+		l->max = kv_read(path, "lat_max");
+		return l->p50 < 0 || l->p99 < 0 || l->max < 0 ? -1 : 0;
+	}
 	j = json_object_from_file(path);
 	if (!j)
 		return -1;
@@ -325,10 +444,41 @@ static int lc_be_parked(struct ctl *c, const struct st_opts *o, const char *dir,
 		be_hold(c, k, n, 0);
 		return -1;
 	}
-	ret = lc_run(o, dir, "lc-be-parked", &r->lc_parked);
+	ret = lc_run(c, o, dir, "lc-be-parked", &r->lc_parked);
 	be_hold(c, k, n, 0);
 	be_wait(c, k, n, GP_Q_RUNNING, now_ns());
 	return ret;
+}
+
+/*
+ * End BE and reap it (@status: its wait status): gpload on SIGTERM,
+ * hip-work once its stop file exists (it then drains what is in flight and
+ * checks every completion; killed if it has not ended 30 s later).
+ */
+static void be_stop(struct ctl *c, const struct st_opts *o, struct st_result *r, int *status)
+{
+	unsigned long long t0 = now_ns();
+	int fd;
+
+	*status = -1;
+	if (o->kind != ST_HIP) {
+		kill(r->be, SIGTERM);
+		waitpid(r->be, status, 0);
+		return;
+	}
+	fd = open(r->be_stop, O_WRONLY | O_CREAT, 0600);
+	if (fd >= 0)
+		close(fd);
+	while (waitpid(r->be, status, WNOHANG) == 0) {
+		if (fd < 0 || now_ns() - t0 > 30ULL * 1000000000ULL) {
+			kill(r->be, SIGKILL);
+			waitpid(r->be, status, 0);
+			*status = -1;
+			break;
+		}
+		sleep_ms(20);
+	}
+	own_rule_drop(c, r->be);
 }
 
 static int st_run(struct ctl *c, const struct st_opts *o, struct st_result *r)
@@ -346,19 +496,20 @@ static int st_run(struct ctl *c, const struct st_opts *o, struct st_result *r)
 	r->errors0 = s0.errors;
 	r->fences0 = s0.dev_fences;
 	r->others_parked = others_parked(c, 0, 0);
-	if (lc_run(o, dir, "lc-alone", &r->lc_alone)) {
+	if (lc_run(c, o, dir, "lc-alone", &r->lc_alone)) {
 		snprintf(r->stopped, sizeof(r->stopped), "LC alone: the client failed (%s)",
 			 o->client);
 		goto out;
 	}
-	r->be = client(o, "be", "3", "600", NULL);
+	snprintf(r->be_stop, sizeof(r->be_stop), "%s/be-stop", dir);
+	r->be = client(c, o, "be", "3", "600", o->kind == ST_HIP ? r->be_stop : NULL);
 	if (r->be < 0) {
 		snprintf(r->stopped, sizeof(r->stopped), "BE: cannot start the client");
 		goto out;
 	}
 	sleep_ms(500);
 	stats_read(c, &s0);
-	if (lc_run(o, dir, "lc-beside-be", &r->lc_beside)) {
+	if (lc_run(c, o, dir, "lc-beside-be", &r->lc_beside)) {
 		snprintf(r->stopped, sizeof(r->stopped), "LC beside BE: the client failed");
 		goto out_be;
 	}
@@ -370,9 +521,8 @@ static int st_run(struct ctl *c, const struct st_opts *o, struct st_result *r)
 	if (!r->stopped[0] && lc_be_parked(c, o, dir, r))
 		snprintf(r->stopped, sizeof(r->stopped), "LC beside BE held parked: failed");
 out_be:
-	kill(r->be, SIGTERM);
-	if (waitpid(r->be, &ret, 0) == r->be && (!WIFEXITED(ret) || WEXITSTATUS(ret)) &&
-	    !r->stopped[0])
+	be_stop(c, o, r, &ret);
+	if ((!WIFEXITED(ret) || WEXITSTATUS(ret)) && !r->stopped[0])
 		snprintf(r->stopped, sizeof(r->stopped), "BE's client reported lost or repeated work");
 out:
 	stats_read(c, &s1);
@@ -386,6 +536,8 @@ out:
 		snprintf(path, sizeof(path), "%s/%s.json", dir, names[i]);
 		unlink(path);
 	}
+	if (r->be_stop[0])
+		unlink(r->be_stop);
 	rmdir(dir);
 	return 0;
 }
@@ -468,6 +620,8 @@ static struct json_object *report(const struct st_opts *o, struct st_result *r)
 
 	json_object_object_add(j, "system", sys_json());
 	json_object_object_add(j, "client", json_object_new_string(o->client));
+	json_object_object_add(j, "client_kind",
+			       json_object_new_string(o->kind == ST_HIP ? "hip" : "gpload"));
 	json_object_object_add(j, "runs_asked", json_object_new_int64(o->runs));
 	json_object_object_add(j, "runs_done", json_object_new_int64(r->runs_done));
 	json_object_object_add(j, "stopped", r->stopped[0] ?
@@ -527,7 +681,8 @@ static void markdown(const struct st_opts *o, struct st_result *r, struct json_o
 		printf("- GPU %zu: %s (gfx_target_version %s)\n", i, json_object_get_string(n),
 		       json_object_get_string(x));
 	}
-	printf("- client %s; %ld of %ld runs%s%s\n\n", o->client, r->runs_done, o->runs,
+	printf("- client %s (%s); %ld of %ld runs%s%s\n\n", o->client,
+	       o->kind == ST_HIP ? "hip" : "gpload", r->runs_done, o->runs,
 	       r->stopped[0] ? ", stopped: " : "", r->stopped);
 	printf("| us | p50 | p99 | max |\n|---|---|---|---|\n");
 	md_lat("detection (shadow stage)", r->detect);
@@ -546,6 +701,7 @@ static void markdown(const struct st_opts *o, struct st_result *r, struct json_o
 /* selftest's options: EX_OK, EX_USAGE, EX_RANGE or EX_NOTARGET (printed). */
 static int selftest_args(int argc, char **argv, struct st_opts *o)
 {
+	const char *kind = NULL;
 	int a;
 
 	o->runs = 20;
@@ -566,19 +722,33 @@ static int selftest_args(int argc, char **argv, struct st_opts *o)
 					   argv[a]);
 		} else if (!strcmp(argv[a], "--client") && a + 1 < argc) {
 			o->client = argv[++a];
+		} else if (!strcmp(argv[a], "--client-kind") && a + 1 < argc) {
+			kind = argv[++a];
+			if (strcmp(kind, "gpload") && strcmp(kind, "hip"))
+				return err(EX_USAGE,
+					   "--client-kind '%s': expected gpload (kfdsim) or hip (hip-work, a real GPU too)",
+					   kind);
 		} else if (!strcmp(argv[a], "--markdown")) {
 			o->markdown = true;
 		} else {
 			return err(EX_USAGE,
-				   "selftest: unknown argument '%s' (selftest --client PATH [--runs N] [--seconds S] [--markdown])",
+				   "selftest: unknown argument '%s' (selftest --client PATH [--client-kind gpload|hip] [--runs N] [--seconds S] [--markdown])",
 				   argv[a]);
 		}
 	}
 	if (!o->client)
-		return err(EX_USAGE, "selftest needs --client PATH: the project's load client (gpload)");
+		return err(EX_USAGE,
+			   "selftest needs --client PATH: the project's load client (gpload on kfdsim, hip-work on a GPU)");
 	if (access(o->client, X_OK))
 		return err(EX_NOTARGET, "selftest: cannot run the client %s: %s", o->client,
 			   strerror(errno));
+	if (!kind) {
+		char name[PATH_MAX];
+
+		snprintf(name, sizeof(name), "%s", o->client);
+		kind = strncmp(basename(name), "hip-work", 8) ? "gpload" : "hip";
+	}
+	o->kind = strcmp(kind, "hip") ? ST_GPLOAD : ST_HIP;
 	return EX_OK;
 }
 
