@@ -134,6 +134,20 @@ static struct kfd_process_device *ks_pdd_by_id(struct kfd_process *p, u32 gpu_id
 
 /* ---- the ioctls ---- */
 
+/* kfd_ioctl_smi_events(): a device of the caller's process. */
+static int ks_kfd_smi_events(struct file *filp, struct kfd_process *p, void *data)
+{
+	struct kfd_ioctl_smi_events_args *args = data;
+	bool ok;
+
+	mutex_lock(&p->mutex);
+	ok = ks_pdd_by_id(p, args->gpuid);
+	mutex_unlock(&p->mutex);
+	if (!ok)
+		return -EINVAL;
+	return ks_smi_open(ks_dev_index(args->gpuid), &args->anon_fd);
+}
+
 static int ks_kfd_get_version(struct file *filp, struct kfd_process *p, void *data)
 {
 	struct kfd_ioctl_get_version_args *args = data;
@@ -840,6 +854,7 @@ static int ks_kfd_get_tile_config(struct file *filp, struct kfd_process *p, void
 
 static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 	KS_IOCTL(GET_VERSION, ks_kfd_get_version),
+	KS_IOCTL(SMI_EVENTS, ks_kfd_smi_events),
 	KS_IOCTL(CREATE_EVENT, ks_kfd_create_event),
 	KS_IOCTL(DESTROY_EVENT, ks_kfd_destroy_event),
 	KS_IOCTL(SET_EVENT, ks_kfd_set_event),

@@ -682,6 +682,9 @@ int ks_reset_unmap(struct device_queue_manager *dqm, struct queue *only, bool *s
 int ks_reset_add(struct device_queue_manager *dqm);
 void ks_reset_evicted(struct device_queue_manager *dqm);
 int ks_reset_init(void);
+/* smi.c: AMDKFD_IOC_SMI_EVENTS, the GPU reset events */
+int ks_smi_open(u32 dev, u32 *fd);
+void ks_smi_gpu_reset(u32 dev, bool post);
 void ks_reset_debugfs(struct dentry *parent);
 void ks_reset_exit(void);
 void ks_gpu_oracle_refresh(void);

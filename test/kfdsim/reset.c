@@ -245,6 +245,8 @@ static void ks_reset_work(struct work_struct *work)
 	struct ks_device *d = &ks_devs[r - ks_rst];
 	struct device_queue_manager *dqm = &d->dqm;
 
+	/* kgd2kfd_pre_reset(): the SMI clients hear of it first (kfd_device.c:959) */
+	ks_smi_gpu_reset(d->id, false);
 	mutex_lock(&dqm->lock);
 	ks_gpu_reset_evict(d, ++r->gen);
 	ks_gpu_kill(d, NULL);
@@ -260,6 +262,7 @@ static void ks_reset_work(struct work_struct *work)
 	atomic64_inc(&ks_stats.gpu_resets);
 	mutex_unlock(&dqm->lock);
 	pr_warn("device %u: GPU reset done; its old processes stay evicted\n", d->id);
+	ks_smi_gpu_reset(d->id, true);	/* kgd2kfd_post_reset() (kfd_device.c:998) */
 }
 
 static int ks_resets_show(struct seq_file *m, void *unused)

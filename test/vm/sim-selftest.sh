@@ -10,16 +10,20 @@
 # module).  Refused while gpreempt is enabled.  Then an injected failure
 # (kfdsim's update_queue returns -EIO at the self-test's third call: the
 # second run's park) stops it: exit 1, the run named, fewer runs done.
-# Markdown names the same machine.  Counts and order only, no clock bound.
+# Markdown names the same machine.  Last, a GPU reset during a run (kfdsim's
+# next unmap fence times out: the HWS hangs, the GPU resets) stops it, and
+# the report counts the reset from KFD's SMI reset events (0 in the runs
+# before).  Counts and order only, no clock bound.
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 13
+tap_plan 15
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 ST="$CTL selftest --client $GPLOAD --seconds 1"
 
 dmesg -C
-insmod "$OBJ/test/kfdsim/kfdsim.ko"
+# Short fence and reset times: only the injected timeout at the end uses them.
+insmod "$OBJ/test/kfdsim/kfdsim.ko" fence_timeout_ms=300 gpu_reset_ms=500
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 enable=0
 # Another user's BE: the self-test's LC at 12 would park it, were gpreempt enabled.
 setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -53,6 +57,8 @@ tap_check "selftest: the other user's BE never parked (report $(jq .other_proces
 tap_check "selftest: its own BE parked and unparked by the module (gp_stats $(gstat preempts)/$(gstat resumes), 11 each at least)" \
 	test "$(gstat preempts)" -ge 11 -a "$(gstat resumes)" -ge 11
 tap_check "selftest: still shadow mode after it (shadow_active 1)" stat_is shadow_active 1
+tap_check "selftest: watched the GPU's reset events and saw none ($(jq -c '[.gpus_watched_for_resets, .gpu_resets_during_run]' <<<"$r"))" \
+	jq -e '.gpus_watched_for_resets >= 1 and .gpu_resets_during_run == 0' <<<"$r"
 
 # Refused while enabled: it would not be the only one parking.
 echo 1 >/sys/module/gpreempt/parameters/enable
@@ -79,6 +85,13 @@ tap_check "selftest --markdown: the table and the kernel" \
 kill -TERM $other
 wait $other
 tap_check "the other user's BE: every packet exactly once" test $? = 0
+echo 1 >/sys/kernel/debug/kfdsim/fence_timeout_next	# the next unmap's fence times out
+$ST --runs 10 >/tmp/st.json 2>/tmp/st.err
+rc=$?
+r=$(cat /tmp/st.json)
+tap_diag "reset: $(jq -c '{runs_done, stopped, gpu_resets_during_run, device_fences_after}' <<<"$r" 2>/dev/null), kfdsim gpu_resets $(kstat gpu_resets)"
+tap_check "selftest: a GPU reset during the run stops it and is counted from KFD's reset events (exit $rc: $(jq -r .stopped <<<"$r"))" \
+	jq -e --argjson rc "$rc" '$rc == 1 and .gpu_resets_during_run == 1 and (.stopped | length) > 0' <<<"$r"
 sim_unload
 tap_dmesg_clean "sim-selftest"
 tap_done

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -44,6 +45,21 @@
 
 #define ST_WAIT_NS (5ULL * 1000000000ULL)
 #define ST_MAX_Q 16
+#define ST_MAX_GPUS 256
+
+/*
+ * From uapi/linux/kfd_ioctl.h (KFD 1.x, since 5.x), whose include of
+ * drm/drm.h needs libdrm's headers: the SMI event file of one GPU.
+ */
+struct st_smi_args {
+	__u32 gpuid;	/* to KFD */
+	__u32 anon_fd;	/* from KFD */
+};
+
+#define ST_IOC_SMI_EVENTS _IOWR('K', 0x1F, struct st_smi_args)
+#define ST_SMI_GPU_PRE_RESET 3
+#define ST_SMI_GPU_POST_RESET 4
+#define ST_SMI_MASK(i) (1ULL << ((i) - 1))
 
 struct lat3 {
 	double p50, p99, max;
@@ -69,6 +85,15 @@ struct st_result {
 	unsigned long long others_parked;
 	pid_t be;
 	char be_stop[PATH_MAX];	/* hip-work's BE ends once this file exists */
+	long gpu_resets;	/* GPU_PRE_RESET events during the run, -1: not known */
+	int smi_gpus;		/* GPUs whose SMI events were read */
+};
+
+/* KFD's system management event files, one per GPU: its GPU resets. */
+struct st_smi {
+	int kfd;
+	int fd[ST_MAX_GPUS];
+	int n;
 };
 
 static unsigned long long now_ns(void)
@@ -481,8 +506,66 @@ static void be_stop(struct ctl *c, const struct st_opts *o, struct st_result *r,
 	own_rule_drop(c, r->be);
 }
 
+/*
+ * Open an SMI event file (AMDKFD_IOC_SMI_EVENTS) for every GPU of the KFD
+ * topology, asking for the GPU reset events: a reset during the run is then
+ * counted whoever caused it.  /dev/kfd is opened close-on-exec, so the
+ * clients do not inherit it.
+ */
+static void smi_open(struct st_smi *s)
+{
+	__u64 mask = ST_SMI_MASK(ST_SMI_GPU_PRE_RESET) | ST_SMI_MASK(ST_SMI_GPU_POST_RESET);
+	char path[PATH_MAX], buf[64];
+	int node;
+
+	s->n = 0;
+	s->kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	for (node = 0; s->kfd >= 0 && node < ST_MAX_GPUS && s->n < ST_MAX_GPUS; node++) {
+		struct st_smi_args a = { 0 };
+
+		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", node);
+		read_line(path, buf, sizeof(buf));
+		if (!buf[0])
+			break;
+		a.gpuid = strtoul(buf, NULL, 10);
+		if (!a.gpuid || ioctl(s->kfd, ST_IOC_SMI_EVENTS, &a))
+			continue;
+		if (write(a.anon_fd, &mask, sizeof(mask)) != sizeof(mask)) {
+			close(a.anon_fd);
+			continue;
+		}
+		s->fd[s->n++] = a.anon_fd;
+	}
+}
+
+/* The GPU_PRE_RESET events queued since smi_open() ("3 SEQ CAUSE" lines); closes. */
+static long smi_resets(struct st_smi *s)
+{
+	char buf[1024];
+	long n = 0;
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		ssize_t len;
+
+		/* KFD's read never blocks: -EAGAIN once the queue is empty. */
+		while ((len = read(s->fd[i], buf, sizeof(buf) - 1)) > 0) {
+			char *l = buf;
+
+			buf[len] = 0;
+			for (; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+				n += !strncmp(l, "3 ", 2);
+		}
+		close(s->fd[i]);
+	}
+	if (s->kfd >= 0)
+		close(s->kfd);
+	return s->n ? n : -1;
+}
+
 static int st_run(struct ctl *c, const struct st_opts *o, struct st_result *r)
 {
+	struct st_smi smi;
 	static const char * const names[] = { "lc-alone", "lc-beside-be", "lc-be-parked" };
 	char dir[] = "/tmp/gpreempt-selftest.XXXXXX";
 	unsigned long long n;
@@ -492,6 +575,7 @@ static int st_run(struct ctl *c, const struct st_opts *o, struct st_result *r)
 
 	if (!mkdtemp(dir))
 		return err(EX_ERR, "cannot make a directory in /tmp: %s", strerror(errno));
+	smi_open(&smi);
 	stats_read(c, &s0);
 	r->errors0 = s0.errors;
 	r->fences0 = s0.dev_fences;
@@ -525,6 +609,11 @@ out_be:
 	if ((!WIFEXITED(ret) || WEXITSTATUS(ret)) && !r->stopped[0])
 		snprintf(r->stopped, sizeof(r->stopped), "BE's client reported lost or repeated work");
 out:
+	r->smi_gpus = smi.n;
+	r->gpu_resets = smi_resets(&smi);
+	if (r->gpu_resets > 0 && !r->stopped[0])
+		snprintf(r->stopped, sizeof(r->stopped), "a GPU reset during the run (%ld)",
+			 r->gpu_resets);
 	stats_read(c, &s1);
 	r->errors1 = s1.errors;
 	r->fences1 = s1.dev_fences;
@@ -649,6 +738,10 @@ static struct json_object *report(const struct st_opts *o, struct st_result *r)
 	json_object_object_add(j, "device_fences_after", json_object_new_int64(r->fences1));
 	json_object_object_add(j, "other_processes_parked",
 			       json_object_new_int64(r->others_parked));
+	/* null: no GPU's SMI events could be read (no /dev/kfd access, an old KFD) */
+	json_object_object_add(j, "gpu_resets_during_run", r->gpu_resets < 0 ? NULL :
+			       json_object_new_int64(r->gpu_resets));
+	json_object_object_add(j, "gpus_watched_for_resets", json_object_new_int(r->smi_gpus));
 	return j;
 }
 
@@ -696,6 +789,11 @@ static void markdown(const struct st_opts *o, struct st_result *r, struct json_o
 	printf("\nShadow stage: %llu parks, %llu backend calls. gpreempt errors %llu; device fences %llu before, %llu after; other processes' queues parked: %llu.\n",
 	       r->shadow_parks, r->shadow_calls, r->errors1 - r->errors0, r->fences0, r->fences1,
 	       r->others_parked);
+	if (r->gpu_resets < 0)
+		printf("GPU resets during the run: not known (no GPU's SMI events could be read).\n");
+	else
+		printf("GPU resets during the run: %ld (KFD's reset events of %d GPUs).\n",
+		       r->gpu_resets, r->smi_gpus);
 }
 
 /* selftest's options: EX_OK, EX_USAGE, EX_RANGE or EX_NOTARGET (printed). */
