@@ -359,6 +359,14 @@ struct gp_stats {
 	 */
 	__u64 cgroups;
 	__u64 cgroups_dropped;
+	/*
+	 * Each device slot's KFD gpu_id (its node in the KFD topology; 0 when
+	 * this kernel's layout does not give it) and the partition (XCP) of
+	 * its GPU it is: what the exporter names a slot by, to join AMD's GPU
+	 * metrics.  Set when the slot is first used.
+	 */
+	__u32 dev_gpu_id[GP_DEV_STATS];
+	__u32 dev_partition[GP_DEV_STATS];
 };
 
 /*

@@ -417,6 +417,33 @@ static inline bool kfd_dqm_no_hws(struct device_queue_manager *dqm)
 	       GP_ENUM_KFD_SCHED_POLICY_NO_HWS;
 }
 
+/**
+ * kfd_node_gpu_id() - the KFD topology's gpu_id of a device
+ * @node: a struct kfd_dev on 6.1, as for kfd_node_dqm()
+ *
+ * Return: the gpu_id, or 0 where this kernel's layout does not give it.
+ */
+static inline u32 kfd_node_gpu_id(struct kfd_node *node)
+{
+#if GP_HAVE_kfd_node__id
+	return KFD_GET(node, kfd_node, id, unsigned int);
+#elif GP_HAVE_kfd_dev__id
+	return KFD_GET(node, kfd_dev, id, unsigned int);
+#else
+	return 0;
+#endif
+}
+
+/* The partition (XCP) of its GPU @node is; 0 before partitions (6.1). */
+static inline u32 kfd_node_partition(struct kfd_node *node)
+{
+#if GP_HAVE_kfd_node__node_id
+	return KFD_GET(node, kfd_node, node_id, unsigned int);
+#else
+	return 0;
+#endif
+}
+
 /* @node: a struct kfd_dev on 6.1, as for kfd_node_dqm(). */
 static inline bool kfd_node_cwsr_enabled(struct kfd_node *node)
 {

@@ -97,5 +97,7 @@ u32 gp_dev_index(struct kfd_node *dev)
 		return GP_POLICY_MAX_DEVS - 1;
 	}
 	gp_devs[gp_ndevs] = dev;
+	gp_stats.dev_gpu_id[gp_ndevs] = kfd_node_gpu_id(dev);
+	gp_stats.dev_partition[gp_ndevs] = kfd_node_partition(dev);
 	return gp_ndevs++;
 }

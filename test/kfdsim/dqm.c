@@ -582,6 +582,7 @@ void ks_dqm_init(struct ks_device *d)
 	d->kfd.cwsr_enabled = ks_param.cwsr;
 	d->node.dqm = dqm;
 	d->node.kfd = &d->kfd;
+	ks_node_set_ids(&d->node, KS_GPU_ID(d->id));
 #if !GP_HAVE_kfd_node
 	/* 6.1: the device is its own node; KFD reads its flags there. */
 	d->node.shared_resources.enable_mes = ks_param.mes;

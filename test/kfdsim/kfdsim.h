@@ -444,6 +444,12 @@ struct kfd_node {
 		u8 __size[GP_SIZEOF_kfd_node];
 		KS_AT(kfd_node, dqm, struct device_queue_manager *dqm);
 		KS_AT(kfd_node, kfd, struct kfd_dev *kfd);
+#if GP_HAVE_kfd_node__id
+		KS_AT(kfd_node, id, unsigned int id);
+#endif
+#if GP_HAVE_kfd_node__node_id
+		KS_AT(kfd_node, node_id, unsigned int node_id);
+#endif
 	};
 };
 #else
@@ -454,10 +460,29 @@ struct kfd_dev {
 		KS_AT(kfd_dev, shared_resources_enable_mes,
 		      struct kgd2kfd_shared_resources shared_resources);
 		KS_AT(kfd_dev, cwsr_enabled, bool cwsr_enabled);
+#if GP_HAVE_kfd_dev__id
+		KS_AT(kfd_dev, id, unsigned int id);
+#endif
 	};
 	struct kfd_dev *kfd;	/* kfdsim-private: the device of 6.3+'s node */
 };
 #endif
+
+/*
+ * The topology's gpu_id of a node (kfd_topology.c: gpu->id = gpu_id) and
+ * its partition (one per device here), where the layout has them.
+ */
+static inline void ks_node_set_ids(struct kfd_node *n, unsigned int gpu_id)
+{
+#if GP_HAVE_kfd_node__id
+	n->id = gpu_id;
+#elif GP_HAVE_kfd_dev__id
+	n->id = gpu_id;
+#endif
+#if GP_HAVE_kfd_node__node_id
+	n->node_id = 0;
+#endif
+}
 
 /*
  * The KFD functions gpreempt probes or calls, declared with the types

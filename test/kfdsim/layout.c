@@ -90,6 +90,12 @@ KS_CHECK(queue_properties, is_reset);
 KS_CHECK_SIZE(kfd_node);
 KS_CHECK(kfd_node, dqm);
 KS_CHECK(kfd_node, kfd);
+#if GP_HAVE_kfd_node__id
+KS_CHECK(kfd_node, id);
+#endif
+#if GP_HAVE_kfd_node__node_id
+KS_CHECK(kfd_node, node_id);
+#endif
 #else
 KS_CHECK(kfd_dev, dqm);
 #endif

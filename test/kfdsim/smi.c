@@ -62,7 +62,12 @@ static ssize_t ks_smi_read(struct file *f, char __user *user, size_t size, loff_
 	spin_lock(&c->lock);
 	n = kfifo_out(&c->fifo, buf, size);
 	spin_unlock(&c->lock);
-	ret = n ? (copy_to_user(user, buf, n) ? -EFAULT : n) : -EAGAIN;
+	if (!n)
+		ret = -EAGAIN;
+	else if (copy_to_user(user, buf, n))
+		ret = -EFAULT;
+	else
+		ret = n;
 	kfree(buf);
 	return ret;
 }

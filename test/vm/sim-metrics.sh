@@ -12,7 +12,7 @@
 # mode shows as mode="shadow"; SIGTERM ends it with exit 0.
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 17
+tap_plan 18
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 PY=/usr/bin/python3
@@ -101,6 +101,15 @@ tap_check "metrics: the park call histogram counts each park call ($calls) in +I
 	test "$(value /tmp/m.txt gpreempt_park_call_seconds_count).$(value /tmp/m.txt gpreempt_park_call_seconds_bucket le=+Inf)" = "$calls.$calls"
 tap_check "metrics: BE's queue with its pid, comm and cgroup labels, parked at least once" \
 	test "$(value /tmp/m.txt gpreempt_queue_parks_total pid=$be comm=gpload)" -ge 1
+# kfdsim's GPU (node 1 of the KFD topology): its gpu_id and PCI address
+# name device slot 0, BE's queue's dev.
+tn=/sys/class/kfd/kfd/topology/nodes/1
+kid=$(cat $tn/gpu_id)
+loc=$(awk '$1 == "location_id" {print $2}' $tn/properties)
+bdf=$(printf '%04x:%02x:%02x.%x' "$(awk '$1 == "domain" {print $2}' $tn/properties)" \
+	$((loc >> 8 & 255)) $((loc >> 3 & 31)) $((loc & 7)))
+tap_check "metrics: gpreempt_device_info names BE's device slot by KFD gpu_id $kid, partition 0 and PCI address $bdf" \
+	test "$(value /tmp/m.txt gpreempt_device_info dev=0 kfd_gpu_id=$kid gpu_partition_id=0 pci_bdf=$bdf).$(value /tmp/m.txt gpreempt_queue_parks_total pid=$be dev=0)" = "1.$(value /tmp/m.txt gpreempt_queue_parks_total pid=$be)"
 # Enabled, a park follows the scan that saw LC's work: no two scans see the
 # wait, so it is counted as 0 (sim-shadow counts it in shadow mode).
 tap_check "metrics: the time each level waited, all 16 levels" \

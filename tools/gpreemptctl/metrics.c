@@ -306,6 +306,73 @@ static void cgroups_out(FILE *f, const struct gp_cgroup_entry *cg, int n)
 	free(lab);
 }
 
+/*
+ * The PCI address and board serial number of the GPU with KFD gpu_id @id,
+ * from its node in the KFD topology (location_id, domain) and amdgpu's
+ * serial_number attribute (the FRU's, which amd-smi and AMD's exporter
+ * report): empty strings where not known.
+ */
+static void gpu_of(unsigned int id, char *bdf, size_t blen, char *serial, size_t slen)
+{
+	char path[PATH_MAX], buf[64], line[128];
+	unsigned long loc = 0, dom = 0;
+	bool have = false;
+	int node;
+	FILE *f;
+
+	bdf[0] = serial[0] = 0;
+	for (node = 0; node < 1024; node++) {
+		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", node);
+		read_line(path, buf, sizeof(buf));
+		if (!buf[0])
+			return;
+		if (strtoul(buf, NULL, 10) == id)
+			break;
+	}
+	snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/properties", node);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "location_id ", 12)) {
+			loc = strtoul(line + 12, NULL, 10);
+			have = true;
+		} else if (!strncmp(line, "domain ", 7))
+			dom = strtoul(line + 7, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	if (!have)
+		return;
+	snprintf(bdf, blen, "%04lx:%02lx:%02lx.%lx", dom, (loc >> 8) & 0xff, (loc >> 3) & 0x1f,
+		 loc & 7);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/serial_number", bdf);
+	read_line(path, serial, slen);
+}
+
+/*
+ * One series per device slot gpreempt has seen (the dev label of the queue
+ * series), naming the GPU as AMD's device-metrics-exporter does
+ * (serial_number, gpu_partition_id) and by its PCI address and KFD gpu_id,
+ * so that a query joins gpreempt's series with the GPU's own.
+ */
+static void devices_out(FILE *f, const struct gp_stats *st)
+{
+	char bdf[32], serial[64];
+	int d;
+
+	fputs("# TYPE gpreempt_device info\n"
+	      "# HELP gpreempt_device The GPU of each device slot (dev): KFD's gpu_id, its partition, PCI address and serial number.\n",
+	      f);
+	for (d = 0; d < GP_DEV_STATS; d++) {
+		if (!st->dev_gpu_id[d])
+			continue;
+		gpu_of(st->dev_gpu_id[d], bdf, sizeof(bdf), serial, sizeof(serial));
+		fprintf(f, "gpreempt_device_info{dev=\"%d\",kfd_gpu_id=\"%u\",gpu_partition_id=\"%u\",pci_bdf=\"%s\",serial_number=\"",
+			d, st->dev_gpu_id[d], st->dev_partition[d], bdf);
+		label_str(f, serial, sizeof(serial));
+		fputs("\"} 1\n", f);
+	}
+}
+
 /* One scrape into @f; false when gpreempt's maps cannot be read (gpreempt_up 0). */
 static bool scrape(struct ctl *c, FILE *f)
 {
@@ -329,6 +396,7 @@ static bool scrape(struct ctl *c, FILE *f)
 	fprintf(f, "gpreempt_info{mode=\"%s\",backend=\"", st.shadow_active ? "shadow" : "enabled");
 	label_str(f, backend, sizeof(backend));
 	fprintf(f, "\",tool_version=\"%s\"} 1\n", GP_TOOL_VERSION);
+	devices_out(f, &st);
 	for (i = 0; i < sizeof(gp_metric_fields) / sizeof(gp_metric_fields[0]); i++) {
 		unsigned long long v;
 		bool ctr = !strcmp(gp_metric_fields[i].type, "counter");

@@ -217,6 +217,31 @@ static void stats_json_fields(const struct gp_stats *st)
 	}
 }
 
+/* The device slots gpreempt has seen: their KFD gpu_id and partition. */
+static void devices_json(const struct gp_stats *st)
+{
+	int d, n = 0;
+
+	printf(",\"devices\":[");
+	for (d = 0; d < GP_DEV_STATS; d++)
+		if (st->dev_gpu_id[d])
+			printf("%s{\"dev\":%d,\"kfd_gpu_id\":%u,\"partition\":%u}", n++ ? "," : "",
+			       d, st->dev_gpu_id[d], st->dev_partition[d]);
+	putchar(']');
+}
+
+static void devices_text(const struct gp_stats *st)
+{
+	int d, n = 0;
+
+	for (d = 0; d < GP_DEV_STATS; d++)
+		if (st->dev_gpu_id[d])
+			printf("%s dev %d: gpu_id %u partition %u", n++ ? ";" : "devices         ",
+			       d, st->dev_gpu_id[d], st->dev_partition[d]);
+	if (n)
+		putchar('\n');
+}
+
 static int frame(struct ctl *c)
 {
 	struct gp_queue_info *q = NULL;
@@ -358,6 +383,7 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 		hist_json("preempt_hist_us_log2", st.preempt_hist);
 		shadow_json(&st);
 		lat_json(&st);
+		devices_json(&st);
 		printf(",\"state_transitions\":{");
 		for (i = 0; i < GP_Q_NR_STATES; i++)
 			printf("%s\"%s\":%llu", i ? "," : "", state_name(i),
@@ -419,6 +445,7 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	wait_text(&st);
 	printf("cgroups          %llu with counters (gp_cgroups, gpreemptctl metrics), %llu charges dropped\n",
 	       st.cgroups, st.cgroups_dropped);
+	devices_text(&st);
 	printf("state entries   ");
 	for (i = 0; i < GP_Q_NR_STATES; i++)
 		printf(" %s %llu", state_name(i), st.state_transitions[i]);
