@@ -549,7 +549,8 @@ static long smi_resets(struct st_smi *s)
 		ssize_t len;
 
 		/* KFD's read never blocks: -EAGAIN once the queue is empty. */
-		while ((len = read(s->fd[i], buf, sizeof(buf) - 1)) > 0) {
+		while ((len = read(s->fd[i], buf, sizeof(buf) - 1)) > 0 &&
+		       len < (ssize_t)sizeof(buf)) {
 			char *l = buf;
 
 			buf[len] = 0;
@@ -611,9 +612,13 @@ out_be:
 out:
 	r->smi_gpus = smi.n;
 	r->gpu_resets = smi_resets(&smi);
-	if (r->gpu_resets > 0 && !r->stopped[0])
-		snprintf(r->stopped, sizeof(r->stopped), "a GPU reset during the run (%ld)",
-			 r->gpu_resets);
+	if (r->gpu_resets > 0) {
+		size_t l = strlen(r->stopped);
+
+		/* The reset is the cause of whatever else stopped it. */
+		snprintf(r->stopped + l, sizeof(r->stopped) - l, "%sa GPU reset during the run (%ld)",
+			 l ? "; " : "", r->gpu_resets);
+	}
 	stats_read(c, &s1);
 	r->errors1 = s1.errors;
 	r->fences1 = s1.dev_fences;
