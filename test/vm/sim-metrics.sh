@@ -12,7 +12,7 @@
 # mode shows as mode="shadow"; SIGTERM ends it with exit 0.
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 18
+tap_plan 19
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 PY=/usr/bin/python3
@@ -101,6 +101,13 @@ tap_check "metrics: the park call histogram counts each park call ($calls) in +I
 	test "$(value /tmp/m.txt gpreempt_park_call_seconds_count).$(value /tmp/m.txt gpreempt_park_call_seconds_bucket le=+Inf)" = "$calls.$calls"
 tap_check "metrics: BE's queue with its pid, comm and cgroup labels, parked at least once" \
 	test "$(value /tmp/m.txt gpreempt_queue_parks_total pid=$be comm=gpload)" -ge 1
+# The shipped Grafana dashboard asks only for series this scrape has.
+missing=
+for n in $(jq -r '.panels[].targets[].expr' deploy/grafana/gpreempt.json | grep -o 'gpreempt_[a-z_]*' | sort -u); do
+	grep -q "^$n[{ ]" /tmp/m.txt || missing="$missing $n"
+done
+tap_check "metrics: every gpreempt series deploy/grafana/gpreempt.json queries is in the scrape (missing:${missing:- none})" \
+	test -z "$missing" -a "$(jq '[.panels[].targets[]] | length' deploy/grafana/gpreempt.json)" -ge 10
 # kfdsim's GPU (node 1 of the KFD topology): its gpu_id and PCI address
 # name device slot 0, BE's queue's dev.
 tn=/sys/class/kfd/kfd/topology/nodes/1
