@@ -14,6 +14,9 @@
 #   gpreempt-node.sh uninstall   undo it all (GPREEMPT_ON_STOP says how much)
 #   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
 #                                changes; on SIGTERM (pod deleted) uninstall
+#   gpreempt-node.sh src-id      the id of the module's inputs in GPREEMPT_SRC
+#                                (the image build writes it: a new image
+#                                rebuilds the module only when it changes)
 #
 # Where things are (the DaemonSet mounts each host path at GPREEMPT_ROOT +
 # the same path, except /lib/modules, /usr/src and /var/lib/dkms, which DKMS
@@ -106,13 +109,31 @@ trap 'rm -rf "$tmp"' EXIT
 
 pkg_version() { sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$SRC/dkms.conf"; }
 
-# src_id: identifies the source the image carries (written at image build).
+# The module's inputs: what its DKMS build reads (dkms.conf's MAKE,
+# scripts/dkms-build and the scripts it runs, the Makefile's layout, BPF and
+# modules recipes with GP_DKMS=1, the Kbuild files and the sources they
+# compile).  Only these make the source id: an image that changes docs,
+# tools or tests must not rebuild and reload gpreempt on every node.
+# test/unit/image-tools.py --src-id checks that the list covers that path.
+SRC_ID_PATHS="dkms.conf Makefile Kbuild module hooks bpf scripts/dkms-build
+scripts/extract-vmlinux scripts/amdgpu-dkms-src scripts/kfd-src-layout
+scripts/btf-layout.c scripts/layout.spec scripts/ibt-check scripts/ibt-indirect.list"
+
+# src_hash DIR: the sha256 of the module's inputs in the source tree DIR
+# (each file's path and content).
+src_hash() {
+	local p
+	(cd "$1" && for p in $SRC_ID_PATHS; do [ ! -e "$p" ] || find "$p" -type f -print0; done |
+		sort -z | xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1)
+}
+
+# src_id: identifies the module source the image carries (written at image
+# build by "gpreempt-node.sh src-id", deploy/Containerfile).
 src_id() {
 	if [ -f "$SRC/.gpreempt-src-id" ]; then
 		cat "$SRC/.gpreempt-src-id"
 	else
-		(cd "$SRC" && find . -type f ! -name .gpreempt-src-id -print0 | sort -z |
-			xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+		src_hash "$SRC"
 	fi
 }
 
@@ -821,5 +842,6 @@ case ${1:-} in
 install) install ;;
 uninstall) uninstall ;;
 run) run ;;
-*) echo "usage: $0 install|uninstall|run (see the top of this file)" >&2; exit 2 ;;
+src-id) src_hash "$SRC" ;;
+*) echo "usage: $0 install|uninstall|run|src-id (see the top of this file)" >&2; exit 2 ;;
 esac

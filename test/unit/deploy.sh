@@ -21,7 +21,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 78
+tap_plan 82
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -615,6 +615,36 @@ tap_check "deploy: ... nor at the pod's restart: no build, one modprobe, exit 1 
 	       grep -q 'error: modprobe gpreempt was refused: gpreempt/0.1-ds does not match the loaded amdgpu' '$t/out'"
 node uninstall
 rm -rf "$C/sys/module/amdgpu/notes" "$t/disk-ko"
+
+# A new image that changes only what the module's build does not read
+# (docs/, README.md) keeps the node's build: no dkms remove or install, no
+# reload.  One that changes module/ rebuilds and reloads.
+mkdir -p "$t/src/module" "$t/src/docs"
+echo 'int v = 1;' >"$t/src/module/main.c"
+echo 'the docs' >"$t/src/docs/containers.md"
+echo 'readme' >"$t/src/README.md"
+node install
+reloads() { grep -cx 'host modprobe -r gpreempt' "$t/calls"; }
+: >"$t/calls"
+echo 'the docs, edited' >"$t/src/docs/containers.md"
+echo 'readme, edited' >"$t/src/README.md"
+node install
+tap_check "deploy: a new image with only docs/ and README.md changed: no dkms remove or install, no reload" \
+	sh -c "[ $rc = 0 ] && [ '$(dkms_calls)' = '' ] && [ $(reloads) = 0 ] && [ $(loads) = 0 ] && [ -d '$C/sys/module/gpreempt' ]"
+: >"$t/calls"
+echo 'int v = 2;' >"$t/src/module/main.c"
+node install
+tap_check "deploy: a new image with module/ changed: dkms remove and install, gpreempt reloaded" \
+	sh -c "[ $rc = 0 ] && [ '$(dkms_calls)' = 'dkms remove -m gpreempt -v 0.1-ds --all;dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test;' ] &&
+	       [ $(reloads) = 1 ] && [ $(loads) = 1 ] && [ -d '$C/sys/module/gpreempt' ]"
+id=$(GPREEMPT_SRC=$t/src "$SCRIPT" src-id 2>&1)
+tap_check "deploy: src-id prints the id of the module's inputs, the one the node's tree records; the Containerfile writes it with src-id" \
+	sh -c "[ -n '$id' ] && [ \"\$(cat '$C/usr/src/gpreempt-0.1-ds/.gpreempt-src-id')\" = '$id' ] &&
+	       grep -q 'GPREEMPT_SRC=. deploy/gpreempt-node.sh src-id >.gpreempt-src-id' deploy/Containerfile"
+tap_check "deploy: the source id covers every input of the module's DKMS build (scripts, Makefile recipes, module/Kbuild)" \
+	python3 test/unit/image-tools.py --src-id
+node uninstall
+rm -rf "$t/src/module" "$t/src/docs" "$t/src/README.md"
 
 # run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
 # (the pod deleted) uninstalls.
