@@ -14,6 +14,7 @@
 #   gpreempt-node.sh uninstall   undo it all (GPREEMPT_ON_STOP says how much)
 #   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
 #                                changes; on SIGTERM (pod deleted) uninstall
+#                                as GPREEMPT_ON_STOP says (by default keep)
 #   gpreempt-node.sh src-id      the id of the module's inputs in GPREEMPT_SRC
 #                                (the image build writes it: a new image
 #                                rebuilds the module only when it changes)
@@ -29,11 +30,14 @@
 #   GPREEMPT_SRC=/usr/lib/gpreempt/src  the gpreempt source in the image
 #   GPREEMPT_CTL=/usr/local/sbin/gpreemptctl  the image's static gpreemptctl
 #   GPREEMPT_MODULE=dkms|skip    skip: the node image ships the module
-#   GPREEMPT_ON_STOP=uninstall|unload|keep
-#                                uninstall: everything, DKMS build included;
+#   GPREEMPT_ON_STOP=keep|unload|uninstall
+#                                keep (the default): leave the node as it is,
+#                                module, rules, hooks and /etc files, so a
+#                                rolling update never leaves it unprotected;
 #                                unload: not the DKMS build nor /etc files (a
 #                                new pod loads the same build without compiling);
-#                                keep: leave the node as it is
+#                                uninstall: everything, DKMS build included (to
+#                                clean a node: docs/containers.md)
 #   GPREEMPT_RESYNC_S=30         how often run checks the ConfigMap
 # For tests: GPREEMPT_USRSRC=/usr/src, GPREEMPT_MODULES=/lib/modules,
 # GPREEMPT_SYS=/sys, GPREEMPT_KVER=$(uname -r), GPREEMPT_USRLIB=/usr/lib.
@@ -50,7 +54,7 @@ CONFIG_DIR=${GPREEMPT_CONFIG_DIR:-/config}
 SRC=${GPREEMPT_SRC:-/usr/lib/gpreempt/src}
 CTL_IMAGE=${GPREEMPT_CTL:-/usr/local/sbin/gpreemptctl}
 MODULE=${GPREEMPT_MODULE:-dkms}
-ON_STOP=${GPREEMPT_ON_STOP:-uninstall}
+ON_STOP=${GPREEMPT_ON_STOP:-keep}
 RESYNC_S=${GPREEMPT_RESYNC_S:-30}
 USRSRC=${GPREEMPT_USRSRC:-/usr/src}
 MODULES=${GPREEMPT_MODULES:-/lib/modules}

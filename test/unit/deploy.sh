@@ -21,7 +21,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 82
+tap_plan 85
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -84,6 +84,8 @@ tap_check "deploy: the ConfigMap is mounted where the script reads it, with gpre
 	sh -c "[ '$(ds configmap)' = '/config gpreempt-config gpreempt-config' ] &&
 	       [ '$(ds configkeys)' = 'gpreempt.conf module-params' ] &&
 	       grep -qx 'env GPREEMPT_CONFIG_DIR /config' '$t/ds.txt'"
+tap_check "deploy: the DaemonSet keeps gpreempt when its pod stops (GPREEMPT_ON_STOP keep: a rolling update never unprotects a node)" \
+	grep -qx 'env GPREEMPT_ON_STOP keep' "$t/ds.txt"
 tap_check "deploy: the image is a placeholder, no registry host name" \
 	sh -c "[ '$(ds image)' = '<your-registry>/gpreempt:0.1' ]"
 tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and a static gpreemptctl" \
@@ -293,8 +295,11 @@ chmod +x "$t/bin/dkms" "$t/bin/nsenter" "$t/bin/modinfo"
 mkdir -p "$H/usr/lib/linux-kbuild-6.12/scripts" "$t/ctr-usr-lib"
 printf 'container max_priority=normal\ncgroup infer.slice high\n' >"$t/config/gpreempt.conf"
 printf '# scan faster\ntick_us=200\n' >"$t/config/module-params"
-node() {	# node install|uninstall: sets out, rc
+# node install|uninstall: sets out, rc.  The tests clean the fake node with
+# GPREEMPT_ON_STOP=uninstall; GPREEMPT_ON_STOP= (empty) is the script's default.
+node() {
 	out=$(PATH=$t/bin:$PATH GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
+		GPREEMPT_ON_STOP=${GPREEMPT_ON_STOP-uninstall} \
 		GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=${NODE_MODULES:-$C/lib/modules} \
 		GPREEMPT_SYS=$C/sys GPREEMPT_KVER=6.12.0-test GPREEMPT_USRLIB=$t/ctr-usr-lib "$SCRIPT" "$@" 2>&1)
 	rc=$?
@@ -679,11 +684,22 @@ tap_check "deploy: run: a changed ConfigMap with an install line is refused, /et
 	sh -c "grep -qF 'module-params line 3 \"install gpreempt /bin/touch' '$t/run.log' &&
 	       (cd '$H/etc/modprobe.d' && md5sum ./*) | cmp -s - '$t/md-before'"
 cp "$t/params.good" "$t/config/module-params"
+: >"$t/calls"
 kill -TERM $pid
 wait $pid
 rc=$?
-tap_check "deploy: run: SIGTERM uninstalls and exits 0" \
-	sh -c "[ $rc = 0 ] && grep -q 'uninstalled (uninstall)' '$t/run.log' && [ ! -e '$H/opt/gpreempt/sbin/gpreemptctl' ]"
+tap_check "deploy: run: SIGTERM with the default GPREEMPT_ON_STOP keeps gpreempt loaded, gpreemptctl, hooks and /etc files; exit 0" \
+	sh -c "[ $rc = 0 ] && grep -q 'GPREEMPT_ON_STOP=keep: the node keeps gpreempt' '$t/run.log' && [ -d '$C/sys/module/gpreempt' ] &&
+	       [ -x '$H/opt/gpreempt/sbin/gpreemptctl' ] && [ -f '$hd/gpreempt-create.json' ] && head -n 1 '$H/etc/gpreempt.conf' | grep -q '^# Written by the gpreempt DaemonSet' &&
+	       ! grep -qE '^host modprobe -r|^dkms remove' '$t/calls'"
+GPREEMPT_ON_STOP= node uninstall
+tap_check "deploy: uninstall with no GPREEMPT_ON_STOP removes nothing (keep is the default)" \
+	sh -c "[ $rc = 0 ] && [ -d '$C/sys/module/gpreempt' ] && [ -x '$H/opt/gpreempt/sbin/gpreemptctl' ] &&
+	       ! grep -qE '^host modprobe -r|^dkms remove' '$t/calls'"
+node uninstall
+tap_check "deploy: GPREEMPT_ON_STOP=uninstall cleans the node (module unloaded, gpreemptctl removed)" \
+	sh -c "[ $rc = 0 ] && grep -q 'uninstalled (uninstall)' '$t/out' && [ ! -e '$H/opt/gpreempt/sbin/gpreemptctl' ] &&
+	       [ ! -d '$C/sys/module/gpreempt' ]"
 sed -i '$d' "$t/config/gpreempt.conf"
 
 GPREEMPT_ON_STOP=keep node uninstall
