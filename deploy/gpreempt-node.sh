@@ -15,6 +15,9 @@
 #   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
 #                                changes; on SIGTERM (pod deleted) uninstall
 #                                as GPREEMPT_ON_STOP says (by default keep)
+#   gpreempt-node.sh health      exit 0 if gpreempt is loaded and its monitor
+#                                thread ticks, else 1 with one line saying why
+#                                (the DaemonSet's probes; see health_check)
 #   gpreempt-node.sh src-id      the id of the module's inputs in GPREEMPT_SRC
 #                                (the image build writes it: a new image
 #                                rebuilds the module only when it changes)
@@ -39,6 +42,8 @@
 #                                uninstall: everything, DKMS build included (to
 #                                clean a node: docs/containers.md)
 #   GPREEMPT_RESYNC_S=30         how often run checks the ConfigMap
+#   GPREEMPT_HEALTH_SLACK_S=10   health: how long past two idle_max_us a
+#                                monitor tick may be late
 # For tests: GPREEMPT_USRSRC=/usr/src, GPREEMPT_MODULES=/lib/modules,
 # GPREEMPT_SYS=/sys, GPREEMPT_KVER=$(uname -r), GPREEMPT_USRLIB=/usr/lib.
 #
@@ -797,6 +802,64 @@ uninstall() {
 	say "uninstalled ($ON_STOP)"
 }
 
+# --- health (the DaemonSet's probes) -----------------------------------------
+# Healthy: gpreempt is loaded and its monitor thread ticks.  The thread ticks
+# at least every idle_max_us: while no queue has work the period doubles
+# from idle_us up to it (deep idle, module/monitor/monitor.c), and it ticks
+# the same in shadow mode (enable=0).  Each tick's count, gp_stats.ticks,
+# reaches the map at least every 10 ms of ticks (module/monitor/publish.c);
+# gpreemptctl --json status reads it.  gp_stats has no time of the last
+# tick, so health keeps the count it last saw and when it changed in
+# HEALTH_STATE (the container's /tmp, shared by the probes and run), and
+# fails when it has not changed for longer than two idle_max_us and
+# HEALTH_SLACK_S.  A first reading (a new container, or gpreempt reloaded)
+# has nothing to compare with and passes: the next one decides.
+HEALTH_STATE=${TMPDIR:-/tmp}/gpreempt-health
+HEALTH_SLACK_S=${GPREEMPT_HEALTH_SLACK_S:-10}
+
+# health_check: 0 if healthy, else 1 with HEALTH_WHY, one line saying why.
+health_check() {
+	local out ticks now max_us limit last_ticks='' last_t=''
+	HEALTH_WHY=
+	if ! loaded gpreempt; then
+		HEALTH_WHY="gpreempt is not loaded"
+		return 1
+	fi
+	if ! out=$("$CTL_IMAGE" --json status 2>&1); then
+		out=$(printf '%s\n' "$out" | jq -r '.error // empty' 2>/dev/null || printf '%s\n' "$out" | tail -n 1)
+		HEALTH_WHY="gpreemptctl status failed: $(printable "$out")"
+		return 1
+	fi
+	ticks=$(printf '%s\n' "$out" | jq -r '.stats.ticks // empty' 2>/dev/null || true)
+	if [[ ! $ticks =~ ^[0-9]+$ ]]; then
+		HEALTH_WHY="gpreemptctl --json status has no stats.ticks"
+		return 1
+	fi
+	now=$(date +%s)
+	max_us=$(cat "$SYS/module/gpreempt/parameters/idle_max_us" 2>/dev/null || true)
+	[[ $max_us =~ ^[0-9]+$ ]] || max_us=10000000	# the parameter's maximum
+	limit=$(((2 * max_us + 999999) / 1000000 + HEALTH_SLACK_S))
+	read -r last_ticks last_t <"$HEALTH_STATE" 2>/dev/null || true
+	if [[ ! $last_t =~ ^[0-9]+$ ]] || [ "$last_ticks" != "$ticks" ]; then
+		printf '%s %s\n' "$ticks" "$now" >"$HEALTH_STATE.$$"
+		mv -f "$HEALTH_STATE.$$" "$HEALTH_STATE"
+		return 0
+	fi
+	if [ $((now - last_t)) -gt "$limit" ]; then
+		HEALTH_WHY="gpreempt's monitor thread has not ticked for $((now - last_t)) s (gp_stats.ticks stays $ticks; it ticks at least every idle_max_us, $max_us us): dmesg | grep gpreempt on the node"
+		return 1
+	fi
+}
+
+health() {
+	if health_check; then
+		say "healthy"
+	else
+		say "unhealthy: $HEALTH_WHY"
+		exit 1
+	fi
+}
+
 conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/module-params" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
 
 run() {
@@ -811,7 +874,6 @@ run() {
 	install
 	nri2_start
 	sum=$(conf_sum)
-	: >"${TMPDIR:-/tmp}/gpreempt-ready"
 	while :; do
 		sleep "$RESYNC_S" &
 		sleeper=$!
@@ -847,5 +909,6 @@ install) install ;;
 uninstall) uninstall ;;
 run) run ;;
 src-id) src_hash "$SRC" ;;
-*) echo "usage: $0 install|uninstall|run|src-id (see the top of this file)" >&2; exit 2 ;;
+health) health ;;
+*) echo "usage: $0 install|uninstall|run|health|src-id (see the top of this file)" >&2; exit 2 ;;
 esac

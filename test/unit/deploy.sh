@@ -21,7 +21,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 85
+tap_plan 92
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -69,6 +69,9 @@ for m in c["volumeMounts"]:
         print("configmap", m["mountPath"], v["configMap"]["name"], docs["ConfigMap"]["metadata"]["name"])
 print("configkeys", " ".join(sorted(docs["ConfigMap"]["data"])))
 print("image", c["image"])
+for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+    if probe in c:
+        print("probe", probe, " ".join(c[probe]["exec"]["command"]))
 EOF
 ds() { grep "^$1 " "$t/ds.txt" | cut -d' ' -f2-; }
 tap_check "deploy: ServiceAccount, ConfigMap, DaemonSet in one namespace, the pod uses the account" \
@@ -86,6 +89,9 @@ tap_check "deploy: the ConfigMap is mounted where the script reads it, with gpre
 	       grep -qx 'env GPREEMPT_CONFIG_DIR /config' '$t/ds.txt'"
 tap_check "deploy: the DaemonSet keeps gpreempt when its pod stops (GPREEMPT_ON_STOP keep: a rolling update never unprotects a node)" \
 	grep -qx 'env GPREEMPT_ON_STOP keep' "$t/ds.txt"
+tap_check "deploy: startup, liveness and readiness probes run gpreempt-node health" \
+	sh -c "grep '^probe ' '$t/ds.txt' | tr '\n' ';' |
+	       grep -qx 'probe startupProbe /usr/local/sbin/gpreempt-node health;probe livenessProbe /usr/local/sbin/gpreempt-node health;probe readinessProbe /usr/local/sbin/gpreempt-node health;'"
 tap_check "deploy: the image is a placeholder, no registry host name" \
 	sh -c "[ '$(ds image)' = '<your-registry>/gpreempt:0.1' ]"
 tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and a static gpreemptctl" \
@@ -658,8 +664,8 @@ PATH=$t/bin:$PATH TMPDIR=$t GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREE
 	GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
 	GPREEMPT_KVER=6.12.0-test GPREEMPT_USRLIB=$t/ctr-usr-lib GPREEMPT_RESYNC_S=1 "$SCRIPT" run >"$t/run.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -e "$t/gpreempt-ready" ] && break; sleep 0.1; done
-tap_check "deploy: run: ready after the install" test -e "$t/gpreempt-ready"
+for _ in $(seq 100); do grep -q '^gpreempt-node: ready' "$t/run.log" && break; sleep 0.1; done
+tap_check "deploy: run: ready after the install" grep -q '^gpreempt-node: ready' "$t/run.log"
 echo 'comm llama-server high' >>"$t/config/gpreempt.conf"
 for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev/null && break; sleep 0.1; done
 tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
@@ -705,6 +711,67 @@ sed -i '$d' "$t/config/gpreempt.conf"
 GPREEMPT_ON_STOP=keep node uninstall
 tap_check "deploy: GPREEMPT_ON_STOP=keep: uninstall removes nothing" \
 	sh -c "[ $rc = 0 ] && grep -q 'keeps gpreempt' '$t/out'"
+# health: gpreempt loaded and its monitor thread ticking, as gpreemptctl
+# --json status says (a fake one printing $t/ticks); a stuck count fails
+# only past two idle_max_us and the slack, so an idle node (deep idle ticks
+# up to idle_max_us apart) stays healthy, and so does shadow mode.
+cat >"$t/fake-ctl" <<EOF
+#!/bin/sh
+[ "\$*" = "--json status" ] || exit 64
+if [ -n "\${STUB_CTL_FAIL:-}" ]; then
+	echo '{"error":"gpreempt is not loaded (no BPF map named gp_queues)"}'; exit 3
+fi
+printf '{"stats":{"ticks":%s,"shadow_active":%s},"queues":[]}\n' "\$(cat "$t/ticks")" "\${STUB_SHADOW:-0}"
+EOF
+chmod +x "$t/fake-ctl"
+mkdir -p "$t/htmp"
+hstate=$t/htmp/gpreempt-health
+health() {	# sets out, rc; $t/hout holds out
+	out=$(PATH=$t/bin:$PATH TMPDIR=$t/htmp GPREEMPT_CTL=$t/fake-ctl GPREEMPT_SYS=$C/sys GPREEMPT_ROOT=$H \
+		GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src GPREEMPT_KVER=6.12.0-test "$SCRIPT" health 2>&1)
+	rc=$?
+	printf '%s\n' "$out" >"$t/hout"
+}
+lines() { grep -c . "$t/hout"; }
+rm -rf "$C/sys/module/gpreempt"
+echo 100 >"$t/ticks"
+health
+tap_check "deploy: health: gpreempt not loaded: exit 1, one line saying so" \
+	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] && grep -qx 'gpreempt-node: unhealthy: gpreempt is not loaded' '$t/hout'"
+mkdir -p "$C/sys/module/gpreempt/parameters"
+echo 500000 >"$C/sys/module/gpreempt/parameters/idle_max_us"
+echo 1 >"$C/sys/module/gpreempt/parameters/enable"
+health
+rc1=$rc
+echo 150 >"$t/ticks"
+health
+tap_check "deploy: health: loaded, a first reading and then a moved tick count: exit 0, the count kept" \
+	sh -c "[ $rc1 = 0 ] && [ $rc = 0 ] && [ \"\$(cut -d' ' -f1 '$hstate')\" = 150 ]"
+now=$(date +%s)
+echo "150 $((now - 100))" >"$hstate"
+health
+tap_check "deploy: health: the tick count stuck for 100 s (idle_max_us 0.5 s): exit 1, one line saying so" \
+	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] &&
+	       grep -q 'unhealthy: gpreempt.s monitor thread has not ticked for 10[0-9] s (gp_stats.ticks stays 150' '$t/hout'"
+echo 10000000 >"$C/sys/module/gpreempt/parameters/idle_max_us"
+echo "150 $((now - 25))" >"$hstate"
+health
+rc1=$rc
+echo "150 $((now - 40))" >"$hstate"
+health
+tap_check "deploy: health: idle_max_us 10 s (deep idle): stuck 25 s is healthy, 40 s is not" \
+	sh -c "[ $rc1 = 0 ] && [ $rc = 1 ]"
+echo 0 >"$C/sys/module/gpreempt/parameters/enable"
+echo 151 >"$t/ticks"
+STUB_SHADOW=1 health
+tap_check "deploy: health: shadow mode (enable=0) ticking is healthy" \
+	sh -c "[ $rc = 0 ] && [ \"\$(cut -d' ' -f1 '$hstate')\" = 151 ]"
+STUB_CTL_FAIL=1 health
+tap_check "deploy: health: gpreemptctl status fails: exit 1, one line with its error" \
+	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] &&
+	       grep -q 'unhealthy: gpreemptctl status failed: gpreempt is not loaded (no BPF map named gp_queues)' '$t/hout'"
+rm -rf "$C/sys/module/gpreempt"
+
 node bogus
 tap_check "deploy: an unknown command: usage, exit 2" sh -c "[ $rc = 2 ] && grep -q usage '$t/out'"
 NODE_MODULES=$t/none node install

@@ -27,7 +27,7 @@ TOOLS = {
     "xz": "xz-utils", "zstd": "zstd", "gzip": "gzip", "awk": "mawk",
     "sed": "sed", "grep": "grep", "cmp": "diffutils", "find": "findutils", "xargs": "findutils",
     "jq": "jq", "nsenter": "util-linux",
-    **{c: "coreutils" for c in """cat chmod cp cut dirname head ln mkdir mktemp mv nproc od readlink rm
+    **{c: "coreutils" for c in """cat chmod cp cut date dirname head ln mkdir mktemp mv nproc od readlink rm
         rmdir sha256sum sleep sort tail tr uname""".split()},
 }
 # In every Debian image (Essential or Priority: required), slim ones too.
