@@ -13,11 +13,16 @@
 #                                (containerd 1.7+; run starts it).  Idempotent.
 #   gpreempt-node.sh uninstall   undo it all (GPREEMPT_ON_STOP says how much)
 #   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
-#                                changes; on SIGTERM (pod deleted) uninstall
-#                                as GPREEMPT_ON_STOP says (by default keep)
+#                                changes, keep the NFD feature file
+#                                (/etc/kubernetes/node-feature-discovery/
+#                                features.d/gpreempt) while healthy; on SIGTERM
+#                                remove that file and uninstall as
+#                                GPREEMPT_ON_STOP says (by default keep)
 #   gpreempt-node.sh health      exit 0 if gpreempt is loaded and its monitor
 #                                thread ticks, else 1 with one line saying why
 #                                (the DaemonSet's probes; see health_check)
+#   gpreempt-node.sh features    write the NFD feature file if healthy, else
+#                                remove it (run does so every GPREEMPT_RESYNC_S)
 #   gpreempt-node.sh src-id      the id of the module's inputs in GPREEMPT_SRC
 #                                (the image build writes it: a new image
 #                                rebuilds the module only when it changes)
@@ -786,6 +791,7 @@ install() {
 }
 
 uninstall() {
+	nfd_remove
 	case $ON_STOP in
 	uninstall|unload) ;;
 	keep) say "GPREEMPT_ON_STOP=keep: the node keeps gpreempt and its hooks"; return 0 ;;
@@ -860,6 +866,64 @@ health() {
 	fi
 }
 
+# --- Node Feature Discovery --------------------------------------------------
+# While gpreempt is healthy, run keeps a feature file for NFD's local source
+# (nfd-worker reads the host's features.d: key=value lines, each a node
+# label), so LC pods can select nodes where gpreempt protects them.  It goes
+# when gpreempt is unhealthy and whenever the pod stops, whatever
+# GPREEMPT_ON_STOP says: a stopped pod can no longer vouch for the node.
+# The directories are NFD's: created if missing, never removed.
+NFD_FILE=/etc/kubernetes/node-feature-discovery/features.d/gpreempt	# host path
+
+# park_mode: how gpreempt parks on this node's GPUs, by gpreemptctl
+# doctor's rule (tools/gpreemptctl/doctor_gpu.c, check_sched): mes for a
+# GPU of gfx11 or later (one queue unmapped), else hws (the whole device
+# remapped) or, with amdgpu.sched_policy=2, nohws (eviction only).  The
+# node's costliest GPU decides; "" without a GPU in KFD's topology.
+park_mode() {
+	local props gfx policy mode=''
+	policy=$(cat "$SYS/module/amdgpu/parameters/sched_policy" 2>/dev/null || true)
+	for props in "$SYS"/class/kfd/kfd/topology/nodes/*/properties; do
+		gfx=$(awk '$1 == "gfx_target_version" { print $2; exit }' "$props" 2>/dev/null || true)
+		if [[ ! $gfx =~ ^[0-9]+$ ]] || [ "$gfx" = 0 ]; then continue; fi	# a CPU node: 0
+		if [ "$gfx" -lt 110000 ]; then
+			if [ "$policy" = 2 ]; then mode=nohws; else mode=hws; fi
+			break
+		fi
+		mode=mes
+	done
+	printf '%s\n' "$mode"
+}
+
+# nfd_update: the feature file if gpreempt is healthy, else none.  Says so
+# when that changes.  Returns health_check's status.
+nfd_update() {
+	local f=$ROOT$NFD_FILE park
+	if ! health_check; then
+		if [ -e "$f" ]; then
+			rm -f "$f"
+			warn "unhealthy ($HEALTH_WHY): removed ${NFD_FILE}"
+		fi
+		return 1
+	fi
+	park=$(park_mode)
+	{
+		echo "gpreempt.io/active=true"
+		[ -z "$park" ] || echo "gpreempt.io/park=$park"
+	} >"$tmp/nfd"
+	cmp -s "$tmp/nfd" "$f" 2>/dev/null && return 0
+	mkdir -p "${f%/*}"
+	cp "$tmp/nfd" "$f.gpreempt-tmp"
+	mv -f "$f.gpreempt-tmp" "$f"
+	say "NFD feature file $NFD_FILE: $(tr '\n' ' ' <"$f" | sed 's/ $//')"
+}
+
+nfd_remove() {
+	[ -e "$ROOT$NFD_FILE" ] || return 0
+	rm -f "$ROOT$NFD_FILE"
+	say "removed $NFD_FILE"
+}
+
 conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/module-params" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
 
 run() {
@@ -873,6 +937,7 @@ run() {
 	trap stop TERM INT
 	install
 	nri2_start
+	nfd_update || true
 	sum=$(conf_sum)
 	while :; do
 		sleep "$RESYNC_S" &
@@ -901,6 +966,7 @@ run() {
 				warn "gpreemptctl apply --if-pending failed"
 			[ -e "$ROOT/run/gpreempt/pending" ] || say "the pending cgroup rules are applied"
 		fi
+		nfd_update || true
 	done
 }
 
@@ -910,5 +976,6 @@ uninstall) uninstall ;;
 run) run ;;
 src-id) src_hash "$SRC" ;;
 health) health ;;
-*) echo "usage: $0 install|uninstall|run|health|src-id (see the top of this file)" >&2; exit 2 ;;
+features) nfd_update ;;
+*) echo "usage: $0 install|uninstall|run|health|features|src-id (see the top of this file)" >&2; exit 2 ;;
 esac

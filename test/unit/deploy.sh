@@ -21,7 +21,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 92
+tap_plan 100
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -657,15 +657,40 @@ tap_check "deploy: the source id covers every input of the module's DKMS build (
 node uninstall
 rm -rf "$t/src/module" "$t/src/docs" "$t/src/README.md"
 
+# A gpreemptctl whose --json status prints the tick count in $t/ticks (the
+# health check reads it), or fails as with gpreempt unloaded (STUB_CTL_FAIL,
+# or $t/ctl-fail for a running run).
+cat >"$t/fake-ctl" <<EOF
+#!/bin/sh
+[ "\$*" = "--json status" ] || exit 64
+if [ -n "\${STUB_CTL_FAIL:-}" ] || [ -e "$t/ctl-fail" ]; then
+	echo '{"error":"gpreempt is not loaded (no BPF map named gp_queues)"}'; exit 3
+fi
+printf '{"stats":{"ticks":%s,"shadow_active":%s},"queues":[]}\n' "\$(cat "$t/ticks")" "\${STUB_SHADOW:-0}"
+EOF
+chmod +x "$t/fake-ctl"
+echo 100 >"$t/ticks"
+# KFD's topology: a CPU node and a gfx1100 GPU (MES).
+topo=$C/sys/class/kfd/kfd/topology/nodes
+mkdir -p "$topo/0" "$topo/1" "$C/sys/module/amdgpu/parameters"
+echo 'gfx_target_version 0' >"$topo/0/properties"
+printf 'cpu_cores_count 0\ngfx_target_version 110000\n' >"$topo/1/properties"
+echo 0 >"$C/sys/module/amdgpu/parameters/sched_policy"
+nfd=$H/etc/kubernetes/node-feature-discovery/features.d/gpreempt
+
 # run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
 # (the pod deleted) uninstalls.
 : >"$t/calls"
 PATH=$t/bin:$PATH TMPDIR=$t GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
-	GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
+	GPREEMPT_CTL=$t/fake-ctl GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
 	GPREEMPT_KVER=6.12.0-test GPREEMPT_USRLIB=$t/ctr-usr-lib GPREEMPT_RESYNC_S=1 "$SCRIPT" run >"$t/run.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q '^gpreempt-node: ready' "$t/run.log" && break; sleep 0.1; done
 tap_check "deploy: run: ready after the install" grep -q '^gpreempt-node: ready' "$t/run.log"
+for _ in $(seq 50); do [ -e "$nfd" ] && break; sleep 0.1; done
+tap_check "deploy: run: gpreempt healthy: the NFD feature file says active, park=mes (a gfx11 GPU)" \
+	sh -c "[ \"\$(cat '$nfd')\" = 'gpreempt.io/active=true
+gpreempt.io/park=mes' ]"
 echo 'comm llama-server high' >>"$t/config/gpreempt.conf"
 for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev/null && break; sleep 0.1; done
 tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
@@ -690,6 +715,12 @@ tap_check "deploy: run: a changed ConfigMap with an install line is refused, /et
 	sh -c "grep -qF 'module-params line 3 \"install gpreempt /bin/touch' '$t/run.log' &&
 	       (cd '$H/etc/modprobe.d' && md5sum ./*) | cmp -s - '$t/md-before'"
 cp "$t/params.good" "$t/config/module-params"
+touch "$t/ctl-fail"
+for _ in $(seq 50); do [ ! -e "$nfd" ] && break; sleep 0.1; done
+tap_check "deploy: run: gpreempt unhealthy (status fails): the NFD feature file is removed, the log says why" \
+	sh -c "[ ! -e '$nfd' ] && grep -q 'warning: unhealthy (gpreemptctl status failed: gpreempt is not loaded.*removed /etc/kubernetes/node-feature-discovery/features.d/gpreempt' '$t/run.log'"
+rm -f "$t/ctl-fail"
+for _ in $(seq 50); do [ -e "$nfd" ] && break; sleep 0.1; done
 : >"$t/calls"
 kill -TERM $pid
 wait $pid
@@ -698,6 +729,9 @@ tap_check "deploy: run: SIGTERM with the default GPREEMPT_ON_STOP keeps gpreempt
 	sh -c "[ $rc = 0 ] && grep -q 'GPREEMPT_ON_STOP=keep: the node keeps gpreempt' '$t/run.log' && [ -d '$C/sys/module/gpreempt' ] &&
 	       [ -x '$H/opt/gpreempt/sbin/gpreemptctl' ] && [ -f '$hd/gpreempt-create.json' ] && head -n 1 '$H/etc/gpreempt.conf' | grep -q '^# Written by the gpreempt DaemonSet' &&
 	       ! grep -qE '^host modprobe -r|^dkms remove' '$t/calls'"
+tap_check "deploy: run: ... and removes the NFD feature file (healthy again before; a stopped pod vouches for nothing)" \
+	sh -c "grep -q 'removed /etc/kubernetes/node-feature-discovery/features.d/gpreempt\$' '$t/run.log' && [ ! -e '$nfd' ] &&
+	       [ -d '${nfd%/*}' ]"
 GPREEMPT_ON_STOP= node uninstall
 tap_check "deploy: uninstall with no GPREEMPT_ON_STOP removes nothing (keep is the default)" \
 	sh -c "[ $rc = 0 ] && [ -d '$C/sys/module/gpreempt' ] && [ -x '$H/opt/gpreempt/sbin/gpreemptctl' ] &&
@@ -715,15 +749,6 @@ tap_check "deploy: GPREEMPT_ON_STOP=keep: uninstall removes nothing" \
 # --json status says (a fake one printing $t/ticks); a stuck count fails
 # only past two idle_max_us and the slack, so an idle node (deep idle ticks
 # up to idle_max_us apart) stays healthy, and so does shadow mode.
-cat >"$t/fake-ctl" <<EOF
-#!/bin/sh
-[ "\$*" = "--json status" ] || exit 64
-if [ -n "\${STUB_CTL_FAIL:-}" ]; then
-	echo '{"error":"gpreempt is not loaded (no BPF map named gp_queues)"}'; exit 3
-fi
-printf '{"stats":{"ticks":%s,"shadow_active":%s},"queues":[]}\n' "\$(cat "$t/ticks")" "\${STUB_SHADOW:-0}"
-EOF
-chmod +x "$t/fake-ctl"
 mkdir -p "$t/htmp"
 hstate=$t/htmp/gpreempt-health
 health() {	# sets out, rc; $t/hout holds out
@@ -770,7 +795,34 @@ STUB_CTL_FAIL=1 health
 tap_check "deploy: health: gpreemptctl status fails: exit 1, one line with its error" \
 	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] &&
 	       grep -q 'unhealthy: gpreemptctl status failed: gpreempt is not loaded (no BPF map named gp_queues)' '$t/hout'"
+# features: the NFD feature file, as run keeps it; park by the node's
+# costliest GPU; removed when unhealthy and by any uninstall.
+features() {	# sets out, rc
+	out=$(PATH=$t/bin:$PATH TMPDIR=$t/htmp GPREEMPT_CTL=$t/fake-ctl GPREEMPT_SYS=$C/sys GPREEMPT_ROOT=$H \
+		GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src GPREEMPT_KVER=6.12.0-test "$SCRIPT" features 2>&1)
+	rc=$?
+}
+mkdir -p "$C/sys/module/gpreempt"
+mkdir -p "$topo/2"
+printf 'gfx_target_version 90008\n' >"$topo/2/properties"
+features
+tap_check "deploy: features: a gfx908 beside the gfx1100 under HWS: park=hws" \
+	sh -c "[ $rc = 0 ] && grep -qx 'gpreempt.io/park=hws' '$nfd' && grep -qx 'gpreempt.io/active=true' '$nfd'"
+echo 2 >"$C/sys/module/amdgpu/parameters/sched_policy"
+features
+tap_check "deploy: features: amdgpu.sched_policy=2: park=nohws" \
+	sh -c "[ $rc = 0 ] && grep -qx 'gpreempt.io/park=nohws' '$nfd'"
 rm -rf "$C/sys/module/gpreempt"
+features
+tap_check "deploy: features: gpreempt not loaded: exit 1, the file removed" \
+	sh -c "[ $rc = 1 ] && [ ! -e '$nfd' ]"
+mkdir -p "$C/sys/module/gpreempt"
+mkdir -p "${nfd%/*}" && echo 'gpreempt.io/active=true' >"$nfd"	# as a run left it
+GPREEMPT_ON_STOP=keep node uninstall
+tap_check "deploy: uninstall with GPREEMPT_ON_STOP=keep removes the NFD feature file (and nothing else)" \
+	sh -c "[ $rc = 0 ] && [ ! -e '$nfd' ] && grep -q 'keeps gpreempt' '$t/out' && [ -d '$C/sys/module/gpreempt' ]"
+rm -rf "$C/sys/module/gpreempt" "$topo/2"
+echo 0 >"$C/sys/module/amdgpu/parameters/sched_policy"
 
 node bogus
 tap_check "deploy: an unknown command: usage, exit 2" sh -c "[ $rc = 2 ] && grep -q usage '$t/out'"

@@ -37,7 +37,7 @@ SHELL_WORDS = set("""case esac if then elif else fi for in do done while until f
     unset readonly declare break continue type command exec pwd kill""".split())
 # Case labels (keep|unload|skip) and words of deploy/gpreempt-node.sh that the
 # scanner takes for commands.
-NOT_COMMANDS = set("keep unload skip line module-params mismatch signature src-id health".split())
+NOT_COMMANDS = set("keep unload skip line module-params mismatch signature src-id health features".split())
 
 def apt_packages(path):
     text = open(path).read().replace("\\\n", " ")
