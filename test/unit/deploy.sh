@@ -14,7 +14,11 @@
 # conf.json, and leave the node as it found it after uninstall, a node's own
 # gpreempt DKMS build and gpreemptctl included; rebuild after an amdgpu-dkms
 # upgrade (a build records the amdgpu build id it pinned), at most once, and
-# tell a refusal for amdgpu's build id from a rejected signature.  The
+# tell a refusal for amdgpu's build id from a rejected signature; rebuild
+# for a new image only when the module's inputs changed (not docs); keep
+# everything when the pod stops unless GPREEMPT_ON_STOP says otherwise;
+# report health (loaded, the monitor's tick count moving, idle allowed for)
+# and keep the NFD feature file only while healthy.  The
 # ConfigMap's module parameters cannot put anything else into
 # /etc/modprobe.d (an "install" line there would run as root on the node).
 # The hook itself: test/unit/hook.sh (host) and test/vm/oci-podman.sh
@@ -678,8 +682,9 @@ printf 'cpu_cores_count 0\ngfx_target_version 110000\n' >"$topo/1/properties"
 echo 0 >"$C/sys/module/amdgpu/parameters/sched_policy"
 nfd=$H/etc/kubernetes/node-feature-discovery/features.d/gpreempt
 
-# run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
-# (the pod deleted) uninstalls.
+# run, as the DaemonSet does: ready, the NFD feature file while healthy, a
+# ConfigMap change re-applied; SIGTERM (the pod deleted, an update) keeps
+# gpreempt and removes the feature file.
 : >"$t/calls"
 PATH=$t/bin:$PATH TMPDIR=$t GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
 	GPREEMPT_CTL=$t/fake-ctl GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
