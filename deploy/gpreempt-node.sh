@@ -825,15 +825,16 @@ HEALTH_SLACK_S=${GPREEMPT_HEALTH_SLACK_S:-10}
 
 # health_check: 0 if healthy, else 1 with HEALTH_WHY, one line saying why.
 health_check() {
-	local out ticks now max_us limit last_ticks='' last_t=''
+	local out why ticks now max_us limit last_ticks='' last_t=''
 	HEALTH_WHY=
 	if ! loaded gpreempt; then
 		HEALTH_WHY="gpreempt is not loaded"
 		return 1
 	fi
 	if ! out=$("$CTL_IMAGE" --json status 2>&1); then
-		out=$(printf '%s\n' "$out" | jq -r '.error // empty' 2>/dev/null || printf '%s\n' "$out" | tail -n 1)
-		HEALTH_WHY="gpreemptctl status failed: $(printable "$out")"
+		why=$(printf '%s\n' "$out" | jq -r '.error // empty' 2>/dev/null || true)
+		[ -n "$why" ] || why=$(printf '%s\n' "$out" | tail -n 1)
+		HEALTH_WHY="gpreemptctl status failed: $(printable "$why")"
 		return 1
 	fi
 	ticks=$(printf '%s\n' "$out" | jq -r '.stats.ticks // empty' 2>/dev/null || true)
@@ -845,7 +846,7 @@ health_check() {
 	max_us=$(cat "$SYS/module/gpreempt/parameters/idle_max_us" 2>/dev/null || true)
 	[[ $max_us =~ ^[0-9]+$ ]] || max_us=10000000	# the parameter's maximum
 	limit=$(((2 * max_us + 999999) / 1000000 + HEALTH_SLACK_S))
-	read -r last_ticks last_t <"$HEALTH_STATE" 2>/dev/null || true
+	if [ -f "$HEALTH_STATE" ]; then read -r last_ticks last_t <"$HEALTH_STATE" || true; fi
 	if [[ ! $last_t =~ ^[0-9]+$ ]] || [ "$last_ticks" != "$ticks" ]; then
 		printf '%s %s\n' "$ticks" "$now" >"$HEALTH_STATE.$$"
 		mv -f "$HEALTH_STATE.$$" "$HEALTH_STATE"

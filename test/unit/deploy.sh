@@ -771,12 +771,13 @@ tap_check "deploy: health: gpreempt not loaded: exit 1, one line saying so" \
 mkdir -p "$C/sys/module/gpreempt/parameters"
 echo 500000 >"$C/sys/module/gpreempt/parameters/idle_max_us"
 echo 1 >"$C/sys/module/gpreempt/parameters/enable"
+rm -f "$hstate"
 health
-rc1=$rc
+rc1=$rc lines1=$(lines)
 echo 150 >"$t/ticks"
 health
-tap_check "deploy: health: loaded, a first reading and then a moved tick count: exit 0, the count kept" \
-	sh -c "[ $rc1 = 0 ] && [ $rc = 0 ] && [ \"\$(cut -d' ' -f1 '$hstate')\" = 150 ]"
+tap_check "deploy: health: loaded, a first reading and then a moved tick count: exit 0, one line, the count kept" \
+	sh -c "[ $rc1 = 0 ] && [ $lines1 = 1 ] && [ $rc = 0 ] && [ $(lines) = 1 ] && [ \"\$(cut -d' ' -f1 '$hstate')\" = 150 ]"
 now=$(date +%s)
 echo "150 $((now - 100))" >"$hstate"
 health
