@@ -13,7 +13,19 @@
 #                                (containerd 1.7+; run starts it).  Idempotent.
 #   gpreempt-node.sh uninstall   undo it all (GPREEMPT_ON_STOP says how much)
 #   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
-#                                changes; on SIGTERM (pod deleted) uninstall
+#                                changes, keep the NFD feature file
+#                                (/etc/kubernetes/node-feature-discovery/
+#                                features.d/gpreempt) while healthy; on SIGTERM
+#                                remove that file and uninstall as
+#                                GPREEMPT_ON_STOP says (by default keep)
+#   gpreempt-node.sh health      exit 0 if gpreempt is loaded and its monitor
+#                                thread ticks, else 1 with one line saying why
+#                                (the DaemonSet's probes; see health_check)
+#   gpreempt-node.sh features    write the NFD feature file if healthy, else
+#                                remove it (run does so every GPREEMPT_RESYNC_S)
+#   gpreempt-node.sh src-id      the id of the module's inputs in GPREEMPT_SRC
+#                                (the image build writes it: a new image
+#                                rebuilds the module only when it changes)
 #
 # Where things are (the DaemonSet mounts each host path at GPREEMPT_ROOT +
 # the same path, except /lib/modules, /usr/src and /var/lib/dkms, which DKMS
@@ -26,12 +38,17 @@
 #   GPREEMPT_SRC=/usr/lib/gpreempt/src  the gpreempt source in the image
 #   GPREEMPT_CTL=/usr/local/sbin/gpreemptctl  the image's static gpreemptctl
 #   GPREEMPT_MODULE=dkms|skip    skip: the node image ships the module
-#   GPREEMPT_ON_STOP=uninstall|unload|keep
-#                                uninstall: everything, DKMS build included;
+#   GPREEMPT_ON_STOP=keep|unload|uninstall
+#                                keep (the default): leave the node as it is,
+#                                module, rules, hooks and /etc files, so a
+#                                rolling update never leaves it unprotected;
 #                                unload: not the DKMS build nor /etc files (a
 #                                new pod loads the same build without compiling);
-#                                keep: leave the node as it is
+#                                uninstall: everything, DKMS build included (to
+#                                clean a node: docs/containers.md)
 #   GPREEMPT_RESYNC_S=30         how often run checks the ConfigMap
+#   GPREEMPT_HEALTH_SLACK_S=10   health: how long past two idle_max_us a
+#                                monitor tick may be late
 # For tests: GPREEMPT_USRSRC=/usr/src, GPREEMPT_MODULES=/lib/modules,
 # GPREEMPT_SYS=/sys, GPREEMPT_KVER=$(uname -r), GPREEMPT_USRLIB=/usr/lib.
 #
@@ -47,7 +64,7 @@ CONFIG_DIR=${GPREEMPT_CONFIG_DIR:-/config}
 SRC=${GPREEMPT_SRC:-/usr/lib/gpreempt/src}
 CTL_IMAGE=${GPREEMPT_CTL:-/usr/local/sbin/gpreemptctl}
 MODULE=${GPREEMPT_MODULE:-dkms}
-ON_STOP=${GPREEMPT_ON_STOP:-uninstall}
+ON_STOP=${GPREEMPT_ON_STOP:-keep}
 RESYNC_S=${GPREEMPT_RESYNC_S:-30}
 USRSRC=${GPREEMPT_USRSRC:-/usr/src}
 MODULES=${GPREEMPT_MODULES:-/lib/modules}
@@ -106,13 +123,31 @@ trap 'rm -rf "$tmp"' EXIT
 
 pkg_version() { sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$SRC/dkms.conf"; }
 
-# src_id: identifies the source the image carries (written at image build).
+# The module's inputs: what its DKMS build reads (dkms.conf's MAKE,
+# scripts/dkms-build and the scripts it runs, the Makefile's layout, BPF and
+# modules recipes with GP_DKMS=1, the Kbuild files and the sources they
+# compile).  Only these make the source id: an image that changes docs,
+# tools or tests must not rebuild and reload gpreempt on every node.
+# test/unit/image-tools.py --src-id checks that the list covers that path.
+SRC_ID_PATHS="dkms.conf Makefile Kbuild module hooks bpf scripts/dkms-build
+scripts/extract-vmlinux scripts/amdgpu-dkms-src scripts/kfd-src-layout
+scripts/btf-layout.c scripts/layout.spec scripts/ibt-check scripts/ibt-indirect.list"
+
+# src_hash DIR: the sha256 of the module's inputs in the source tree DIR
+# (each file's path and content).
+src_hash() {
+	local p
+	(cd "$1" && for p in $SRC_ID_PATHS; do [ ! -e "$p" ] || find "$p" -type f -print0; done |
+		sort -z | xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1)
+}
+
+# src_id: identifies the module source the image carries (written at image
+# build by "gpreempt-node.sh src-id", deploy/Containerfile).
 src_id() {
 	if [ -f "$SRC/.gpreempt-src-id" ]; then
 		cat "$SRC/.gpreempt-src-id"
 	else
-		(cd "$SRC" && find . -type f ! -name .gpreempt-src-id -print0 | sort -z |
-			xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+		src_hash "$SRC"
 	fi
 }
 
@@ -756,6 +791,7 @@ install() {
 }
 
 uninstall() {
+	nfd_remove
 	case $ON_STOP in
 	uninstall|unload) ;;
 	keep) say "GPREEMPT_ON_STOP=keep: the node keeps gpreempt and its hooks"; return 0 ;;
@@ -772,6 +808,123 @@ uninstall() {
 	say "uninstalled ($ON_STOP)"
 }
 
+# --- health (the DaemonSet's probes) -----------------------------------------
+# Healthy: gpreempt is loaded and its monitor thread ticks.  The thread ticks
+# at least every idle_max_us: while no queue has work the period doubles
+# from idle_us up to it (deep idle, module/monitor/monitor.c), and it ticks
+# the same in shadow mode (enable=0).  Each tick's count, gp_stats.ticks,
+# reaches the map at least every 10 ms of ticks (module/monitor/publish.c);
+# gpreemptctl --json status reads it.  gp_stats has no time of the last
+# tick, so health keeps the count it last saw and when it changed in
+# HEALTH_STATE (the container's /tmp, shared by the probes and run), and
+# fails when it has not changed for longer than two idle_max_us and
+# HEALTH_SLACK_S.  A first reading (a new container, or gpreempt reloaded)
+# has nothing to compare with and passes: the next one decides.
+HEALTH_STATE=${TMPDIR:-/tmp}/gpreempt-health
+HEALTH_SLACK_S=${GPREEMPT_HEALTH_SLACK_S:-10}
+
+# health_check: 0 if healthy, else 1 with HEALTH_WHY, one line saying why.
+health_check() {
+	local out why ticks now max_us limit last_ticks='' last_t=''
+	HEALTH_WHY=
+	if ! loaded gpreempt; then
+		HEALTH_WHY="gpreempt is not loaded"
+		return 1
+	fi
+	if ! out=$("$CTL_IMAGE" --json status 2>&1); then
+		why=$(printf '%s\n' "$out" | jq -r '.error // empty' 2>/dev/null || true)
+		[ -n "$why" ] || why=$(printf '%s\n' "$out" | tail -n 1)
+		HEALTH_WHY="gpreemptctl status failed: $(printable "$why")"
+		return 1
+	fi
+	ticks=$(printf '%s\n' "$out" | jq -r '.stats.ticks // empty' 2>/dev/null || true)
+	if [[ ! $ticks =~ ^[0-9]+$ ]]; then
+		HEALTH_WHY="gpreemptctl --json status has no stats.ticks"
+		return 1
+	fi
+	now=$(date +%s)
+	max_us=$(cat "$SYS/module/gpreempt/parameters/idle_max_us" 2>/dev/null || true)
+	[[ $max_us =~ ^[0-9]+$ ]] || max_us=10000000	# the parameter's maximum
+	limit=$(((2 * max_us + 999999) / 1000000 + HEALTH_SLACK_S))
+	if [ -f "$HEALTH_STATE" ]; then read -r last_ticks last_t <"$HEALTH_STATE" || true; fi
+	if [[ ! $last_t =~ ^[0-9]+$ ]] || [ "$last_ticks" != "$ticks" ]; then
+		printf '%s %s\n' "$ticks" "$now" >"$HEALTH_STATE.$$"
+		mv -f "$HEALTH_STATE.$$" "$HEALTH_STATE"
+		return 0
+	fi
+	if [ $((now - last_t)) -gt "$limit" ]; then
+		HEALTH_WHY="gpreempt's monitor thread has not ticked for $((now - last_t)) s (gp_stats.ticks stays $ticks; it ticks at least every idle_max_us, $max_us us): dmesg | grep gpreempt on the node"
+		return 1
+	fi
+}
+
+health() {
+	if health_check; then
+		say "healthy"
+	else
+		say "unhealthy: $HEALTH_WHY"
+		exit 1
+	fi
+}
+
+# --- Node Feature Discovery --------------------------------------------------
+# While gpreempt is healthy, run keeps a feature file for NFD's local source
+# (nfd-worker reads the host's features.d: key=value lines, each a node
+# label), so LC pods can select nodes where gpreempt protects them.  It goes
+# when gpreempt is unhealthy and whenever the pod stops, whatever
+# GPREEMPT_ON_STOP says: a stopped pod can no longer vouch for the node.
+# The directories are NFD's: created if missing, never removed.
+NFD_FILE=/etc/kubernetes/node-feature-discovery/features.d/gpreempt	# host path
+
+# park_mode: how gpreempt parks on this node's GPUs, by gpreemptctl
+# doctor's rule (tools/gpreemptctl/doctor_gpu.c, check_sched): mes for a
+# GPU of gfx11 or later (one queue unmapped), else hws (the whole device
+# remapped) or, with amdgpu.sched_policy=2, nohws (eviction only).  The
+# node's costliest GPU decides; "" without a GPU in KFD's topology.
+park_mode() {
+	local props gfx policy mode=''
+	policy=$(cat "$SYS/module/amdgpu/parameters/sched_policy" 2>/dev/null || true)
+	for props in "$SYS"/class/kfd/kfd/topology/nodes/*/properties; do
+		gfx=$(awk '$1 == "gfx_target_version" { print $2; exit }' "$props" 2>/dev/null || true)
+		if [[ ! $gfx =~ ^[0-9]+$ ]] || [ "$gfx" = 0 ]; then continue; fi	# a CPU node: 0
+		if [ "$gfx" -lt 110000 ]; then
+			if [ "$policy" = 2 ]; then mode=nohws; else mode=hws; fi
+			break
+		fi
+		mode=mes
+	done
+	printf '%s\n' "$mode"
+}
+
+# nfd_update: the feature file if gpreempt is healthy, else none.  Says so
+# when that changes.  Returns health_check's status.
+nfd_update() {
+	local f=$ROOT$NFD_FILE park
+	if ! health_check; then
+		if [ -e "$f" ]; then
+			rm -f "$f"
+			warn "unhealthy ($HEALTH_WHY): removed ${NFD_FILE}"
+		fi
+		return 1
+	fi
+	park=$(park_mode)
+	{
+		echo "gpreempt.io/active=true"
+		[ -z "$park" ] || echo "gpreempt.io/park=$park"
+	} >"$tmp/nfd"
+	cmp -s "$tmp/nfd" "$f" 2>/dev/null && return 0
+	mkdir -p "${f%/*}"
+	cp "$tmp/nfd" "$f.gpreempt-tmp"
+	mv -f "$f.gpreempt-tmp" "$f"
+	say "NFD feature file $NFD_FILE: $(tr '\n' ' ' <"$f" | sed 's/ $//')"
+}
+
+nfd_remove() {
+	[ -e "$ROOT$NFD_FILE" ] || return 0
+	rm -f "$ROOT$NFD_FILE"
+	say "removed $NFD_FILE"
+}
+
 conf_sum() { cat "$CONFIG_DIR/gpreempt.conf" "$CONFIG_DIR/module-params" "$CONFIG_DIR/modprobe.conf" 2>/dev/null | sha256sum; }
 
 run() {
@@ -785,8 +938,8 @@ run() {
 	trap stop TERM INT
 	install
 	nri2_start
+	nfd_update || true
 	sum=$(conf_sum)
-	: >"${TMPDIR:-/tmp}/gpreempt-ready"
 	while :; do
 		sleep "$RESYNC_S" &
 		sleeper=$!
@@ -814,6 +967,7 @@ run() {
 				warn "gpreemptctl apply --if-pending failed"
 			[ -e "$ROOT/run/gpreempt/pending" ] || say "the pending cgroup rules are applied"
 		fi
+		nfd_update || true
 	done
 }
 
@@ -821,5 +975,8 @@ case ${1:-} in
 install) install ;;
 uninstall) uninstall ;;
 run) run ;;
-*) echo "usage: $0 install|uninstall|run (see the top of this file)" >&2; exit 2 ;;
+src-id) src_hash "$SRC" ;;
+health) health ;;
+features) nfd_update ;;
+*) echo "usage: $0 install|uninstall|run|health|features|src-id (see the top of this file)" >&2; exit 2 ;;
 esac

@@ -14,14 +14,18 @@
 # conf.json, and leave the node as it found it after uninstall, a node's own
 # gpreempt DKMS build and gpreemptctl included; rebuild after an amdgpu-dkms
 # upgrade (a build records the amdgpu build id it pinned), at most once, and
-# tell a refusal for amdgpu's build id from a rejected signature.  The
+# tell a refusal for amdgpu's build id from a rejected signature; rebuild
+# for a new image only when the module's inputs changed (not docs); keep
+# everything when the pod stops unless GPREEMPT_ON_STOP says otherwise;
+# report health (loaded, the monitor's tick count moving, idle allowed for)
+# and keep the NFD feature file only while healthy.  The
 # ConfigMap's module parameters cannot put anything else into
 # /etc/modprobe.d (an "install" line there would run as root on the node).
 # The hook itself: test/unit/hook.sh (host) and test/vm/oci-podman.sh
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 78
+tap_plan 99
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -69,6 +73,9 @@ for m in c["volumeMounts"]:
         print("configmap", m["mountPath"], v["configMap"]["name"], docs["ConfigMap"]["metadata"]["name"])
 print("configkeys", " ".join(sorted(docs["ConfigMap"]["data"])))
 print("image", c["image"])
+for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+    if probe in c:
+        print("probe", probe, " ".join(c[probe]["exec"]["command"]))
 EOF
 ds() { grep "^$1 " "$t/ds.txt" | cut -d' ' -f2-; }
 tap_check "deploy: ServiceAccount, ConfigMap, DaemonSet in one namespace, the pod uses the account" \
@@ -84,6 +91,11 @@ tap_check "deploy: the ConfigMap is mounted where the script reads it, with gpre
 	sh -c "[ '$(ds configmap)' = '/config gpreempt-config gpreempt-config' ] &&
 	       [ '$(ds configkeys)' = 'gpreempt.conf module-params' ] &&
 	       grep -qx 'env GPREEMPT_CONFIG_DIR /config' '$t/ds.txt'"
+tap_check "deploy: the DaemonSet keeps gpreempt when its pod stops (GPREEMPT_ON_STOP keep: a rolling update never unprotects a node)" \
+	grep -qx 'env GPREEMPT_ON_STOP keep' "$t/ds.txt"
+tap_check "deploy: startup, liveness and readiness probes run gpreempt-node health" \
+	sh -c "grep '^probe ' '$t/ds.txt' | tr '\n' ';' |
+	       grep -qx 'probe startupProbe /usr/local/sbin/gpreempt-node health;probe livenessProbe /usr/local/sbin/gpreempt-node health;probe readinessProbe /usr/local/sbin/gpreempt-node health;'"
 tap_check "deploy: the image is a placeholder, no registry host name" \
 	sh -c "[ '$(ds image)' = '<your-registry>/gpreempt:0.1' ]"
 tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and a static gpreemptctl" \
@@ -293,8 +305,11 @@ chmod +x "$t/bin/dkms" "$t/bin/nsenter" "$t/bin/modinfo"
 mkdir -p "$H/usr/lib/linux-kbuild-6.12/scripts" "$t/ctr-usr-lib"
 printf 'container max_priority=normal\ncgroup infer.slice high\n' >"$t/config/gpreempt.conf"
 printf '# scan faster\ntick_us=200\n' >"$t/config/module-params"
-node() {	# node install|uninstall: sets out, rc
+# node install|uninstall: sets out, rc.  The tests clean the fake node with
+# GPREEMPT_ON_STOP=uninstall; GPREEMPT_ON_STOP= (empty) is the script's default.
+node() {
 	out=$(PATH=$t/bin:$PATH GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
+		GPREEMPT_ON_STOP=${GPREEMPT_ON_STOP-uninstall} \
 		GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=${NODE_MODULES:-$C/lib/modules} \
 		GPREEMPT_SYS=$C/sys GPREEMPT_KVER=6.12.0-test GPREEMPT_USRLIB=$t/ctr-usr-lib "$SCRIPT" "$@" 2>&1)
 	rc=$?
@@ -616,15 +631,71 @@ tap_check "deploy: ... nor at the pod's restart: no build, one modprobe, exit 1 
 node uninstall
 rm -rf "$C/sys/module/amdgpu/notes" "$t/disk-ko"
 
-# run, as the DaemonSet does: ready, a ConfigMap change re-applied, SIGTERM
-# (the pod deleted) uninstalls.
+# A new image that changes only what the module's build does not read
+# (docs/, README.md) keeps the node's build: no dkms remove or install, no
+# reload.  One that changes module/ rebuilds and reloads.
+mkdir -p "$t/src/module" "$t/src/docs"
+echo 'int v = 1;' >"$t/src/module/main.c"
+echo 'the docs' >"$t/src/docs/containers.md"
+echo 'readme' >"$t/src/README.md"
+node install
+reloads() { grep -cx 'host modprobe -r gpreempt' "$t/calls"; }
+: >"$t/calls"
+echo 'the docs, edited' >"$t/src/docs/containers.md"
+echo 'readme, edited' >"$t/src/README.md"
+node install
+tap_check "deploy: a new image with only docs/ and README.md changed: no dkms remove or install, no reload" \
+	sh -c "[ $rc = 0 ] && [ '$(dkms_calls)' = '' ] && [ $(reloads) = 0 ] && [ $(loads) = 0 ] && [ -d '$C/sys/module/gpreempt' ]"
+: >"$t/calls"
+echo 'int v = 2;' >"$t/src/module/main.c"
+node install
+tap_check "deploy: a new image with module/ changed: dkms remove and install, gpreempt reloaded" \
+	sh -c "[ $rc = 0 ] && [ '$(dkms_calls)' = 'dkms remove -m gpreempt -v 0.1-ds --all;dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test;' ] &&
+	       [ $(reloads) = 1 ] && [ $(loads) = 1 ] && [ -d '$C/sys/module/gpreempt' ]"
+id=$(GPREEMPT_SRC=$t/src "$SCRIPT" src-id 2>&1)
+tap_check "deploy: src-id prints the id of the module's inputs, the one the node's tree records; the Containerfile writes it with src-id" \
+	sh -c "[ -n '$id' ] && [ \"\$(cat '$C/usr/src/gpreempt-0.1-ds/.gpreempt-src-id')\" = '$id' ] &&
+	       grep -q 'GPREEMPT_SRC=. deploy/gpreempt-node.sh src-id >.gpreempt-src-id' deploy/Containerfile"
+tap_check "deploy: the source id covers every input of the module's DKMS build (scripts, Makefile recipes, module/Kbuild)" \
+	python3 test/unit/image-tools.py --src-id
+node uninstall
+rm -rf "$t/src/module" "$t/src/docs" "$t/src/README.md"
+
+# A gpreemptctl whose --json status prints the tick count in $t/ticks (the
+# health check reads it), or fails as with gpreempt unloaded (STUB_CTL_FAIL,
+# or $t/ctl-fail for a running run).
+cat >"$t/fake-ctl" <<EOF
+#!/bin/sh
+[ "\$*" = "--json status" ] || exit 64
+if [ -n "\${STUB_CTL_FAIL:-}" ] || [ -e "$t/ctl-fail" ]; then
+	echo '{"error":"gpreempt is not loaded (no BPF map named gp_queues)"}'; exit 3
+fi
+printf '{"stats":{"ticks":%s,"shadow_active":%s},"queues":[]}\n' "\$(cat "$t/ticks")" "\${STUB_SHADOW:-0}"
+EOF
+chmod +x "$t/fake-ctl"
+echo 100 >"$t/ticks"
+# KFD's topology: a CPU node and a gfx1100 GPU (MES).
+topo=$C/sys/class/kfd/kfd/topology/nodes
+mkdir -p "$topo/0" "$topo/1" "$C/sys/module/amdgpu/parameters"
+echo 'gfx_target_version 0' >"$topo/0/properties"
+printf 'cpu_cores_count 0\ngfx_target_version 110000\n' >"$topo/1/properties"
+echo 0 >"$C/sys/module/amdgpu/parameters/sched_policy"
+nfd=$H/etc/kubernetes/node-feature-discovery/features.d/gpreempt
+
+# run, as the DaemonSet does: ready, the NFD feature file while healthy, a
+# ConfigMap change re-applied; SIGTERM (the pod deleted, an update) keeps
+# gpreempt and removes the feature file.
 : >"$t/calls"
 PATH=$t/bin:$PATH TMPDIR=$t GPREEMPT_ROOT=$H GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src \
-	GPREEMPT_CTL=$CTL GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
+	GPREEMPT_CTL=$t/fake-ctl GPREEMPT_USRSRC=$C/usr/src GPREEMPT_MODULES=$C/lib/modules GPREEMPT_SYS=$C/sys \
 	GPREEMPT_KVER=6.12.0-test GPREEMPT_USRLIB=$t/ctr-usr-lib GPREEMPT_RESYNC_S=1 "$SCRIPT" run >"$t/run.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -e "$t/gpreempt-ready" ] && break; sleep 0.1; done
-tap_check "deploy: run: ready after the install" test -e "$t/gpreempt-ready"
+for _ in $(seq 100); do grep -q '^gpreempt-node: ready' "$t/run.log" && break; sleep 0.1; done
+tap_check "deploy: run: ready after the install" grep -q '^gpreempt-node: ready' "$t/run.log"
+for _ in $(seq 50); do [ -e "$nfd" ] && break; sleep 0.1; done
+tap_check "deploy: run: gpreempt healthy: the NFD feature file says active, park=mes (a gfx11 GPU)" \
+	sh -c "[ \"\$(cat '$nfd')\" = 'gpreempt.io/active=true
+gpreempt.io/park=mes' ]"
 echo 'comm llama-server high' >>"$t/config/gpreempt.conf"
 for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev/null && break; sleep 0.1; done
 tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
@@ -649,16 +720,116 @@ tap_check "deploy: run: a changed ConfigMap with an install line is refused, /et
 	sh -c "grep -qF 'module-params line 3 \"install gpreempt /bin/touch' '$t/run.log' &&
 	       (cd '$H/etc/modprobe.d' && md5sum ./*) | cmp -s - '$t/md-before'"
 cp "$t/params.good" "$t/config/module-params"
+touch "$t/ctl-fail"
+for _ in $(seq 50); do [ ! -e "$nfd" ] && break; sleep 0.1; done
+tap_check "deploy: run: gpreempt unhealthy (status fails): the NFD feature file is removed, the log says why" \
+	sh -c "[ ! -e '$nfd' ] && grep -q 'warning: unhealthy (gpreemptctl status failed: gpreempt is not loaded.*removed /etc/kubernetes/node-feature-discovery/features.d/gpreempt' '$t/run.log'"
+rm -f "$t/ctl-fail"
+for _ in $(seq 50); do [ -e "$nfd" ] && break; sleep 0.1; done
+: >"$t/calls"
 kill -TERM $pid
 wait $pid
 rc=$?
-tap_check "deploy: run: SIGTERM uninstalls and exits 0" \
-	sh -c "[ $rc = 0 ] && grep -q 'uninstalled (uninstall)' '$t/run.log' && [ ! -e '$H/opt/gpreempt/sbin/gpreemptctl' ]"
+tap_check "deploy: run: SIGTERM with the default GPREEMPT_ON_STOP keeps gpreempt loaded, gpreemptctl, hooks and /etc files; exit 0" \
+	sh -c "[ $rc = 0 ] && grep -q 'GPREEMPT_ON_STOP=keep: the node keeps gpreempt' '$t/run.log' && [ -d '$C/sys/module/gpreempt' ] &&
+	       [ -x '$H/opt/gpreempt/sbin/gpreemptctl' ] && [ -f '$hd/gpreempt-create.json' ] && head -n 1 '$H/etc/gpreempt.conf' | grep -q '^# Written by the gpreempt DaemonSet' &&
+	       ! grep -qE '^host modprobe -r|^dkms remove' '$t/calls'"
+tap_check "deploy: run: ... and removes the NFD feature file (healthy again before; a stopped pod vouches for nothing)" \
+	sh -c "grep -q 'removed /etc/kubernetes/node-feature-discovery/features.d/gpreempt\$' '$t/run.log' && [ ! -e '$nfd' ] &&
+	       [ -d '${nfd%/*}' ]"
+GPREEMPT_ON_STOP= node uninstall
+tap_check "deploy: uninstall with no GPREEMPT_ON_STOP removes nothing (keep is the default)" \
+	sh -c "[ $rc = 0 ] && [ -d '$C/sys/module/gpreempt' ] && [ -x '$H/opt/gpreempt/sbin/gpreemptctl' ] &&
+	       ! grep -qE '^host modprobe -r|^dkms remove' '$t/calls'"
+node uninstall
+tap_check "deploy: GPREEMPT_ON_STOP=uninstall cleans the node (module unloaded, gpreemptctl removed)" \
+	sh -c "[ $rc = 0 ] && grep -q 'uninstalled (uninstall)' '$t/out' && [ ! -e '$H/opt/gpreempt/sbin/gpreemptctl' ] &&
+	       [ ! -d '$C/sys/module/gpreempt' ]"
 sed -i '$d' "$t/config/gpreempt.conf"
 
 GPREEMPT_ON_STOP=keep node uninstall
 tap_check "deploy: GPREEMPT_ON_STOP=keep: uninstall removes nothing" \
 	sh -c "[ $rc = 0 ] && grep -q 'keeps gpreempt' '$t/out'"
+# health: gpreempt loaded and its monitor thread ticking, as gpreemptctl
+# --json status says (a fake one printing $t/ticks); a stuck count fails
+# only past two idle_max_us and the slack, so an idle node (deep idle ticks
+# up to idle_max_us apart) stays healthy, and so does shadow mode.
+mkdir -p "$t/htmp"
+hstate=$t/htmp/gpreempt-health
+health() {	# sets out, rc; $t/hout holds out
+	out=$(PATH=$t/bin:$PATH TMPDIR=$t/htmp GPREEMPT_CTL=$t/fake-ctl GPREEMPT_SYS=$C/sys GPREEMPT_ROOT=$H \
+		GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src GPREEMPT_KVER=6.12.0-test "$SCRIPT" health 2>&1)
+	rc=$?
+	printf '%s\n' "$out" >"$t/hout"
+}
+lines() { grep -c . "$t/hout"; }
+rm -rf "$C/sys/module/gpreempt"
+echo 100 >"$t/ticks"
+health
+tap_check "deploy: health: gpreempt not loaded: exit 1, one line saying so" \
+	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] && grep -qx 'gpreempt-node: unhealthy: gpreempt is not loaded' '$t/hout'"
+mkdir -p "$C/sys/module/gpreempt/parameters"
+echo 500000 >"$C/sys/module/gpreempt/parameters/idle_max_us"
+echo 1 >"$C/sys/module/gpreempt/parameters/enable"
+rm -f "$hstate"
+health
+rc1=$rc lines1=$(lines)
+echo 150 >"$t/ticks"
+health
+tap_check "deploy: health: loaded, a first reading and then a moved tick count: exit 0, one line, the count kept" \
+	sh -c "[ $rc1 = 0 ] && [ $lines1 = 1 ] && [ $rc = 0 ] && [ $(lines) = 1 ] && [ \"\$(cut -d' ' -f1 '$hstate')\" = 150 ]"
+now=$(date +%s)
+echo "150 $((now - 100))" >"$hstate"
+health
+tap_check "deploy: health: the tick count stuck for 100 s (idle_max_us 0.5 s): exit 1, one line saying so" \
+	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] &&
+	       grep -q 'unhealthy: gpreempt.s monitor thread has not ticked for 10[0-9] s (gp_stats.ticks stays 150' '$t/hout'"
+echo 10000000 >"$C/sys/module/gpreempt/parameters/idle_max_us"
+echo "150 $((now - 25))" >"$hstate"
+health
+rc1=$rc
+echo "150 $((now - 40))" >"$hstate"
+health
+tap_check "deploy: health: idle_max_us 10 s (deep idle): stuck 25 s is healthy, 40 s is not" \
+	sh -c "[ $rc1 = 0 ] && [ $rc = 1 ]"
+echo 0 >"$C/sys/module/gpreempt/parameters/enable"
+echo 151 >"$t/ticks"
+STUB_SHADOW=1 health
+tap_check "deploy: health: shadow mode (enable=0) ticking is healthy" \
+	sh -c "[ $rc = 0 ] && [ \"\$(cut -d' ' -f1 '$hstate')\" = 151 ]"
+STUB_CTL_FAIL=1 health
+tap_check "deploy: health: gpreemptctl status fails: exit 1, one line with its error" \
+	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] &&
+	       grep -q 'unhealthy: gpreemptctl status failed: gpreempt is not loaded (no BPF map named gp_queues)' '$t/hout'"
+# features: the NFD feature file, as run keeps it; park by the node's
+# costliest GPU; removed when unhealthy and by any uninstall.
+features() {	# sets out, rc
+	out=$(PATH=$t/bin:$PATH TMPDIR=$t/htmp GPREEMPT_CTL=$t/fake-ctl GPREEMPT_SYS=$C/sys GPREEMPT_ROOT=$H \
+		GPREEMPT_CONFIG_DIR=$t/config GPREEMPT_SRC=$t/src GPREEMPT_KVER=6.12.0-test "$SCRIPT" features 2>&1)
+	rc=$?
+}
+mkdir -p "$C/sys/module/gpreempt"
+mkdir -p "$topo/2"
+printf 'gfx_target_version 90008\n' >"$topo/2/properties"
+features
+tap_check "deploy: features: a gfx908 beside the gfx1100 under HWS: park=hws" \
+	sh -c "[ $rc = 0 ] && grep -qx 'gpreempt.io/park=hws' '$nfd' && grep -qx 'gpreempt.io/active=true' '$nfd'"
+echo 2 >"$C/sys/module/amdgpu/parameters/sched_policy"
+features
+tap_check "deploy: features: amdgpu.sched_policy=2: park=nohws" \
+	sh -c "[ $rc = 0 ] && grep -qx 'gpreempt.io/park=nohws' '$nfd'"
+rm -rf "$C/sys/module/gpreempt"
+features
+tap_check "deploy: features: gpreempt not loaded: exit 1, the file removed" \
+	sh -c "[ $rc = 1 ] && [ ! -e '$nfd' ]"
+mkdir -p "$C/sys/module/gpreempt"
+mkdir -p "${nfd%/*}" && echo 'gpreempt.io/active=true' >"$nfd"	# as a run left it
+GPREEMPT_ON_STOP=keep node uninstall
+tap_check "deploy: uninstall with GPREEMPT_ON_STOP=keep removes the NFD feature file (and nothing else)" \
+	sh -c "[ $rc = 0 ] && [ ! -e '$nfd' ] && grep -q 'keeps gpreempt' '$t/out' && [ -d '$C/sys/module/gpreempt' ]"
+rm -rf "$C/sys/module/gpreempt" "$topo/2"
+echo 0 >"$C/sys/module/amdgpu/parameters/sched_policy"
+
 node bogus
 tap_check "deploy: an unknown command: usage, exit 2" sh -c "[ $rc = 2 ] && grep -q usage '$t/out'"
 NODE_MODULES=$t/none node install

@@ -27,7 +27,7 @@ TOOLS = {
     "xz": "xz-utils", "zstd": "zstd", "gzip": "gzip", "awk": "mawk",
     "sed": "sed", "grep": "grep", "cmp": "diffutils", "find": "findutils", "xargs": "findutils",
     "jq": "jq", "nsenter": "util-linux",
-    **{c: "coreutils" for c in """cat chmod cp cut dirname head ln mkdir mktemp mv nproc od readlink rm
+    **{c: "coreutils" for c in """cat chmod cp cut date dirname head ln mkdir mktemp mv nproc od readlink rm
         rmdir sha256sum sleep sort tail tr uname""".split()},
 }
 # In every Debian image (Essential or Priority: required), slim ones too.
@@ -37,7 +37,7 @@ SHELL_WORDS = set("""case esac if then elif else fi for in do done while until f
     unset readonly declare break continue type command exec pwd kill""".split())
 # Case labels (keep|unload|skip) and words of deploy/gpreempt-node.sh that the
 # scanner takes for commands.
-NOT_COMMANDS = set("keep unload skip line module-params mismatch signature".split())
+NOT_COMMANDS = set("keep unload skip line module-params mismatch signature src-id health features".split())
 
 def apt_packages(path):
     text = open(path).read().replace("\\\n", " ")
@@ -178,6 +178,37 @@ while todo:
         else:
             need.setdefault(c, f)
 
+if sys.argv[1:] == ["--src-id"]:
+    # Is every input of the DKMS build in the node script's SRC_ID_PATHS
+    # (the id that decides whether a new image rebuilds the module)?  The
+    # scripts on the build path, the files the module recipes name
+    # ($(TOP)/..., not test/: GP_DKMS=1 builds no test module), module/Kbuild's
+    # sources and include directories, dkms.conf, the Makefile, Kbuild.
+    node = open("deploy/gpreempt-node.sh").read()
+    m = re.search(r'^SRC_ID_PATHS="([^"]*)"', node, re.M)
+    if not m:
+        print("deploy/gpreempt-node.sh has no SRC_ID_PATHS")
+        sys.exit(1)
+    paths = m.group(1).split()
+    inputs = {f for f in seen if f != "deploy/gpreempt-node.sh"} | {"dkms.conf", "Makefile", "Kbuild"}
+    raw = open("Makefile").read()
+    raw = raw[raw.index("# --- BTF layout"):raw.index("# Every cached kernel")]
+    inputs |= {f.rstrip("/") for f in re.findall(r"\$\(TOP\)/([A-Za-z0-9_./-]+)", raw)
+               if not f.startswith(("test/", "build/")) and os.path.exists(f.rstrip("/"))}
+    kb = open("module/Kbuild").read().replace("\\\n", " ")
+    for o in re.findall(r"([A-Za-z0-9_./-]+)\.o\b", re.search(r"^gpreempt-y :=(.*)$", kb, re.M).group(1)):
+        inputs.add(os.path.normpath(os.path.join("module", o + ".c")))
+    for d in re.findall(r"-I\$\(src\)/([A-Za-z0-9_./-]+)", kb):
+        d = os.path.normpath(os.path.join("module", d))
+        if os.path.isdir(d) and d.split("/")[0] != "build":    # build/: the build's own output
+            inputs.add(d)
+    missing = sorted(f for f in inputs if not any(f == p or f.startswith(p + "/") for p in paths))
+    print("module build inputs:", " ".join(sorted(inputs)))
+    if missing:
+        print("not in deploy/gpreempt-node.sh's SRC_ID_PATHS (a change there would not rebuild the module):",
+              " ".join(missing))
+        sys.exit(1)
+    sys.exit(0)
 if sys.argv[1:] == ["--list"]:    # for test/image-check: the commands, one a line
     print("\n".join(sorted(need)))
     sys.exit(0)

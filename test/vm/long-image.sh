@@ -105,8 +105,10 @@ for d in yaml.safe_load_all(open("deploy/gpreempt.yaml")):
             open("%s/%s" % (sys.argv[1], k), "w").write(v)
 PY
 LOG=$n/pod.log
+# GPREEMPT_ON_STOP=uninstall: the default keeps everything at SIGTERM, and
+# this test checks the node cleaned.
 chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME=/root GPREEMPT_RESYNC_S=2 /usr/local/sbin/gpreempt-node run >"$LOG" 2>&1 &
+	HOME=/root GPREEMPT_RESYNC_S=2 GPREEMPT_ON_STOP=uninstall /usr/local/sbin/gpreempt-node run >"$LOG" 2>&1 &
 pod=$!
 
 wait_for() { local t=$1 i; shift; for ((i = 0; i < t * 2; i++)); do "$@" && return 0; sleep 0.5; done; return 1; }
