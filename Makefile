@@ -13,7 +13,7 @@
 #   make demo       LC/BE demo on the simulated GPU (gpload, then HIP), with and without gpreempt
 #   make bench      the headline benchmark, about 22 min (bench/out/)
 #   make bench-full every benchmark scenario and sweep, over an hour
-#   make bench-sweep the microbench at several LC rates, about 30 min (bench/out-sweep/)
+#   make bench-sweep the microbench at six LC rates, about 22 min (bench/out-sweep/)
 #   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
 #
