@@ -10,7 +10,7 @@
 # the knee, ratios to the same block's oracle and nogp, remaps, targets).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 31
+tap_plan 32
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -191,4 +191,15 @@ tap_check "bench-report: ... targets below the knee only: p99 met, SLO loss miss
 tap_check "bench-report: ... results.json has the derived figures (knee, park's p99 / oracle median and interval)" \
 	eval '[ "$(jq -c "[.sweep.knee_rps, (.sweep.rates[0].variants.park.p99_vs_oracle | .median, .ci95)]" "$tmp/sweep/results.json")" = "[333.33,1.1,[1,1.2]]" ]'
 tap_check "bench-report: ... and the plot" test -s "$tmp/sweep/sweep.png"
+# LC's window as bench-guest recorded it (4.5 s), not the elapsed time (5.6 s:
+# a slow last request): seed 12 draws 150 arrivals in 4.5 s, 33.3/s.
+d=$tmp/sweep2/raw
+mkdir -p "$d"
+sw_row "$d" sw_micro_r1_be_alone none 1000 none 0 0 0 0 0
+sw_row "$d" sw_micro_p3000_r1_lc_alone 12 none none 1000 2000 150 0 0
+jq '.lc_seconds = 4.5' "$d/sw_micro_p3000_r1_lc_alone.json" >"$d/x" && mv "$d/x" "$d/sw_micro_p3000_r1_lc_alone.json"
+jq '.duration_s = 5.6' "$d/sw_micro_p3000_r1_lc_alone.lc12.json" >"$d/x" && mv "$d/x" "$d/sw_micro_p3000_r1_lc_alone.lc12.json"
+python3 scripts/bench-report "$tmp/sweep2" >/dev/null 2>&1
+tap_check "bench-report: the sweep's offered rate counts arrivals in LC's recorded window (33.3/s in 4.5 s)" \
+	has "$(cat "$tmp/sweep2/results.md" 2>/dev/null)" '^\| 33\.3 \| [^|]* \| 33\.3 / 26\.8, -, -, - \|'
 tap_done
