@@ -13,6 +13,7 @@
 #   make demo       LC/BE demo on the simulated GPU (gpload, then HIP), with and without gpreempt
 #   make bench      the headline benchmark, about 22 min (bench/out/)
 #   make bench-full every benchmark scenario and sweep, over an hour
+#   make bench-sweep the microbench at six LC rates, about 22 min (bench/out-sweep/)
 #   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
 #
@@ -94,7 +95,7 @@ HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
-.PHONY: all module modules matrix tools nri setup check check-defences check-long unit vmtest demo bench bench-full soak lint clean \
+.PHONY: all module modules matrix tools nri setup check check-defences check-long unit vmtest demo bench bench-full bench-sweep soak lint clean \
 	install install-tools uninstall
 all: modules tools nri
 
@@ -482,6 +483,10 @@ bench: setup
 bench-full: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/scripts/bench full
+
+bench-sweep: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/bench sweep
 
 # Not part of check: test/vm/long-soak.sh's long form (check runs its short form).
 soak: setup

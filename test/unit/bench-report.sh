@@ -6,10 +6,11 @@
 # ratios to LC alone and BE launches a second of fixed rows; a missing
 # scenario, a failed HIP call or a missing HIP part fail the demo, a HIP part
 # skipped because build/hip-work is not built is said and does not; and make
-# bench's hip table (raw/hip.bench.json).
+# bench's hip table (raw/hip.bench.json); make bench-sweep's section (rates,
+# the knee, ratios to the same block's oracle and nogp, remaps, targets).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 23
+tap_plan 32
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -135,4 +136,70 @@ tap_check "bench-report: ... with its targets" \
 	has "$out" '^\| microbench x10, park_h2000: LC p99 <= 1\.10x the oracle'"'"'s \|'
 tap_check "bench-report: ... and its accounting row (detect 150 us)" \
 	has "$out" '^\| park_h2000 \| - \| 3000 \| 500 \| 150 \('
+# make bench-sweep: two rates (LC period 3000 and 300 us x10), two blocks.
+# sw_row DIR NAME LC_PRIO(none|n) BE_THROUGHPUT(none|n) GPREEMPT P50 P99 COUNT PREEMPTS LAT_SLOW
+sw_row() {
+	jq -n --arg n "$2" --arg lcp "$3" --arg gp "$5" --argjson pre "$9" \
+		'{name: $n, workload: "micro", time_scale: 10, kfdsim: "num_cu=8 sched=hws", gpreempt: $gp,
+		  lc_prios: $lcp, be_prio: "3", idle_queues: 0, monitor_cpu_pct: 9.5,
+		  gp_stats: {preempts: $pre, resumes: $pre}, rep: "1", wall_start: 1, wall_end: 2,
+		  kfdsim_stats: {runlist_updates: ($pre * 2 + 2)}}' >"$1/$2.json"
+	[ "$3" = none ] || {
+		jq -n --argjson p50 "$6" --argjson p99 "$7" --argjson c "$8" \
+			'{count: $c, p50_us: $p50, p99_us: $p99, max_us: $p99, errors: 0, lost: 0,
+			  double: 0, gpu_busy_us: ($c * 800), duration_s: 10}' >"$1/$2.lc$3.json"
+		{ for _ in $(seq $((100 - ${10}))); do echo 1000; done
+		  for _ in $(seq "${10}"); do echo 5000; done; } >"$1/$2.lc$3.lat"
+	}
+	[ "$4" = none ] || echo "{\"throughput_wgus_per_s\": $4, \"errors\": 0, \"lost\": 0, \"double\": 0}" >"$1/$2.be.json"
+}
+d=$tmp/sweep/raw
+mkdir -p "$d"
+for r in 1 2; do
+	sw_row "$d" "sw_micro_r${r}_be_alone" none 1000 none 0 0 0 0 0
+	# 3000 us x10 (33.3/s): LC keeps up (seed 12 draws 335 arrivals in 10 s); park p99 1.2x then 1.0x the oracle's.
+	sw_row "$d" "sw_micro_p3000_r${r}_lc_alone" 12 none none 1000 2000 335 0 0
+	sw_row "$d" "sw_micro_p3000_r${r}_oracle" 12 950 oracle 1000 2000 335 0 0
+	sw_row "$d" "sw_micro_p3000_r${r}_nogp" 7 1000 none 3000 8000 335 0 10
+	sw_row "$d" "sw_micro_p3000_r${r}_park" 12 900 "" 1100 $((r == 1 ? 2400 : 2000)) 335 50 2
+	# 300 us x10 (333.3/s): LC alone completes 100 of its arrivals: the knee.
+	sw_row "$d" "sw_micro_p300_r${r}_lc_alone" 12 none none 1000 2000 100 0 0
+	sw_row "$d" "sw_micro_p300_r${r}_oracle" 12 500 oracle 1000 2000 100 0 0
+	sw_row "$d" "sw_micro_p300_r${r}_nogp" 7 800 none 3000 8000 100 0 0
+	sw_row "$d" "sw_micro_p300_r${r}_park" 12 100 "" 3000 9000 100 100 50
+done
+python3 scripts/bench-report "$tmp/sweep" >/dev/null 2>&1
+out=$(cat "$tmp/sweep/results.md" 2>/dev/null)
+tap_check "bench-report: make bench-sweep has its section" has "$out" '^## Sweep: the microbench at several LC rates'
+tap_check "bench-report: ... the knee is the rate LC alone falls behind at (333.3 requests/s)" \
+	has "$out" '^The knee: 333\.3 LC requests/s'
+tap_check "bench-report: ... the rate row: LC share 0.034, offered 33.5/s (seed 12's Poisson arrivals) and achieved, below the knee" \
+	has "$out" '^\| 33\.3 \| 0\.034 \[0\.034\.\.0\.034\] \| 33\.5 / 33\.5, 33\.5, 33\.5, 33\.5 \| 2000 \[2000\.\.2000\] \| yes \|$'
+tap_check "bench-report: ... park at 33.3/s: p50 1.10x, p99 1.10 [1.00..1.20]x the oracle, SLO loss 2 pp, BE 0.95x oracle, 0.90x nogp, 10 remaps/s, 0.30 a request" \
+	has "$out" '^\| 33\.3 \| gpreempt park \| 1\.10 \[1\.10\.\.1\.10\] \| 1\.10 \[1\.00\.\.1\.20\] \| 1\.10 \[1\.00\.\.1\.20\] \| 2\.0 \[2\.0\.\.2\.0\] \| 0\.95 \[0\.95\.\.0\.95\] \| 0\.90 \[0\.90\.\.0\.90\] \| 0\.90 \[0\.90\.\.0\.90\] \| 10\.0 \[10\.0\.\.10\.0\] \| 0\.30 \[0\.30\.\.0\.30\] \| 0\.30 \[0\.30\.\.0\.30\] \|$'
+tap_check "bench-report: ... the nogp co-run's row against the oracle (p99 4.00x)" \
+	has "$out" '^\| 33\.3 \| no gpreempt \(LC and BE at KFD 7\) \| 3\.00 \[3\.00\.\.3\.00\] \| 4\.00 \[4\.00\.\.4\.00\] \|'
+# (tap_check's own local "out" would hide $out from an eval'd check.)
+sweep_targets() {
+	has "$1" "^\| 33\.3 \| LC p99 <= 1\.10x the oracle.s \| 1\.10x \| met \|$" &&
+		has "$1" "^\| 33\.3 \| SLO loss <= 1 pp \| 2\.0 pp \| \*\*missed\*\* \|$" &&
+		has "$1" "^\| 33\.3 \| BE >= 0\.9x the oracle.s BE \| 0\.95x \| met \|$" &&
+		! grep -q "^| 333\.3 | LC p99" <<<"$1"
+}
+tap_check "bench-report: ... targets below the knee only: p99 met, SLO loss missed, BE met" \
+	sweep_targets "$out"
+tap_check "bench-report: ... results.json has the derived figures (knee, park's p99 / oracle median and interval)" \
+	eval '[ "$(jq -c "[.sweep.knee_rps, (.sweep.rates[0].variants.park.p99_vs_oracle | .median, .ci95)]" "$tmp/sweep/results.json")" = "[333.33,1.1,[1,1.2]]" ]'
+tap_check "bench-report: ... and the plot" test -s "$tmp/sweep/sweep.png"
+# LC's window as bench-guest recorded it (4.5 s), not the elapsed time (5.6 s:
+# a slow last request): seed 12 draws 150 arrivals in 4.5 s, 33.3/s.
+d=$tmp/sweep2/raw
+mkdir -p "$d"
+sw_row "$d" sw_micro_r1_be_alone none 1000 none 0 0 0 0 0
+sw_row "$d" sw_micro_p3000_r1_lc_alone 12 none none 1000 2000 150 0 0
+jq '.lc_seconds = 4.5' "$d/sw_micro_p3000_r1_lc_alone.json" >"$d/x" && mv "$d/x" "$d/sw_micro_p3000_r1_lc_alone.json"
+jq '.duration_s = 5.6' "$d/sw_micro_p3000_r1_lc_alone.lc12.json" >"$d/x" && mv "$d/x" "$d/sw_micro_p3000_r1_lc_alone.lc12.json"
+python3 scripts/bench-report "$tmp/sweep2" >/dev/null 2>&1
+tap_check "bench-report: the sweep's offered rate counts arrivals in LC's recorded window (33.3/s in 4.5 s)" \
+	has "$(cat "$tmp/sweep2/results.md" 2>/dev/null)" '^\| 33\.3 \| [^|]* \| 33\.3 / 26\.8, -, -, - \|'
 tap_done
