@@ -25,7 +25,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 99
+tap_plan 100
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -76,6 +76,19 @@ print("image", c["image"])
 for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
     if probe in c:
         print("probe", probe, " ".join(c[probe]["exec"]["command"]))
+m = [x for x in pod["containers"] if x["name"] == "metrics"]
+if m:
+    m = m[0]
+    sc = m.get("securityContext", {})
+    print("metrics command", " ".join(m["command"]))
+    print("metrics port", " ".join("%s %s" % (p["name"], p["containerPort"]) for p in m.get("ports", [])))
+    print("metrics sec", sc.get("privileged"), sc.get("allowPrivilegeEscalation"),
+          ",".join(sc.get("capabilities", {}).get("drop", [])),
+          ",".join(sorted(sc.get("capabilities", {}).get("add", []))))
+    print("metrics image", m["image"] == c["image"])
+    for mm in m.get("volumeMounts", []):
+        v = vols[mm["name"]]
+        print("metrics mount", mm["mountPath"], v["hostPath"]["path"], "ro" if mm.get("readOnly") else "rw")
 EOF
 ds() { grep "^$1 " "$t/ds.txt" | cut -d' ' -f2-; }
 tap_check "deploy: ServiceAccount, ConfigMap, DaemonSet in one namespace, the pod uses the account" \
@@ -96,6 +109,9 @@ tap_check "deploy: the DaemonSet keeps gpreempt when its pod stops (GPREEMPT_ON_
 tap_check "deploy: startup, liveness and readiness probes run gpreempt-node health" \
 	sh -c "grep '^probe ' '$t/ds.txt' | tr '\n' ';' |
 	       grep -qx 'probe startupProbe /usr/local/sbin/gpreempt-node health;probe livenessProbe /usr/local/sbin/gpreempt-node health;probe readinessProbe /usr/local/sbin/gpreempt-node health;'"
+tap_check "deploy: a metrics container serves gpreemptctl metrics on port 9464, not privileged (SYS_ADMIN and SYS_PTRACE only), the host's cgroups read-only" \
+	sh -c "ds() { grep \"^\$1 \" '$t/ds.txt' | cut -d' ' -f2-; }
+	       [ \"\$(ds metrics)\" = \"\$(printf '%s\\n' 'command nsenter --target 1 --cgroup -- /usr/local/sbin/gpreemptctl metrics --listen 0.0.0.0:9464' 'port metrics 9464' 'sec False False ALL SYS_ADMIN,SYS_PTRACE' 'image True' 'mount /sys/fs/cgroup /sys/fs/cgroup ro')\" ]"
 tap_check "deploy: the image is a placeholder, no registry host name" \
 	sh -c "[ '$(ds image)' = '<your-registry>/gpreempt:0.1' ]"
 tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and a static gpreemptctl" \
