@@ -329,7 +329,7 @@ endif
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
 # Its rooms, one job each: cli/ (main, the verbs' table), common/ (the shared
-# header, util.c), maps/, views/, rules/, hook/, doctor/, selftest/.
+# header, util.c, hookparse.c), maps/, views/, rules/, hook/, doctor/, selftest/.
 CTL_DIR := $(TOP)/tools/gpreemptctl
 CTL_SRC := $(wildcard $(CTL_DIR)/*/*.c $(CTL_DIR)/*/*.h) $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $(TOP)/bpf/gp_version.h
 # A static gpreemptctl, for hosts without libbpf or json-c (the runtime runs
