@@ -337,7 +337,7 @@ CTL_SRC := $(wildcard $(CTL_DIR)/*/*.c $(CTL_DIR)/*/*.h) $(TOP)/bpf/gp_maps.h $(
 #   make build/gpreemptctl CTL_LDLIBS="-static -lbpf -lelf -lz -ljson-c"
 CTL_LDLIBS ?= -lbpf -ljson-c
 $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -I$(CTL_DIR)/common -I$(CTL_DIR)/cli \
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -I$(CTL_DIR)/common \
 		-o $@ $(filter %.c,$^) $(CTL_LDLIBS)
 
 DESTDIR ?=

@@ -18,7 +18,7 @@
 #define _GNU_SOURCE
 #include <unistd.h>
 #include <sys/utsname.h>
-#include "cli.h"
+#include "gpreemptctl.h"
 #include "doctor.h"
 
 /**

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "cli.h"
+#include "gpreemptctl.h"
 #include "doctor.h"
 
 /**

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "gpreemptctl.h"
 #include "doctor.h"
 #include "gp_maps.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
-#include "cli.h"
+#include "gpreemptctl.h"
 #include "doctor.h"
 
 #define NEEDS_ROOT "unknown (needs root)"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
-#include "cli.h"
+#include "gpreemptctl.h"
 #include "doctor.h"
 #define DR_MAX 64
 
