@@ -106,7 +106,7 @@ int cmd_list(struct ctl *c, int argc, char **argv);
 int cmd_config(struct ctl *c, int argc, char **argv);
 int top_args(int argc, char **argv, double *delay, long *count);
 
-/* doctor/doctor.c: exit EX_OK, or EX_DOCTOR_FAIL (doctor.h) when a check failed */
+/* doctor/doctor.c: exit EX_OK, or EX_DOCTOR_FAIL (doctor/report.h) when a check failed */
 int cmd_doctor(struct ctl *c, int argc, char **argv);
 
 /* rules.c */
