@@ -329,13 +329,17 @@ nri:
 endif
 
 # --- gpreemptctl and install (tools/gpreemptctl, etc/, dkms.conf) -------------
-CTL_SRC := $(wildcard $(TOP)/tools/gpreemptctl/*.c $(TOP)/tools/gpreemptctl/*.h) $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $(TOP)/bpf/gp_version.h
+# Its rooms, one job each: cli/ (main, the verbs' table), common/ (the shared
+# header, util.c, hookparse.c), maps/, views/, rules/, hook/, doctor/, selftest/.
+CTL_DIR := $(TOP)/tools/gpreemptctl
+CTL_SRC := $(wildcard $(CTL_DIR)/*/*.c $(CTL_DIR)/*/*.h) $(TOP)/bpf/gp_maps.h $(TOP)/bpf/gp_lat.h $(TOP)/bpf/gp_version.h
 # A static gpreemptctl, for hosts without libbpf or json-c (the runtime runs
 # the hook on the host; deploy/Containerfile builds it so):
 #   make build/gpreemptctl CTL_LDLIBS="-static -lbpf -lelf -lz -ljson-c"
 CTL_LDLIBS ?= -lbpf -ljson-c
 $(BUILD)/gpreemptctl: $(CTL_SRC) | $(BUILD)
-	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -o $@ $(filter %.c,$^) $(CTL_LDLIBS)
+	$(CC_USER) $(CFLAGS_USER) -I$(TOP)/bpf -I$(CTL_DIR)/common \
+		-o $@ $(filter %.c,$^) $(CTL_LDLIBS)
 
 DESTDIR ?=
 PREFIX ?= /usr/local

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The container hook's input handling on the host: test/unit/test_hook.c
-# (tools/gpreemptctl/hookparse.c, ASan/UBSan) and "gpreemptctl hook" as
+# (tools/gpreemptctl/common/hookparse.c, ASan/UBSan) and "gpreemptctl hook" as
 # podman and containerd run it, without gpreempt (never loaded on the host):
 # exit status, the one refusal line, the NRI v0.1 result on stdout.  The
 # rules themselves are tested in the guest (test/vm/oci-podman.sh).
@@ -15,8 +15,8 @@ CTL=build/gpreemptctl
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if $CC -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I bpf -I tools/gpreemptctl \
-	-o "$tmp/test_hook" test/unit/test_hook.c tools/gpreemptctl/hookparse.c -ljson-c 2>"$tmp/cc.log"; then
+if $CC -O2 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I bpf -I tools/gpreemptctl/common \
+	-o "$tmp/test_hook" test/unit/test_hook.c tools/gpreemptctl/common/hookparse.c -ljson-c 2>"$tmp/cc.log"; then
 	"$tmp/test_hook" | sed -u -e '/^TAP version/d' -e '/^1\.\.[0-9]*$/d' \
 		-e 's/^\(not ok\|ok\) [0-9][0-9]* /\1 - hook: /' -e 's/^\(not ok\|ok\) - hook: - /\1 - hook: /'
 	[ "${PIPESTATUS[0]}" -eq 0 ] || TAP_FAILED=$((TAP_FAILED + 1))
@@ -94,8 +94,8 @@ tap_check "nri: bad input: exit 2, the reason in \"error\"" \
 # Records, their lock, gc and resync (S4-6, S4-8, S4-9): test/unit/hookrun.c
 # runs hook.c with its maps as files in $GP_FAKE_MAPS and the cgroup2 root a
 # directory ($GP_FAKE_CGROOT).
-if $CC -O2 -g -Wall -Wextra -Werror -I bpf -I tools/gpreemptctl -o "$tmp/hookrun" \
-	test/unit/hookrun.c tools/gpreemptctl/hook.c tools/gpreemptctl/hookparse.c -ljson-c 2>"$tmp/cc.log"; then
+if $CC -O2 -g -Wall -Wextra -Werror -I bpf -I tools/gpreemptctl/common -o "$tmp/hookrun" \
+	test/unit/hookrun.c tools/gpreemptctl/hook/hook.c tools/gpreemptctl/common/hookparse.c -ljson-c 2>"$tmp/cc.log"; then
 	export GP_FAKE_MAPS=$tmp/maps GP_FAKE_CGROOT=$tmp/cg
 	mkdir -p "$tmp/maps" "$tmp/cg/a b" "$tmp/cg/x" "$tmp/cg/p"
 	: >"$tmp/conf"

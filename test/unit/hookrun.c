@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hookrun.c - "gpreemptctl hook" (tools/gpreemptctl/hook.c, unchanged) on
+ * hookrun.c - "gpreemptctl hook" (tools/gpreemptctl/hook/hook.c, unchanged) on
  * the host, without gpreempt: the BPF maps are files in $GP_FAKE_MAPS
  * (one file per key, the value inside) and the cgroup2 root is the
  * directory $GP_FAKE_CGROOT, whose subdirectories are the cgroups (their

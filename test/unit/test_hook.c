@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_hook.c - unit tests of the container hook's input handling
- * (tools/gpreemptctl/hookparse.c): the OCI states podman 4.3.1 + crun pass
+ * (tools/gpreemptctl/common/hookparse.c): the OCI states podman 4.3.1 + crun pass
  * (recorded in the test guest), NRI v0.1 requests, the annotation's values,
  * /proc/PID/cgroup, cgroupsPath forms, the "container" lines of
  * gpreempt.conf, and hostile input.  TAP output and exit status of

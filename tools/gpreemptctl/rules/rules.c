@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include "cli.h"
+#include "gpreemptctl.h"
 
 struct target {
 	int map;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * doctor_host.c - gpreemptctl doctor's host checks: IBT, lockdown, Secure
+ * host.c - gpreemptctl doctor's host checks: IBT, lockdown, Secure
  * Boot and whether gpreempt.ko is signed for them, whether this kernel
  * loads modules at all, kprobes, cgroup v2 (hybrid too) and bpffs, the
  * container hooks and runtimes (NRI v0.1 and v2), the loaded module and its
@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
-#include "cli.h"
-#include "doctor.h"
+#include "gpreemptctl.h"
+#include "report.h"
+#include "checks.h"
 
 #define NEEDS_ROOT "unknown (needs root)"
 #define SB_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"

@@ -21,7 +21,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include "cli.h"
 #include "gpreemptctl.h"
 #include "gp_lat.h"
 

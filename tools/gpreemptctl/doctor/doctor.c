@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * doctor.c - gpreemptctl doctor: a preflight, before or after install.  Each
- * check (doctor_gpu.c, doctor_host.c) says ok, warn, fail or unknown, what
+ * check (gpu.c, host.c) says ok, warn, fail or unknown, what
  * it saw and what to do; the output is words, or JSON (-j) through json-c.
  * It runs as any user with what that user can read: a file it may not read
  * is "unknown (needs root)", never an error.  Exit 0 when no check failed,
  * EX_DOCTOR_FAIL when one did.
  *
- * It only runs the checks and prints them (doctor_report.c); the checks
+ * It only runs the checks and prints them (report.c); the checks
  * call nothing back here.
  *
  * Every file is read under $GP_DOCTOR_ROOT (default: none, the real /proc,
@@ -18,8 +18,9 @@
 #define _GNU_SOURCE
 #include <unistd.h>
 #include <sys/utsname.h>
-#include "cli.h"
-#include "doctor.h"
+#include "gpreemptctl.h"
+#include "report.h"
+#include "checks.h"
 
 /**
  * cmd_doctor() - every check, in words or JSON

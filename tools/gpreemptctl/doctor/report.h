@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * doctor.h - gpreemptctl doctor: doctor.c runs the checks (doctor_gpu.c,
- * doctor_host.c); they share doctor_report.c (results, files under
- * GP_DOCTOR_ROOT, commands) and doctor_elf.c (build ids).  Calls go one way:
- * doctor.c -> checks -> doctor_elf.c -> doctor_report.c.
+ * report.h - gpreemptctl doctor's ground floor (report.c): the results
+ * every check adds, files under GP_DOCTOR_ROOT, commands.  Calls go one way:
+ * doctor.c -> the checks (checks.h: gpu.c, host.c) -> elf.c (elf.h) ->
+ * report.c; report.c calls none of them.
  */
-#ifndef GPREEMPTCTL_DOCTOR_H
-#define GPREEMPTCTL_DOCTOR_H
+#ifndef GPREEMPTCTL_DOCTOR_REPORT_H
+#define GPREEMPTCTL_DOCTOR_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +27,6 @@ struct dr_ctx {
 	bool sb_known;
 };
 
-/* doctor_report.c */
 void dr_add(const char *name, enum dr_status st, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void dr_param(const char *name, const char *value);
@@ -40,16 +39,4 @@ bool dr_have(const char *cmd);
 const char *dr_field(const char *text, const char *key, char *buf, size_t len);
 int dr_print(const struct dr_ctx *c, bool json);
 
-/* doctor_elf.c */
-int dr_note_build_id(const unsigned char *n, size_t len, char *hex, size_t hexlen);
-int dr_file_build_id(const char *path, char *hex, size_t hexlen);
-int dr_sys_build_id(const char *path, char *hex, size_t hexlen);
-
-/* doctor_gpu.c: kernel, headers, amdgpu, layout source, CWSR, scheduling */
-void dr_gpu(struct dr_ctx *c);
-/* doctor_host.c: IBT, lockdown, Secure Boot, signature, kprobes, mounts,
- * container runtimes, the module, the kernel log
- */
-void dr_host(struct dr_ctx *c);
-
-#endif /* GPREEMPTCTL_DOCTOR_H */
+#endif /* GPREEMPTCTL_DOCTOR_REPORT_H */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * doctor_report.c - what gpreemptctl doctor's checks share: the results
+ * report.c - what gpreemptctl doctor's checks share: the results
  * (dr_add, printed in words or JSON by dr_print), files under
  * $GP_DOCTOR_ROOT and commands on $PATH.  It calls none of the checks:
- * doctor.c runs them (doctor_gpu.c, doctor_host.c, which read build ids
- * through doctor_elf.c), and every one of them reports here.
+ * doctor.c runs them (gpu.c, host.c, which read build ids
+ * through elf.c), and every one of them reports here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <json-c/json.h>
-#include "cli.h"
-#include "doctor.h"
+#include "gpreemptctl.h"
+#include "report.h"
 #define DR_MAX 64
 
 static const char * const dr_names[DR_NR] = { "ok", "warn", "fail", "unknown" };

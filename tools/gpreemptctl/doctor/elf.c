@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * doctor_elf.c - GNU build ids for gpreemptctl doctor: of a loaded module
+ * elf.c - GNU build ids for gpreemptctl doctor: of a loaded module
  * (its /sys/module/<m>/notes file) and of a module file (an ELF64 .ko,
  * or .ko.xz, .ko.zst, .ko.gz through xz, zstd, gzip).
  */
@@ -12,8 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "cli.h"
-#include "doctor.h"
+#include "gpreemptctl.h"
+#include "report.h"
+#include "elf.h"
 
 /**
  * dr_note_build_id() - the GNU build id in a block of ELF notes, as hex

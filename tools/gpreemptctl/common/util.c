@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "gpreemptctl.h"
 
 bool err_json;	/* -j/--json: errors as {"error": "..."} on stdout, as bpftool -j */
 bool err_quiet;	/* probing (version): no message */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * doctor_gpu.c - gpreemptctl doctor's kernel and GPU checks: the kernel
+ * gpu.c - gpreemptctl doctor's kernel and GPU checks: the kernel
  * release against the tested ones, its headers, amdgpu (loaded; in-tree or
  * DKMS; its version), whether the running amdgpu is the file modprobe would
  * load (GNU build ids), the KFD layout source a build would use (BTF, an
@@ -13,8 +13,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
-#include "doctor.h"
+#include "gpreemptctl.h"
+#include "report.h"
+#include "elf.h"
+#include "checks.h"
 #include "gp_maps.h"
 
 #define NEEDS_ROOT "unknown (needs root)"

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * gpreemptctl.h - shared declarations of gpreemptctl, gpreempt's control tool.
+ * gpreemptctl.h - shared declarations of gpreemptctl, gpreempt's control tool:
+ * what the rooms under tools/gpreemptctl define for each other.  cli/cli.h
+ * holds only what main.c alone calls, so no room includes cli/.
  */
 #ifndef GPREEMPTCTL_H
 #define GPREEMPTCTL_H
@@ -10,6 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "gp_maps.h"
+#include "gp_version.h"
+
+/* The tool's version: the module's and dkms.conf's (test/unit/cli.sh checks). */
+#define GP_TOOL_VERSION GP_VERSION
 
 /* Exit codes (gpreemptctl.8, EXIT STATUS). */
 enum {
@@ -34,7 +40,11 @@ struct ctl {
 
 extern const char *prog;
 
-/* util */
+/* util.c: err() prints {"error": "..."} on stdout (-j), or nothing (quiet). */
+extern bool err_json;
+extern bool err_quiet;
+/* util.c: err() starts its message with it (apply: the file's FILE:LINE). */
+extern const char *err_where;
 int err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int parse_prio(const char *s, int *prio);
 const char *prio_name(int prio);
@@ -94,6 +104,10 @@ int cmd_top(struct ctl *c, int argc, char **argv);
 int cmd_stats(struct ctl *c, int argc, char **argv);
 int cmd_list(struct ctl *c, int argc, char **argv);
 int cmd_config(struct ctl *c, int argc, char **argv);
+int top_args(int argc, char **argv, double *delay, long *count);
+
+/* doctor/doctor.c: exit EX_OK, or EX_DOCTOR_FAIL (doctor/report.h) when a check failed */
+int cmd_doctor(struct ctl *c, int argc, char **argv);
 
 /* rules.c */
 int cmd_set(struct ctl *c, int argc, char **argv);
