@@ -64,6 +64,14 @@ unsigned int gp_hold_period(int n, const struct gp_policy_params *pp, u64 t0,
 void gp_set_state(struct gp_queue *e, enum gp_qstate st);
 
 /* devices.c */
+/* One device's allowances: state changes per second (max_rate), remaps per minute. */
+struct gp_allow {
+	struct gp_bucket bkt;
+	struct gp_budget remap;
+};
+
+u32 gp_allow_avail(struct gp_allow *a, u32 rate, u32 per_min, u64 now, bool *spent);
+bool gp_allow_charge(struct gp_allow *a, bool ok, u64 now);
 u32 gp_dev_index(struct kfd_node *dev);
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now);
 void gp_dev_charge(u32 d, int ret, u64 now);
