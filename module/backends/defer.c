@@ -36,8 +36,10 @@
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include "backends/backend.h"
-#include "monitor/monitor_int.h"
 #include "backends/plock.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
+#include "backends/defer.h"
 
 /* Actions in a row that found the process's p->mutex busy before deferring. */
 #define GP_DEFER_AFTER_BUSY 4

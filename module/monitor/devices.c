@@ -10,6 +10,8 @@
 #include "backends/backend.h"
 #include "monitor/monitor_int.h"
 #include "kfd/kfd.h"
+#include "params.h"
+#include "monitor/monitor.h"
 
 /*
  * Per-device arbitration: each tick maps every queue's kfd_node to a small

@@ -18,6 +18,9 @@
 
 #include <linux/ktime.h>
 #include "monitor/monitor_int.h"
+#include "params.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 
 static struct gp_allow gp_sh_allows[GP_POLICY_MAX_DEVS];
 static u32 gp_sh_budget[GP_POLICY_MAX_DEVS];
