@@ -51,6 +51,7 @@ struct queue;
  *
  * Everything but @state is written by the monitor before the work is
  * queued, and by the helper (@ret, @t0, @t1) before @state is DONE.
+ * It is here, not in backends/defer.h, as each gp_proc holds one.
  */
 struct gp_defer {
 	struct kthread_work work;
