@@ -9,7 +9,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/ptrace.h>
-#include "gpreempt.h"
+#include "core/registry.h"
 #include "kfd/kfd.h"
 #include "hooks.h"
 

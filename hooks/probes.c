@@ -37,7 +37,11 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
-#include "gpreempt.h"
+#include "testing.h"
+#include "kfd/ksyms.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
+#include "attach.h"
 #include "kfd/kfd.h"
 
 #include "hooks.h"

@@ -17,7 +17,15 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include "gpreempt.h"
+#include "params.h"
+#include "kfd/ksyms.h"
+#include "kfd/layout_check.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
+#include "core/maps.h"
+#include "monitor/monitor.h"
+#include "attach.h"
+#include "backends/backend.h"
 #include "kfd/kfd.h"
 #include "gp_version.h"
 

@@ -12,7 +12,9 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
-#include "gpreempt.h"
+#include "params.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 #include "kfd/kfd.h"
 
 struct gp_params gp_param = {

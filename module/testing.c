@@ -20,7 +20,9 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
-#include "gpreempt.h"
+#include "gp_maps.h"
+#include "policy/policy.h"
+#include "testing.h"
 
 static unsigned int gp_test_delay_us[2];
 static unsigned int gp_test_queues;

@@ -32,6 +32,11 @@
 #include <linux/sched/signal.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
+#include "testing.h"
+#include "kfd/ksyms.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 
 /**
  * gp_backend_get_process() - reference the KFD process of @pr

@@ -5,8 +5,25 @@
 #ifndef GP_BACKEND_H
 #define GP_BACKEND_H
 
-#include "gpreempt.h"
+#include "core/registry.h"
 #include "backends/plock.h"
+
+struct device_queue_manager;
+struct kfd_node;
+struct kfd_process;
+struct kfd_process_device;
+struct mm_struct;
+struct queue;
+
+/* Parking and giving back (preempt_evict.c, preempt_suspend.c, preempt_shrink.c) */
+int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict);
+int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evict);
+bool gp_evict_held(struct gp_proc *pr, struct kfd_node *dev);
+void gp_evict_restore_all(struct gp_proc *pr);
+void gp_evict_forget_all(struct gp_proc *pr);
+int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking);
+int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_cus, bool blocking);
+int gp_backend_read_props(struct gp_queue *e);
 
 /* Which flag of a queue gp_backend_queue_flag() reads. */
 enum gp_qflag {

@@ -1,53 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * defer.c - actions whose p->mutex stays busy, done by a helper thread,
- * so a process cannot evade a park by keeping its own mutex busy.
+ * defer.c - a helper thread for actions whose process keeps p->mutex busy.
  *
- * The monitor only tries p->mutex: a contended one means an ioctl runs, and
- * the action is tried again on the next tick.  A process whose own threads
- * keep the mutex busy (a loop of cheap ioctls that take it) would almost
- * never be parked that way, and an unpark of it could be put off for ever.
- * After GP_DEFER_AFTER_BUSY actions in a row found one process's mutex
- * busy, the monitor hands the next one to the helper: a freezable
- * kthread_worker that waits for the mutex as a waiter (the mutex hands
- * itself over to a waiter that has waited, so a stream of lockers cannot
- * starve it), does the action through the same backend code (blocking),
- * and reports the result.  The monitor commits it at the start of its next
- * tick, before the policy decides again.
+ * The monitor only tries p->mutex, so a process whose threads keep it busy
+ * could evade a park, or delay its unpark, for ever.  After
+ * GP_DEFER_AFTER_BUSY busy tries in a row, the monitor hands the action to
+ * a freezable kthread_worker that waits for the mutex as a waiter (a mutex
+ * is handed to a waiter, so a stream of lockers cannot starve it), acts
+ * through the backends (blocking) and reports; the monitor commits the
+ * result at the start of its next tick, before the policy decides again.
  *
- * Bounds: the helper's wait is killable, and the monitor kills it once it
- * has waited GP_DEFER_WAIT_MS (a CRIU dump or a debugger may hold the mutex
- * for long): the action then counts as busy, and is handed over again.
- * The monitor itself never waits for a p->mutex.
+ * Invariants:
+ * - The monitor never waits for a p->mutex.  The helper's wait is killable
+ *   and killed after GP_DEFER_WAIT_MS; the action then counts as busy.
+ * - A process whose mutex was busy at every try for GP_HELD_MS is "held"
+ *   (gp_proc.lock_held): parked by eviction, which needs no p->mutex, and
+ *   not deferred, until a try gets its mutex.
+ * - The helper takes gp_act_lock once it has p->mutex and keeps it until
+ *   it drops p->mutex (plock.c), so its action is part of a tick as far as
+ *   the backends' state is concerned.  Lock order: p->mutex -> gp_act_lock.
+ * - While an action is with the helper, the monitor leaves its process
+ *   alone, and the process and queue stay pinned in the registry until
+ *   the result is committed.
+ * - At unload the helper is stopped after the monitor, and its results
+ *   are committed before every park is released; gp_defer_call() lets the
+ *   unload wait, bounded, for a mutex its tries found busy.
  *
- * A process that holds its own mutex (an ioctl that faults a page of
- * a FUSE file that never answers keeps it for as long as its owner likes)
- * is not handed over again and again: once its mutex has been busy at
- * every attempt for GP_HELD_MS, it is "held" (gp_proc.lock_held, counted):
- * its parks become evictions, which need no p->mutex (preempt_evict.c),
- * its actions are no longer deferred (the helper is not tied up waiting
- * for it), and it stays held until an attempt gets its mutex.
- *
- * At unload the helper outlives the monitor: gp_defer_call() has it wait,
- * for a bounded time, for the mutex of a queue the unload's tries found
- * busy (a mutex kept owned at every instant is had only as a waiter).
- *
- * Exclusion: what the backends write (evictions held, gp_stats, the shrink
- * buffers, device health, gp_queue.reset) is the monitor's.  The monitor
- * holds gp_act_lock for each tick; the helper takes it once it has
- * p->mutex, until it lets p->mutex go (plock.c), so its action is as if
- * it were part of a tick.  Lock order: p->mutex -> gp_act_lock.  Under gp_act_lock the
- * monitor only tries p->mutex: it waits at most for one KFD call of the
- * helper's, never for the process.
- *
- * While a process's action is with the helper, the monitor acts on nothing
- * of that process, and the process and queue stay pinned in the registry
- * until the monitor has the result.  At unload the helper is stopped after
- * the monitor (a wait in progress is killed), and the results not yet
- * committed are, before the unload's own release of every park.
- *
- * Layering: defer.c calls only the backends and plock.c; it reports to the
- * monitor through struct gp_defer_ops (monitor.c wires it).
+ * Layering: calls only the backends and plock.c; reports to the monitor
+ * through struct gp_defer_ops (wired by monitor.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,8 +36,10 @@
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include "backends/backend.h"
-#include "monitor/monitor_int.h"
 #include "backends/plock.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
+#include "backends/defer.h"
 
 /* Actions in a row that found the process's p->mutex busy before deferring. */
 #define GP_DEFER_AFTER_BUSY 4

@@ -13,6 +13,8 @@
 #include <linux/spinlock.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
+#include "kfd/ksyms.h"
+#include "monitor/monitor.h"
 
 /*
  * Per-device health.  An -EIO from KFD means the HWS hung or a reset is

@@ -14,7 +14,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include "backends/plock.h"
-#include "gpreempt.h"
+#include "monitor/monitor.h"
 
 /* Held by the monitor for each tick, by the helper for each action. */
 DEFINE_MUTEX(gp_act_lock);

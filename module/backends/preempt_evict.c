@@ -41,6 +41,11 @@
 #include <linux/mutex.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
+#include "testing.h"
+#include "kfd/ksyms.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 
 /* The slot of @dev in @pr->ev, or a free one when @add; NULL otherwise. */
 static int gp_ev_slot(struct gp_proc *pr, struct kfd_node *dev, bool add)

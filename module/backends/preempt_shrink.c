@@ -20,6 +20,9 @@
 #include <linux/ktime.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
+#include "params.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 
 /**
  * gp_shrink_queue() - shrink a queue to part of its CUs, or grow it back

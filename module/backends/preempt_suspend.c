@@ -15,6 +15,8 @@
 #include <linux/ktime.h>
 #include "backends/backend.h"
 #include "kfd/kfd.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 
 #if GP_HAVE_queue_properties__is_suspended
 /*

@@ -26,7 +26,10 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include "gpreempt.h"
+#include "kfd/ksyms.h"
+#include "kfd/layout_check.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 #include "kfd/kfd.h"
 
 /* insmod's wait for one process's p->mutex, and for all of them. */

@@ -9,7 +9,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/hashtable.h>
-#include "gpreempt.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 #include "core/registry_int.h"
 
 /**

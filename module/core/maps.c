@@ -34,7 +34,8 @@
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/string.h>
-#include "gpreempt.h"
+#include "core/maps.h"
+#include "monitor/monitor.h"
 #include "gp_maps.lskel.h"
 
 static struct bpf_map *gp_map_queues, *gp_map_stats, *gp_map_prio, *gp_map_prio_comm,

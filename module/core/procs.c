@@ -8,7 +8,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/spinlock.h>
-#include "gpreempt.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 #include "kfd/kfd.h"
 #include "core/registry_int.h"
 

@@ -11,7 +11,8 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include "gpreempt.h"
+#include "testing.h"
+#include "core/registry.h"
 #include "kfd/kfd.h"
 #include "core/registry_int.h"
 

@@ -29,7 +29,13 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include "gpreempt.h"
+#include "params.h"
+#include "testing.h"
+#include "kfd/layout_check.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
+#include "core/rules.h"
+#include "monitor/monitor.h"
 #include "kfd/kfd.h"
 #include "core/registry_int.h"
 

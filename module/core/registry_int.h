@@ -6,7 +6,7 @@
 #ifndef GP_REGISTRY_INT_H
 #define GP_REGISTRY_INT_H
 
-#include "gpreempt.h"
+#include "core/registry.h"
 
 extern const struct gp_registry_ops *gp_reg_ops;
 

@@ -45,7 +45,12 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include "gpreempt.h"
+#include "params.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
+#include "core/maps.h"
+#include "core/rules.h"
+#include "monitor/monitor.h"
 
 /* Environment bytes read per process: the variable must be in the first 32 KiB. */
 #define GP_ENV_MAX (32 * 1024)

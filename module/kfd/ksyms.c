@@ -26,7 +26,8 @@
 #include <linux/module.h>
 #include <linux/static_call.h>
 #include <asm/cpufeature.h>
-#include "gpreempt.h"
+#include "testing.h"
+#include "kfd/ksyms.h"
 #include "kfd/kfd.h"
 
 #define GP_ENDBR64 0xfa1e0ff3U	/* f3 0f 1e fa: endbr64 */

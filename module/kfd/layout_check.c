@@ -31,7 +31,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include "kfd/btf_walk.h"
-#include "gpreempt.h"
+#include "kfd/layout_check.h"
 #include "kfd/kfd.h"
 
 #define GP_BTF_FILE_MAX (64 << 20)	/* vmlinux BTF is ~5 MB on 6.12 and 7.3 */

@@ -38,7 +38,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/uaccess.h>
-#include "gpreempt.h"
+#include "kfd/layout_check.h"
 #include "kfd/kfd.h"
 
 #define GP_LIVE_MAX_QUEUES 1024	/* KFD_MAX_NUM_OF_QUEUES_PER_PROCESS */

@@ -69,7 +69,9 @@
 #include <linux/sched/task.h>
 #include <linux/pid.h>
 #include <linux/uaccess.h>
-#include "gpreempt.h"
+#include "kfd/ksyms.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
 #include "kfd/kfd.h"
 
 /* Longest wait between reads of a queue whose page is not present. */

@@ -14,6 +14,10 @@
 
 #define CREATE_TRACE_POINTS
 #include "monitor/trace.h"
+#include "params.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
+#include "backends/defer.h"
 
 /**
  * gp_must_evict() - must a park of @e be an eviction of its process on its device?

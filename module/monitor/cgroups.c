@@ -20,6 +20,9 @@
 #include <linux/hashtable.h>
 #include <linux/ktime.h>
 #include "monitor/monitor_int.h"
+#include "core/registry.h"
+#include "core/maps.h"
+#include "monitor/monitor.h"
 
 struct gp_cg {
 	u64 id;			/* 0: free */

@@ -8,6 +8,9 @@
 
 #include <linux/stringify.h>
 #include "monitor/monitor_int.h"
+#include "params.h"
+#include "core/maps.h"
+#include "monitor/monitor.h"
 
 static bool gp_config_valid(const struct gp_config *c)
 {

@@ -10,6 +10,8 @@
 #include "backends/backend.h"
 #include "monitor/monitor_int.h"
 #include "kfd/kfd.h"
+#include "params.h"
+#include "monitor/monitor.h"
 
 /*
  * Per-device arbitration: each tick maps every queue's kfd_node to a small
@@ -18,17 +20,52 @@
  */
 static struct kfd_node *gp_devs[GP_POLICY_MAX_DEVS];
 static u32 gp_ndevs;
-/* Each device's allowance of state changes, and its count this second. */
-static struct gp_bucket gp_bkt[GP_POLICY_MAX_DEVS];
-/* Each device's remap budget (remap_budget): the sustained bound beside it. */
-static struct gp_budget gp_remap[GP_POLICY_MAX_DEVS];
+/* Each device's allowances, and its count of state changes this second. */
+static struct gp_allow gp_allows[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
 static u64 gp_rate_window_ns;
 
+/**
+ * gp_allow_avail() - the state changes a device's allowances let through now
+ * @a: the device's allowances
+ * @rate: max_rate, as read for this tick
+ * @per_min: remap_budget, as read for this tick
+ * @now: the tick's time
+ * @spent: if not NULL, set when the remap budget, not max_rate, binds and is
+ *	   used up
+ *
+ * The shadow (shadow.c) keeps its own allowances and counts them here too,
+ * so both paths bound a tick the same way.
+ */
+u32 gp_allow_avail(struct gp_allow *a, u32 rate, u32 per_min, u64 now, bool *spent)
+{
+	u32 n = gp_bucket_avail(&a->bkt, rate, now);
+	u32 remaps = gp_budget_avail(&a->remap, per_min, now);
+
+	if (spent)
+		*spent = remaps < n && !remaps;
+	return min(n, remaps);
+}
+
+/**
+ * gp_allow_charge() - charge one backend call to a device's allowances
+ * @a: the device's allowances
+ * @ok: the call did not fail on the device (a failure backs its bucket off)
+ * @now: the time of the call
+ *
+ * Return: true when the call started a back-off.
+ */
+bool gp_allow_charge(struct gp_allow *a, bool ok, u64 now)
+{
+	gp_bucket_take(&a->bkt, READ_ONCE(gp_param.max_rate), 1);
+	gp_budget_take(&a->remap, READ_ONCE(gp_param.remap_budget), 1);
+	return gp_bucket_result(&a->bkt, ok, now);
+}
+
 /*
- * Charge a backend call on device slot @d to its bucket, and back off on a
- * device error.  -EIO (fenced device, reset queue) is paced by the device
+ * Charge a backend call on device slot @d to its allowances, and back off
+ * on a device error.  -EIO (fenced device, reset queue) is paced by the device
  * fence's own back-off, not here.
  */
 void gp_dev_charge(u32 d, int ret, u64 now)
@@ -36,10 +73,8 @@ void gp_dev_charge(u32 d, int ret, u64 now)
 	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM ||
 		  ret == -EIO;
 
-	gp_bucket_take(&gp_bkt[d], READ_ONCE(gp_param.max_rate), 1);
-	gp_budget_take(&gp_remap[d], READ_ONCE(gp_param.remap_budget), 1);
 	gp_dev_changes[d]++;
-	if (gp_bucket_result(&gp_bkt[d], ok, now))
+	if (gp_allow_charge(&gp_allows[d], ok, now))
 		gp_stats.backoffs++;
 }
 
@@ -54,15 +89,11 @@ void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 	u32 per_min = READ_ONCE(gp_param.remap_budget);
 
 	for (d = 0; d < gp_ndevs; d++) {
-		u32 remaps = gp_budget_avail(&gp_remap[d], per_min, now);
+		bool spent;
 
-		gp_dev_budget[d] = gp_bucket_avail(&gp_bkt[d], rate, now);
-		if (remaps < gp_dev_budget[d]) {
-			/* The remap budget, not max_rate, binds this tick. */
-			if (!remaps)
-				gp_stats.remap_throttled++;
-			gp_dev_budget[d] = remaps;
-		}
+		gp_dev_budget[d] = gp_allow_avail(&gp_allows[d], rate, per_min, now, &spent);
+		if (spent)
+			gp_stats.remap_throttled++;
 	}
 	pp->dev_budget = gp_dev_budget;
 	gp_stats.hold_us = pp->hysteresis_ns / NSEC_PER_USEC;

@@ -23,6 +23,11 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include "monitor/monitor_int.h"
+#include "params.h"
+#include "core/registry.h"
+#include "core/rules.h"
+#include "monitor/monitor.h"
+#include "backends/defer.h"
 
 const struct gp_probe_ops *gp_probes;
 static struct task_struct *gp_monitor_task;

@@ -20,8 +20,9 @@
 #ifndef GP_MONITOR_INT_H
 #define GP_MONITOR_INT_H
 
+#include <linux/ktime.h>
 #include <linux/mutex.h>
-#include "gpreempt.h"
+#include "core/registry.h"
 #include "backends/plock.h"
 
 /* Every queue's map entry at least this often; gp_stats and gp_config this often. */
@@ -64,6 +65,14 @@ unsigned int gp_hold_period(int n, const struct gp_policy_params *pp, u64 t0,
 void gp_set_state(struct gp_queue *e, enum gp_qstate st);
 
 /* devices.c */
+/* One device's allowances: state changes per second (max_rate), remaps per minute. */
+struct gp_allow {
+	struct gp_bucket bkt;
+	struct gp_budget remap;
+};
+
+u32 gp_allow_avail(struct gp_allow *a, u32 rate, u32 per_min, u64 now, bool *spent);
+bool gp_allow_charge(struct gp_allow *a, bool ok, u64 now);
 u32 gp_dev_index(struct kfd_node *dev);
 void gp_dev_budgets(struct gp_policy_params *pp, u64 now);
 void gp_dev_charge(u32 d, int ret, u64 now);
@@ -82,28 +91,6 @@ void gp_cgroups_charge(int n, const struct gp_policy_result *res, u64 wait_devs,
 void gp_cgroups_publish(void);
 
 void gp_commit_deferred(struct gp_defer *d, int n);
-
-/*
- * defer.c: actions whose p->mutex stays busy, by the helper thread.
- * It reports, it does not commit: ->done() wakes the monitor, ->commit()
- * (apply.c's gp_commit_deferred()) commits a result, both wired by
- * monitor.c, so defer.c calls nothing above the backends.
- */
-struct gp_defer_ops {
-	void (*done)(void);
-	void (*commit)(struct gp_defer *d, int n);
-};
-
-int gp_defer_start(const struct gp_defer_ops *ops);
-void gp_defer_stop(void);
-void gp_defer_exit(void);
-int gp_defer_call(int (*fn)(void *arg), void *arg, unsigned int ms);
-bool gp_defer_busy(struct gp_proc *pr, int ret);
-bool gp_defer_inflight(const struct gp_proc *pr);
-bool gp_defer_pending(void);
-void gp_defer_queue(struct gp_proc *pr, const struct gp_defer *req);
-void gp_defer_collect(int n);
-void gp_defer_tick(u64 now);
 
 /* publish.c */
 void gp_publish(int n, u64 now);

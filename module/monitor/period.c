@@ -9,6 +9,10 @@
 #include <linux/math.h>
 #include <linux/minmax.h>
 #include "monitor/monitor_int.h"
+#include "params.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
+#include "backends/defer.h"
 
 /**
  * gp_hold_until() - the end of a hold the monitor may sleep through

@@ -8,6 +8,9 @@
 
 #include <linux/ktime.h>
 #include "monitor/monitor_int.h"
+#include "core/registry.h"
+#include "core/maps.h"
+#include "monitor/monitor.h"
 
 static u64 gp_last_publish_ns, gp_last_stats_ns;
 

@@ -4,6 +4,8 @@
  * actions (apply.c) and the release of queues that went (release.c).
  */
 #include "monitor/monitor_int.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 
 /**
  * gp_set_state() - a queue's state as the maps show it (counted per state)

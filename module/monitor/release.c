@@ -14,6 +14,11 @@
 #include <linux/slab.h>
 #include "backends/backend.h"
 #include "monitor/monitor_int.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
+#include "core/maps.h"
+#include "monitor/monitor.h"
+#include "backends/defer.h"
 
 /*
  * Has the thread group @tgid ended (every thread exited: KFD tears a process

@@ -15,6 +15,13 @@
 #include <linux/string.h>
 #include "backends/backend.h"
 #include "monitor/monitor_int.h"
+#include "params.h"
+#include "kfd/ptr_access.h"
+#include "core/registry.h"
+#include "core/maps.h"
+#include "core/rules.h"
+#include "monitor/monitor.h"
+#include "backends/defer.h"
 
 /*
  * Per-tick level of each device slot: the highest effective priority among

@@ -17,11 +17,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ktime.h>
-#include <linux/minmax.h>
 #include "monitor/monitor_int.h"
+#include "params.h"
+#include "core/registry.h"
+#include "monitor/monitor.h"
 
-static struct gp_bucket gp_sh_bkt[GP_POLICY_MAX_DEVS];
-static struct gp_budget gp_sh_remap[GP_POLICY_MAX_DEVS];
+static struct gp_allow gp_sh_allows[GP_POLICY_MAX_DEVS];
 static u32 gp_sh_budget[GP_POLICY_MAX_DEVS];
 static struct gp_policy_result gp_sh_res;
 static bool gp_sh_on;
@@ -52,8 +53,7 @@ static void gp_shadow_start(int n, u64 now)
 {
 	int i;
 
-	memset(gp_sh_bkt, 0, sizeof(gp_sh_bkt));
-	memset(gp_sh_remap, 0, sizeof(gp_sh_remap));
+	memset(gp_sh_allows, 0, sizeof(gp_sh_allows));
 	for (i = 0; i < n; i++) {
 		struct gp_queue *e = gp_snap[i];
 
@@ -68,9 +68,7 @@ static void gp_shadow_call(const struct gp_queue *e, u64 now)
 {
 	u32 d = gp_pq_dev(&e->shadow);
 
-	gp_bucket_take(&gp_sh_bkt[d], READ_ONCE(gp_param.max_rate), 1);
-	gp_budget_take(&gp_sh_remap[d], READ_ONCE(gp_param.remap_budget), 1);
-	gp_bucket_result(&gp_sh_bkt[d], true, now);
+	gp_allow_charge(&gp_sh_allows[d], true, now);
 	gp_stats.shadow_remaps++;
 	if (d < GP_DEV_STATS)
 		gp_stats.shadow_dev_remaps[d]++;
@@ -204,8 +202,7 @@ void gp_shadow_tick(int n, const struct gp_policy_params *pp, u64 now)
 	gp_stats.shadow_active = 1;
 	sp.enabled = true;
 	for (d = 0; d < GP_POLICY_MAX_DEVS; d++)
-		gp_sh_budget[d] = min(gp_bucket_avail(&gp_sh_bkt[d], rate, now),
-				      gp_budget_avail(&gp_sh_remap[d], per_min, now));
+		gp_sh_budget[d] = gp_allow_avail(&gp_sh_allows[d], rate, per_min, now, NULL);
 	sp.dev_budget = gp_sh_budget;
 	for (i = 0; i < n; i++) {
 		gp_pqs[i] = gp_snap[i]->shadow;

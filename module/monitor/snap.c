@@ -9,6 +9,8 @@
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include "monitor/monitor_int.h"
+#include "testing.h"
+#include "core/registry.h"
 
 struct gp_queue **gp_snap;
 struct gp_pq *gp_pqs;

@@ -11,6 +11,7 @@
 #include <linux/minmax.h>
 #include "monitor/monitor_int.h"
 #include "gp_lat.h"
+#include "monitor/monitor.h"
 
 struct gp_stats gp_stats;
 

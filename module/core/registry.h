@@ -1,21 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * gpreempt.h - shared declarations of the gpreempt module.
- *
- * over 400 lines: the types every room shares (gp_queue, gp_proc, the
- * registry) and each room's interface, in one place a reader can scan;
- * what only one room uses lives in that room's own header.
+ * registry.h - the queues and processes gpreempt knows (core/registry.c and
+ * its neighbours): their types, the registry, and its API.  The monitor- and
+ * backend-owned fields live here too, as the entries carry them.
  */
-#ifndef GP_GPREEMPT_H
-#define GP_GPREEMPT_H
+#ifndef GP_REGISTRY_H
+#define GP_REGISTRY_H
 
 #include <linux/kthread.h>
-#include <linux/ktime.h>
 #include <linux/list.h>
-#include <linux/types.h>
-#include <linux/spinlock.h>
 #include <linux/sched.h>
-#include "gp_layout.h"
+#include <linux/spinlock.h>
+#include <linux/types.h>
 #include "gp_maps.h"
 #include "policy/policy.h"
 #include "backends/cumask.h"
@@ -35,80 +31,6 @@ struct queue;
  */
 #define GP_MAX_TRACKED (GP_MAX_DEVS * GP_MAX_QUEUES)
 #define GP_USER_QUEUES_DEFAULT 1024	/* KFD's limit per process and device */
-struct pid;
-
-/* ---- parameters (params.c) ---- */
-struct gp_params {
-	unsigned int tick_us;
-	unsigned int idle_us;
-	unsigned int idle_max_us;	/* deep idle: longest period */
-	unsigned int hysteresis_us;
-	unsigned int max_suspend_ms;
-	unsigned int min_slice_ms;
-	unsigned int max_actions;
-	unsigned int max_rate;	/* state changes per device per second */
-	unsigned int remap_budget;	/* ... per device per minute, sustained */
-	int backend;		/* enum gp_backend_kind */
-	unsigned int shrink_pct;	/* 0: park; else shrink BE to this share of its CUs */
-	bool enable;
-	bool tiers;		/* tier-aware policy (gp_policy_params.tiers) */
-	unsigned int dispatch_window_ms;	/* early-rptr firmware, 0: off */
-	bool sdma_hint;		/* SDMA queues' pending copies make their level busy */
-	bool adopt_existing;
-	bool sched_fifo;	/* monitor kthread SCHED_FIFO, load time only */
-	bool env_priority;
-	unsigned int env_max_priority;
-	unsigned int user_max_priority;	/* cap of user-controlled sources */
-	unsigned int max_hold_s;	/* longest park by hand, 0: none */
-	unsigned int max_user_queues;	/* queues of one user whose ids are read */
-};
-
-extern struct gp_params gp_param;
-
-/* max_suspend + min_slice below this makes the starvation guard thrash. */
-#define GP_MIN_GUARD_CYCLE_MS 10
-
-/*
- * Test-only race windows and limits.  They exist only in the
- * GP_TESTING build (testing.c, make's build/testing/), which the race tests
- * load; the module users get has neither the parameters nor the sleeps.
- */
-enum gp_test_window {
-	GP_TEST_ACTION,		/* a decision made, p->mutex not yet taken */
-	GP_TEST_REAP,		/* between the two phases of a registry reap */
-};
-
-#ifdef GP_TESTING
-void gp_test_window(enum gp_test_window w);
-unsigned int gp_test_max_queues(void);
-bool gp_test_ibt(void);
-unsigned int gp_test_maxactive(void);
-#else
-static inline void gp_test_window(enum gp_test_window w) { }
-static inline unsigned int gp_test_max_queues(void) { return 0; }
-static inline bool gp_test_ibt(void) { return false; }
-static inline unsigned int gp_test_maxactive(void) { return 0; }
-#endif
-
-/* ---- KFD entry points resolved at load (ksyms.c) ---- */
-int gp_ksyms_init(void);
-void gp_ksyms_exit(void);
-unsigned long gp_lookup_name(const char *name);
-struct kfd_process *gp_kfd_lookup_pasid(u32 pasid);
-void gp_kfd_unref(struct kfd_process *p);
-struct module *gp_ksyms_owner(void);
-bool gp_ksyms_ibt_enforced(void);
-bool gp_ksyms_op_callable(const void *fn);
-
-/* ---- the running KFD has the built-in layout (layout_check.c) ---- */
-int gp_layout_check(struct module *owner);
-
-/* ---- live KFD objects match the built-in layout (layout_live.c) ---- */
-int gp_layout_live_process(struct kfd_process *p, u32 pasid, unsigned int *nq,
-			   unsigned long deadline);
-int gp_layout_live_queues_locked(struct kfd_process *p, u32 pasid, unsigned int *nq);
-void gp_layout_live_passed(unsigned int nproc, unsigned int nq, ktime_t t0);
-bool gp_layout_live_admit(struct queue *q);
 
 /**
  * struct gp_defer - an action the monitor hands to the helper thread (defer.c)
@@ -129,6 +51,7 @@ bool gp_layout_live_admit(struct queue *q);
  *
  * Everything but @state is written by the monitor before the work is
  * queued, and by the helper (@ret, @t0, @t1) before @state is DONE.
+ * It is here, not in backends/defer.h, as each gp_proc holds one.
  */
 struct gp_defer {
 	struct kthread_work work;
@@ -147,7 +70,6 @@ struct gp_defer {
 	u64 t1;
 };
 
-/* ---- registry (registry.c) ---- */
 /**
  * struct gp_proc - a KFD process gpreempt knows
  * @node: in gp_reg.procs
@@ -458,80 +380,4 @@ void gp_registry_set_owed(struct gp_proc *pr, bool owed);
 bool gp_registry_dev_has_compute(struct gp_proc *pr, struct kfd_node *dev);
 void gp_registry_pin(struct gp_proc *pr, struct gp_queue *e, bool pin);
 
-/* ---- pointer access (ptr_access.c) ---- */
-void gp_ptr_ids_take(struct gp_queue *e);
-void gp_ptr_setup(struct gp_queue *e);
-void gp_ptr_release(struct gp_queue *e);
-int gp_ptr_read(struct gp_queue *e, u64 *rptr, u64 *wptr);
-bool gp_ptr_head_blocked(struct gp_queue *e, u64 rptr);
-void gp_ptr_read_end(void);
-struct kfd_process *gp_ptr_window(const struct gp_queue *e);
-struct mm_struct *gp_ptr_mm_pin(struct kfd_process *p);
-void gp_ptr_mm_unpin(struct mm_struct *mm);
-int gp_ptr_read_env(struct gp_proc *pr, char *buf, size_t max, bool *partial);
-
-/* ---- backends (backend.c, preempt_evict.c, preempt_suspend.c, preempt_shrink.c) ---- */
-int gp_evict_process(struct gp_proc *pr, struct kfd_node *dev, bool evict);
-int gp_evict_process_blocking(struct gp_proc *pr, struct kfd_node *dev, bool evict);
-bool gp_evict_held(struct gp_proc *pr, struct kfd_node *dev);
-void gp_evict_restore_all(struct gp_proc *pr);
-void gp_evict_forget_all(struct gp_proc *pr);
-int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking);
-int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_cus, bool blocking);
-int gp_backend_read_props(struct gp_queue *e);
-
-/* ---- maps (maps.c) ---- */
-int gp_maps_init(void);
-void gp_maps_exit(void);
-int gp_maps_put_queue(const struct gp_queue_key *key, const struct gp_queue_info *info);
-void gp_maps_del_queue(const struct gp_queue_key *key);
-void gp_maps_forget_tgid(pid_t tgid, u64 start);
-void gp_maps_release_hold(const struct gp_queue_key *key);
-void gp_maps_put_stats(const struct gp_stats *st);
-int gp_maps_put_cgroup(u64 id, const struct gp_cgroup_stats *st);
-void gp_maps_del_cgroup(u64 id);
-bool gp_maps_prio_pid(pid_t tgid, u64 start, int *prio);
-int gp_maps_sweep_prio_pid(bool (*alive)(pid_t tgid, u64 start));
-bool gp_maps_prio_cgroup(u64 id, int *prio);
-bool gp_maps_prio_hook(u64 id, int *prio);
-bool gp_maps_prio_comm(const char *comm, int *prio);
-bool gp_maps_queue_ctl(const struct gp_queue_key *key, int *prio, u32 *hold);
-bool gp_maps_config(struct gp_config *cfg);
-
-/* ---- priority rules (rules.c) ---- */
-void gp_rules_tick(u64 now);
-u64 gp_rules_task_start(struct task_struct *task);
-u32 gp_rules_apply(struct gp_queue *e, int *prio, bool idle);
-
-/* ---- monitor (monitor.c; release.c: unload; stats.c: gp_stats) ---- */
-extern struct gp_stats gp_stats;	/* the map value: stats.c, written by the monitor thread */
-
-/**
- * struct gp_probe_ops - what the monitor asks of the attach layer (hooks/)
- * @missed: probe hits lost so far, all probes (gp_stats.probe_missed)
- * @lost: GP_LOST_* since the previous call; monitor thread only
- *
- * Wired by main.c: the monitor sits below the hooks and calls nothing of
- * theirs directly.
- */
-struct gp_probe_ops {
-	u64 (*missed)(void);
-	u32 (*lost)(void);
-};
-
-int gp_monitor_start(const struct gp_probe_ops *probes);
-void gp_monitor_stop(void);
-void gp_monitor_kick(void);
-void gp_monitor_release_all(void);
-void gp_monitor_free(void);
-
-/* ---- hooks (probes.c) ---- */
-int gp_hooks_init(void);
-void gp_hooks_exit(void);
-u64 gp_hooks_missed(void);
-#define GP_LOST_CU_MASK 1	/* a SET_CU_MASK call ran unseen */
-#define GP_LOST_PROPS 2		/* a queue property update ran unseen */
-#define GP_LOST_DEBUG 4		/* a debugger enable, disable or suspend ran unseen */
-u32 gp_hooks_lost(void);
-
-#endif /* GP_GPREEMPT_H */
+#endif /* GP_REGISTRY_H */
