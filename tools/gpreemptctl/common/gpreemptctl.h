@@ -52,6 +52,7 @@ const char *source_name(unsigned int src);
 const char *state_name(unsigned int st);
 void json_str(const char *s, size_t max);
 void read_line(const char *path, char *buf, size_t len);
+long kfd_topology_gpu_id(int node);
 
 /* maps.c */
 int maps_open(struct ctl *c);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "gpreemptctl.h"
 
 bool err_json;	/* -j/--json: errors as {"error": "..."} on stdout, as bpftool -j */
@@ -135,4 +136,21 @@ void read_line(const char *path, char *buf, size_t len)
 			buf[strcspn(buf, "\n")] = 0;
 		fclose(f);
 	}
+}
+
+/**
+ * kfd_topology_gpu_id() - the gpu_id of node @node of the KFD topology
+ * @node: 0, 1, ... in order
+ *
+ * Return: its gpu_id (0: a CPU node, or unreadable), or -1 past the last node.
+ */
+long kfd_topology_gpu_id(int node)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", node);
+	read_line(path, buf, sizeof(buf));
+	if (!buf[0] && access(path, F_OK))
+		return -1;
+	return strtol(buf, NULL, 10);
 }

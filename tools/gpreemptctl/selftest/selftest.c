@@ -515,7 +515,6 @@ static void be_stop(struct ctl *c, const struct st_opts *o, struct st_result *r,
 static void smi_open(struct st_smi *s)
 {
 	__u64 mask = ST_SMI_MASK(ST_SMI_GPU_PRE_RESET) | ST_SMI_MASK(ST_SMI_GPU_POST_RESET);
-	char path[PATH_MAX], buf[64];
 	int node;
 
 	s->n = 0;
@@ -523,11 +522,11 @@ static void smi_open(struct st_smi *s)
 	for (node = 0; s->kfd >= 0 && node < ST_MAX_GPUS && s->n < ST_MAX_GPUS; node++) {
 		struct st_smi_args a = { 0 };
 
-		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", node);
-		read_line(path, buf, sizeof(buf));
-		if (!buf[0])
+		long id = kfd_topology_gpu_id(node);
+
+		if (id < 0)
 			break;
-		a.gpuid = strtoul(buf, NULL, 10);
+		a.gpuid = id;
 		if (!a.gpuid || ioctl(s->kfd, ST_IOC_SMI_EVENTS, &a))
 			continue;
 		if (write(a.anon_fd, &mask, sizeof(mask)) != sizeof(mask)) {
@@ -663,17 +662,15 @@ static struct json_object *sys_json(void)
 		struct json_object *g;
 		char gfx[256];
 
-		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", node);
-		read_line(path, buf, sizeof(buf));
-		if (!buf[0]) {
-			if (access(path, F_OK))
-				break;
-			continue;
-		}
-		if (!strcmp(buf, "0"))
+		long id = kfd_topology_gpu_id(node);
+
+		if (id < 0)
+			break;
+		if (!id)
 			continue;	/* a CPU node */
 		g = json_object_new_object();
 		json_object_object_add(g, "node", json_object_new_int(node));
+		snprintf(buf, sizeof(buf), "%ld", id);
 		json_object_object_add(g, "gpu_id", json_object_new_string(buf));
 		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/name", node);
 		read_line(path, buf, sizeof(buf));

@@ -313,21 +313,17 @@ static void cgroups_out(FILE *f, const struct gp_cgroup_entry *cg, int n)
  */
 static void gpu_of(unsigned int id, char *bdf, size_t blen, char *serial, size_t slen)
 {
-	char path[PATH_MAX], buf[64], line[128];
+	char path[PATH_MAX], line[128];
 	unsigned long loc = 0, dom = 0;
+	long g;
 	bool have = false;
 	int node;
 	FILE *f;
 
 	bdf[0] = serial[0] = 0;
-	for (node = 0; node < 1024; node++) {
-		snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/gpu_id", node);
-		read_line(path, buf, sizeof(buf));
-		if (!buf[0])
+	for (node = 0; (g = kfd_topology_gpu_id(node)) != id; node++)
+		if (g < 0)
 			return;
-		if (strtoul(buf, NULL, 10) == id)
-			break;
-	}
 	snprintf(path, sizeof(path), "/sys/class/kfd/kfd/topology/nodes/%d/properties", node);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f)) {
