@@ -119,15 +119,16 @@ else
 	dbg_evicted() { state_is $be 2 && be_evicted && ! be_suspended; }
 	# The starvation guard at 60 s: its 20 ms slice each second is not
 	# what these checks are about, and a slow guest's checks can land in it.
-	# LC keeps a backlog of 8 dispatches of 20 ms (160 ms of GPU time), so
+	# LC keeps a backlog of 32 dispatches of 20 ms (640 ms of GPU time), so
 	# it stays busy while its own process waits for a CPU: in CI's slow
 	# guest a periodic LC's wake-up after each request outlasted
-	# hysteresis_us, and BE was rightly unparked in that gap.
+	# hysteresis_us, and so once did a backlog of 8 (160 ms); BE was
+	# rightly unparked in that gap.
 	load "" "backend=suspend max_suspend_ms=60000"
 	$GPLOAD $BE_ARGS --duration 300 --quiet &
 	be=$!
 	sleep 0.5
-	$GPLOAD --mode be --prio 12 --wg 8 --wg-us 20000 --inflight 8 --duration 300 --quiet &
+	$GPLOAD --mode be --prio 12 --wg 8 --wg-us 20000 --inflight 32 --duration 300 --quiet &
 	lc=$!
 	tap_check "M1: BE parked by gpreempt" wait_for 30 parked
 	pasid=$(qfield $be pasid)
