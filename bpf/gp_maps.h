@@ -164,6 +164,12 @@ struct gp_queue_info {
 	__u64 shadow_parks;
 	__u64 shadow_unparks;
 	__u64 shadow_parked_ns;
+	/*
+	 * How long its level stays busy after its last work, learned from
+	 * its own idle gaps (hold_payback_pct): 0 when none is learned (the
+	 * level holds for hold_us), 1 for "not at all".
+	 */
+	__u64 learned_hold_ns;
 };
 
 /* A latency distribution: see GP_LAT_SUB_BITS. */
@@ -367,6 +373,14 @@ struct gp_stats {
 	 */
 	__u32 dev_gpu_id[GP_DEV_STATS];
 	__u32 dev_partition[GP_DEV_STATS];
+	/*
+	 * The learned hold (hold_payback_pct): the run time an unpark must
+	 * promise the levels below before the next work above, this tick
+	 * (0: learning off, or no park and unpark measured yet), and the
+	 * queues whose level hold is now shorter than hold_us.
+	 */
+	__u64 hold_payback_us;
+	__u64 holds_learned;
 };
 
 /*

@@ -22,6 +22,7 @@ struct gp_params gp_param = {
 	.idle_us = 5000,
 	.idle_max_us = 500000,
 	.hysteresis_us = 500,
+	.hold_payback_pct = 200,
 	.max_suspend_ms = 1000,
 	.min_slice_ms = 20,
 	.max_actions = 8,
@@ -177,6 +178,14 @@ static struct gp_uint_range gp_range_hysteresis_us = {
 module_param_cb(hysteresis_us, &gp_uint_ops, &gp_range_hysteresis_us, 0644);
 MODULE_PARM_DESC(hysteresis_us,
 		 "Expert: Time in microseconds a level stays busy after its last pending work before lower queues resume (default 500) [0..10000000]");
+
+static struct gp_uint_range gp_range_hold_payback_pct = {
+	.val = &gp_param.hold_payback_pct, .min = 0, .max = 10000, .name = "hold_payback_pct",
+};
+
+module_param_cb(hold_payback_pct, &gp_uint_ops, &gp_range_hold_payback_pct, 0644);
+MODULE_PARM_DESC(hold_payback_pct,
+		 "Expert: Learn each queue's hold from its own idle gaps: its level stops holding lower queues parked once at least half of its past gaps that long went on for this percent of a measured park plus unpark more, never later than hysteresis_us (default 200; 0: always hysteresis_us) [0..10000]");
 
 static struct gp_uint_range gp_range_dispatch_window_ms = {
 	.val = &gp_param.dispatch_window_ms, .min = 0, .max = 600000,

@@ -12,6 +12,7 @@ struct gp_params {
 	unsigned int idle_us;
 	unsigned int idle_max_us;	/* deep idle: longest period */
 	unsigned int hysteresis_us;
+	unsigned int hold_payback_pct;	/* 0: the hold is hysteresis_us */
 	unsigned int max_suspend_ms;
 	unsigned int min_slice_ms;
 	unsigned int max_actions;

@@ -145,6 +145,27 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 		e->info_parked_at = t1;
 }
 
+/* What one park or unpark call costs, lately: an average over about 8. */
+static u64 gp_remap_avg_ns;
+
+static void gp_remap_sample(u64 ns)
+{
+	gp_remap_avg_ns = gp_remap_avg_ns ? gp_remap_avg_ns - gp_remap_avg_ns / 8 + ns / 8 : ns;
+}
+
+/**
+ * gp_remap_cost_ns() - what a park or unpark call took lately
+ *
+ * Calls made in the monitor's own tick that succeeded, whatever the
+ * backend; not the helper's, whose time includes waiting for p->mutex.
+ *
+ * Return: their moving average in ns (0: none yet).
+ */
+u64 gp_remap_cost_ns(void)
+{
+	return gp_remap_avg_ns;
+}
+
 /*
  * Under HWS a park or unpark unmaps and remaps the whole device, so
  * a higher level with work there is preempted too, for the whole call.
@@ -205,6 +226,8 @@ static void gp_apply_shrink(struct gp_queue *e, int n, const struct gp_policy_pa
 	t1 = ktime_get_ns();
 	gp_dev_charge(d, ret, t1);
 	gp_count_lc_preempt(e, t1 - t0);
+	if (!ret)
+		gp_remap_sample(t1 - t0);
 	/* The device takes no mask from gpreempt: parked from now on. */
 	if (ret == -EOPNOTSUPP && shrink)
 		e->no_shrink = true;
@@ -334,6 +357,8 @@ void gp_apply(int n, const struct gp_policy_params *pp)
 			t1 = ktime_get_ns();
 			gp_dev_charge(gp_pq_dev(&e->pq), ret, t1);
 			gp_count_lc_preempt(e, t1 - t0);
+			if (!ret)
+				gp_remap_sample(t1 - t0);
 			if (by_proc)	/* The whole process moved: commit each of its queues. */
 				gp_commit_proc(e, n, act, pp, ret, t0, t1);
 			else

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/math64.h>
 #include <linux/stringify.h>
 #include "monitor/monitor_int.h"
 #include "params.h"
@@ -92,6 +93,9 @@ bool gp_effective_params(struct gp_policy_params *pp, unsigned int *tick_us, u64
 		}
 	}
 	pp->hysteresis_ns = (u64)hyst * NSEC_PER_USEC;
+	/* An unpark pays when the run it gives promises pct % of a park plus an unpark. */
+	pp->hold_payback_ns = div_u64(2 * gp_remap_cost_ns() * READ_ONCE(gp_param.hold_payback_pct),
+				      100);
 	pp->max_suspend_ns = (u64)max_susp * NSEC_PER_MSEC;
 	pp->min_slice_ns = (u64)slice * NSEC_PER_MSEC;
 	pp->max_actions = READ_ONCE(gp_param.max_actions);

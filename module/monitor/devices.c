@@ -97,6 +97,7 @@ void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 	}
 	pp->dev_budget = gp_dev_budget;
 	gp_stats.hold_us = pp->hysteresis_ns / NSEC_PER_USEC;
+	gp_stats.hold_payback_us = pp->hold_payback_ns / NSEC_PER_USEC;
 	gp_stats.rate_limit = rate;
 	if (now - gp_rate_window_ns < NSEC_PER_SEC)
 		return;

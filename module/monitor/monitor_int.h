@@ -79,6 +79,7 @@ void gp_dev_charge(u32 d, int ret, u64 now);
 
 /* apply.c */
 void gp_apply(int n, const struct gp_policy_params *pp);
+u64 gp_remap_cost_ns(void);
 bool gp_must_evict(const struct gp_queue *e);
 bool gp_all_go_along(const struct gp_queue *e, int n, const struct gp_policy_params *pp,
 		     const struct gp_policy_result *res, bool shadow, u64 now);

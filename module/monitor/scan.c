@@ -384,7 +384,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	if (pending != in->pending || blocked != in->blocked ||
 	    prio != in->eff_priority || src != in->prio_source ||
 	    READ_ONCE(e->kfd_priority) != in->kfd_priority || um != in->unmanaged ||
-	    e->pq.dev != in->dev)
+	    e->pq.dev != in->dev || e->pq.hold_ns != in->learned_hold_ns)
 		e->dirty = true;
 	path = e->ids_moved ? GP_PTR_MOVED : rd && rd != -ENODATA ? GP_PTR_NONE : e->ptr_path;
 	percent = READ_ONCE(e->queue_percent);
@@ -402,6 +402,8 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	in->ptr_path = path;
 	in->unmanaged = um;
 	in->dev = e->pq.dev;
+	/* Learned at the last tick's decision. */
+	in->learned_hold_ns = e->pq.hold_ns;
 	gp_dev_maxprio[e->pq.dev] = max(gp_dev_maxprio[e->pq.dev], prio);
 	return off_hw;
 }
@@ -419,6 +421,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 void gp_scan(int n, u64 t0, bool deep)
 {
 	bool off_hw = false;
+	u64 learned = 0;
 	int i;
 
 	/* Device slots persist (their buckets do); levels are per tick. */
@@ -434,9 +437,11 @@ void gp_scan(int n, u64 t0, bool deep)
 		off_hw |= gp_scan_queue(e, t0, deep);
 		if (!e->gone)
 			gp_dev_cus[e->pq.dev] = max(gp_dev_cus[e->pq.dev], e->cu_count);
+		learned += !e->gone && e->pq.hold_ns;
 	}
 	gp_ptr_read_end();
 	gp_stats.off_hw_scans += off_hw;
+	gp_stats.holds_learned = learned;
 	for (i = 0; i < n; i++)
 		gp_snap[i]->pq.shrinkable = !gp_snap[i]->gone && gp_shrinkable(gp_snap[i]);
 }

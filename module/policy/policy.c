@@ -142,10 +142,70 @@ static bool may_run(const struct gp_pq *q, const struct gp_policy_params *pp, u6
 	       !gp_test_defence_off(GP_DEF_PROGRESS);
 }
 
-/* Is @q's level busy: pending, or within the hold? */
+/**
+ * gp_policy_hold() - how long @q's level stays busy after its last work
+ * @pp: parameters
+ * @q: the queue
+ *
+ * Return: the hold learned from @q's own idle gaps (gp_policy_learn()), or
+ * @pp->hysteresis_ns when learning is off or has found no shorter hold that
+ * pays.
+ */
+u64 gp_policy_hold(const struct gp_policy_params *pp, const struct gp_pq *q)
+{
+	return pp->hold_payback_ns && q->hold_ns ? q->hold_ns : pp->hysteresis_ns;
+}
+
+/*
+ * The hold that pays (@pp->hold_payback_ns set).  A level stays busy after
+ * its last work so that work coming back soon costs the levels below no
+ * park and unpark (under HWS each is a remap of the whole device), but only
+ * until the queue's own gaps say the wait will last long enough for the run
+ * an unpark gives them to pay for both.  From the queue's last GP_HOLD_GAPS
+ * idle gaps: the shortest wait h (none, or a quarter past one of the gaps,
+ * so that gap is bridged) after which at least half of the gaps longer than
+ * h went on for hold_payback_ns more.  Arrivals without memory (a Poisson
+ * stream) give all or nothing: unpark at once when their gaps pay, else
+ * wait the whole hysteresis.  Launches a few hundred us apart within
+ * requests tens of ms apart give a hold just past the launches' gaps.
+ * Where none pays, @hysteresis_ns, as without learning; never longer, so a
+ * queue's owner can shape its gaps to shorten the parks below it, never to
+ * lengthen them.
+ */
+static void gp_policy_learn(const struct gp_policy_params *pp, struct gp_pq *q, u64 gap)
+{
+	u64 pay_us = pp->hold_payback_ns / 1000, best = ~0ULL, g = gap / 1000;
+	u32 i, j;
+
+	q->gaps_us[q->gap_next] = g > 0xffffffffULL ? 0xffffffffU : (u32)g;
+	q->gap_next = (q->gap_next + 1) % GP_HOLD_GAPS;
+	if (q->ngaps < GP_HOLD_GAPS)
+		q->ngaps++;
+	q->hold_ns = 0;
+	if (q->ngaps < GP_HOLD_MIN_GAPS)
+		return;
+	for (i = 0; i <= q->ngaps; i++) {
+		u64 h = i == q->ngaps ? 0 : q->gaps_us[i] + q->gaps_us[i] / 4 + 1;
+		u32 longer = 0, pays = 0;
+
+		if (h >= best)
+			continue;
+		for (j = 0; j < q->ngaps; j++) {
+			longer += q->gaps_us[j] > h;
+			pays += q->gaps_us[j] >= h + pay_us;
+		}
+		if (longer && 2 * pays >= longer)
+			best = h;
+	}
+	/* 1 ns, not 0 (none learned): unpark at the first scan that is idle. */
+	if (best != ~0ULL && best * 1000 < pp->hysteresis_ns)
+		q->hold_ns = best ? best * 1000 : 1;
+}
+
+/* Is @q's level busy: pending, at a barrier, or within its hold? */
 static bool level_busy(const struct gp_pq *q, const struct gp_policy_params *pp, u64 now)
 {
-	return busy_within(q, pp, pp->hysteresis_ns, now);
+	return busy_within(q, pp, q->blocked ? pp->hysteresis_ns : gp_policy_hold(pp, q), now);
 }
 
 /* Is @y a lower queue of @x's group (and device) that may provide for it? */
@@ -386,6 +446,7 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 
 	gp_policy_providers(q, n, now);
 	for (i = 0; i < n; i++) {
+		bool seen;
 		u64 bit;
 
 		q[i].action = GP_ACT_NONE;
@@ -399,8 +460,15 @@ void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n,
 		 * since the last scan had work in between.  So did
 		 * one whose work fell in a sleep through a hold (@slept).
 		 */
-		if (q[i].pending || ((pp->dispatch_window_ns || pp->slept) && q[i].progressed))
+		seen = q[i].pending || ((pp->dispatch_window_ns || pp->slept) && q[i].progressed);
+		if (seen) {
+			/* A gap ends; one spent at a barrier is no idle gap. */
+			if (!q[i].was_seen && q[i].last_pending_ns && pp->hold_payback_ns &&
+			    q[i].last_blocked_ns <= q[i].last_pending_ns)
+				gp_policy_learn(pp, &q[i], now - q[i].last_pending_ns);
 			q[i].last_pending_ns = now;
+		}
+		q[i].was_seen = seen;
 		d = gp_pq_dev(&q[i]);
 		bit = 1ULL << d;
 		if (q[i].pending && (!(r.pend_valid & bit) || q[i].prio > r.pend_top[d])) {

@@ -60,6 +60,13 @@ enum gp_pstate {
  */
 #define GP_POLICY_MAX_DEVS 64
 
+/*
+ * Idle gaps a queue's learned hold is drawn from (gp_policy_hold()), and
+ * how many it needs first: fewer are no evidence for a shorter hold.
+ */
+#define GP_HOLD_GAPS 16
+#define GP_HOLD_MIN_GAPS 8
+
 enum gp_action {
 	GP_ACT_NONE = 0,
 	GP_ACT_PARK = 1,
@@ -87,8 +94,13 @@ enum gp_reason {
  * @enabled: false: unpark everything, park nothing
  * @tiers: tier-aware: only the device's lowest busy level is parked; levels
  *	   between it and the top (lower LC tiers) are never parked
- *		 NULL: @hysteresis_ns everywhere.  A lower queue's own recent
- *		 work always counts for @hysteresis_ns.
+ * @hold_payback_ns: 0: every level's hold is @hysteresis_ns.  Else the run
+ *		     time an unpark of the levels below must promise them
+ *		     before the queue's next work, for its park and unpark
+ *		     to pay: each queue's hold is then learned from its own
+ *		     idle gaps (gp_policy_hold()), never above @hysteresis_ns.
+ *		     A lower queue's own recent work always counts for
+ *		     @hysteresis_ns.
  * @dispatch_window_ns: 0, or how long after its read index last moved a
  *			lower queue may still run a kernel: CP firmware that
  *			advances the read index when a dispatch starts
@@ -115,6 +127,7 @@ struct gp_policy_params {
 	u32 max_actions;
 	bool enabled;
 	bool tiers;
+	u64 hold_payback_ns;
 	u64 dispatch_window_ns;
 	u32 *dev_budget;
 	bool slept;
@@ -183,6 +196,13 @@ struct gp_policy_params {
  *	       stays busy or blocked on its device
  * @inherit_prio: policy-owned: the priority it inherits (valid if @inherited)
  * @inherit_from: policy-owned: @id of the dependent queue it inherits from
+ * @was_seen: policy-owned: @last_pending_ns was set at the previous decision
+ * @gaps_us: policy-owned: its last GP_HOLD_GAPS idle gaps, from its last
+ *	     work seen to its next (us), oldest overwritten first
+ * @ngaps: policy-owned: gaps recorded (at most GP_HOLD_GAPS)
+ * @gap_next: policy-owned: where the next gap goes in @gaps_us
+ * @hold_ns: policy-owned: the hold learned from @gaps_us (0: none yet, or
+ *	     no shorter hold pays: @hysteresis_ns)
  * @granted: policy-owned scratch (action within the tick's budget)
  * @action: output of gp_policy_decide()
  * @reason: why (enum gp_reason)
@@ -219,6 +239,11 @@ struct gp_pq {
 	bool inherited;
 	int inherit_prio;
 	u64 inherit_from;
+	bool was_seen;
+	u32 gaps_us[GP_HOLD_GAPS];
+	u32 ngaps;
+	u32 gap_next;
+	u64 hold_ns;
 	bool granted;
 	enum gp_action action;
 	enum gp_reason reason;
@@ -351,6 +376,7 @@ void gp_sleep_add(struct gp_sleep *s, const struct gp_policy_params *pp,
 		  const struct gp_pq *q, bool gone);
 u64 gp_sleep_until(struct gp_sleep *s, u64 t0);
 
+u64 gp_policy_hold(const struct gp_policy_params *pp, const struct gp_pq *q);
 void gp_policy_decide(const struct gp_policy_params *pp, struct gp_pq *q, u32 n, u64 now,
 		      struct gp_policy_result *res);
 void gp_policy_commit(const struct gp_policy_params *pp, struct gp_pq *q, bool ok, u64 now);

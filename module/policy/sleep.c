@@ -81,7 +81,7 @@ void gp_sleep_add(struct gp_sleep *s, const struct gp_policy_params *pp,
 	if (!q->last_pending_ns)
 		return;
 	/* A top queue: its level is busy until the last of its holds ends. */
-	end = q->last_pending_ns + pp->hysteresis_ns;
+	end = q->last_pending_ns + gp_policy_hold(pp, q);
 	if (end > s->dev_end[q->dev])
 		s->dev_end[q->dev] = end;
 	if (q->group)

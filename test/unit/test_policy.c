@@ -1685,6 +1685,215 @@ static void t_slice_left(void)
 	EXPECT(q[2].state == GP_PS_PARKED && nparked(q, 3) == 2);
 }
 
+static u32 rnd(u32 k);
+
+/*
+ * The learned hold.  LC (q[0]) and BE (q[1], with a backlog) on one device,
+ * a scan every 100 us: LC has work for @busy_us, then none for each gap of
+ * @gaps in turn.  Returns BE's unparks in the gaps; *@t is the clock.
+ */
+static int run_gaps(const struct gp_policy_params *pp, struct gp_pq *q, u64 *t,
+		    const u32 *gaps_us, int n, u32 busy_us)
+{
+	int k, unparks = 0;
+	u64 end;
+
+	for (k = 0; k < n; k++) {
+		q[0].pending = true;
+		for (end = *t + busy_us * US; *t < end; *t += 100 * US)
+			tick(pp, q, 2, *t);
+		q[0].pending = false;
+		for (end = *t + gaps_us[k] * US; *t < end; *t += 100 * US)
+			unparks += tick(pp, q, 2, *t).unparks;
+	}
+	return unparks;
+}
+
+/* Defaults as in make bench x10: a 5 ms hysteresis, a 1 ms payback. */
+static struct gp_policy_params learn_pp(void)
+{
+	struct gp_policy_params pp = P;
+
+	pp.hysteresis_ns = 5 * MS;
+	pp.hold_payback_ns = MS;
+	return pp;
+}
+
+/*
+ * LC requests 20 ms apart, each gap paying many times over for a park and
+ * an unpark: after GP_HOLD_MIN_GAPS gaps BE is unparked at the first idle
+ * scan; before, only after the whole hysteresis; and LC's next work still
+ * parks it at once.
+ */
+static void t_hold_learn_long_gaps(void)
+{
+	struct gp_policy_params pp = learn_pp();
+	u32 gaps[GP_HOLD_MIN_GAPS + 2];
+	struct gp_pq q[2];
+	u64 t = T0, idle;
+	int k;
+
+	for (k = 0; k < GP_HOLD_MIN_GAPS + 2; k++)
+		gaps[k] = 20000;
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	run_gaps(&pp, q, &t, gaps, GP_HOLD_MIN_GAPS - 1, 1000);
+	EXPECT(q[0].ngaps == GP_HOLD_MIN_GAPS - 2 && q[0].hold_ns == 0);
+	EXPECT(gp_policy_hold(&pp, &q[0]) == pp.hysteresis_ns);
+	/* Still learning: the whole hysteresis. */
+	q[0].pending = true;
+	tick(&pp, q, 2, t);
+	q[0].pending = false;
+	idle = t;
+	for (t += 100 * US; t < idle + pp.hysteresis_ns; t += 100 * US) {
+		tick(&pp, q, 2, t);
+		EXPECT(q[1].state == GP_PS_PARKED);
+	}
+	run_gaps(&pp, q, &t, gaps, 3, 1000);
+	EXPECT(q[0].ngaps >= GP_HOLD_MIN_GAPS && q[0].hold_ns == 1);
+	EXPECT(gp_policy_hold(&pp, &q[0]) == 1);
+	/* Learned: BE runs from the first idle scan. */
+	q[0].pending = true;
+	tick(&pp, q, 2, t);
+	EXPECT(q[1].state == GP_PS_PARKED);
+	q[0].pending = false;
+	t += 100 * US;
+	tick(&pp, q, 2, t);
+	EXPECT(q[1].state == GP_PS_RUNNING && q[1].reason == GP_WHY_HIGHER_IDLE);
+	q[0].pending = true;
+	t += 100 * US;
+	tick(&pp, q, 2, t);
+	EXPECT(q[1].state == GP_PS_PARKED);
+}
+
+/*
+ * Requests of four launches 300 us apart (the CPU between dependent
+ * launches), 30 ms between requests: the hold bridges the launches' gaps
+ * and no more (BE parked through them, unparked within 0.6 ms of the end
+ * of a request, where the hysteresis alone would take 5 ms).
+ */
+static void t_hold_learn_bimodal(void)
+{
+	static const u32 req[] = { 300, 300, 300, 30000 };
+	struct gp_policy_params pp = learn_pp();
+	struct gp_pq q[2];
+	u64 t = T0, idle;
+	int k, unparks = 0;
+
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	for (k = 0; k < 6; k++)
+		run_gaps(&pp, q, &t, req, 4, 500);
+	/* A 300 us gap spans 400 us between the scans that see it. */
+	EXPECT(q[0].hold_ns > 400 * US && q[0].hold_ns <= 600 * US);
+	for (k = 0; k < 3; k++)
+		unparks += run_gaps(&pp, q, &t, req, 3, 500);
+	EXPECT(unparks == 0);
+	q[0].pending = true;
+	tick(&pp, q, 2, t);
+	q[0].pending = false;
+	idle = t;
+	while (q[1].state == GP_PS_PARKED && t < idle + 10 * MS) {
+		t += 100 * US;
+		tick(&pp, q, 2, t);
+	}
+	EXPECT(q[1].state == GP_PS_RUNNING && t - idle <= 600 * US);
+}
+
+/*
+ * Gaps that never pay (all under the payback), and learning off: the hold
+ * stays the hysteresis.  A gap spent at a barrier is not learned.
+ */
+static void t_hold_learn_none(void)
+{
+	struct gp_policy_params pp = learn_pp(), off = learn_pp();
+	u32 gaps[12];
+	struct gp_pq q[2];
+	u64 t = T0;
+	int k;
+
+	for (k = 0; k < 12; k++)
+		gaps[k] = 400 + 50 * k;		/* 0.4 to 0.95 ms: under 1 ms */
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	run_gaps(&pp, q, &t, gaps, 12, 500);
+	EXPECT(q[0].ngaps == 11 && q[0].hold_ns == 0);
+	EXPECT(gp_policy_hold(&pp, &q[0]) == pp.hysteresis_ns);
+
+	off.hold_payback_ns = 0;
+	for (k = 0; k < 12; k++)
+		gaps[k] = 20000;
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	run_gaps(&off, q, &t, gaps, 12, 500);
+	EXPECT(q[0].ngaps == 0 && gp_policy_hold(&off, &q[0]) == off.hysteresis_ns);
+
+	/* At a barrier (blocked, not pending) between its work: no gap. */
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	for (k = 0; k < 12; k++) {
+		q[0].pending = true;
+		q[0].blocked = false;
+		tick(&pp, q, 2, t);
+		t += MS;
+		q[0].pending = false;
+		q[0].blocked = true;
+		tick(&pp, q, 2, t);
+		t += 20 * MS;
+	}
+	EXPECT(q[0].ngaps == 0 && q[0].hold_ns == 0);
+}
+
+/*
+ * Property, on random gap streams: the learned hold is never above the
+ * hysteresis; when set, at least half of the recorded gaps longer than it
+ * went on for the payback more, and no shorter candidate (none, or a
+ * quarter past a recorded gap) did.
+ */
+static void t_hold_learn_property(void)
+{
+	int round, bad = 0, learned = 0;
+
+	for (round = 0; round < 3000; round++) {
+		struct gp_policy_params pp = P;
+		struct gp_pq q[2];
+		u32 gaps[24];
+		u64 t = T0, h, c;
+		u32 j, i, longer, pays, n = 8 + rnd(17);
+
+		pp.hysteresis_ns = (1 + rnd(8)) * MS;
+		pp.hold_payback_ns = (1 + rnd(4)) * 500 * US;
+		for (j = 0; j < n; j++)
+			gaps[j] = rnd(4) ? 200 + rnd(1500) : 1000 + rnd(30000);
+		qinit(&q[0], 12, true);
+		qinit(&q[1], 3, true);
+		run_gaps(&pp, q, &t, gaps, (int)n, 300);
+		h = gp_policy_hold(&pp, &q[0]);
+		if (h > pp.hysteresis_ns) {
+			bad++;
+			continue;
+		}
+		if (!q[0].hold_ns)
+			continue;
+		learned++;
+		h = q[0].hold_ns == 1 ? 0 : q[0].hold_ns / US;
+		for (i = 0; i <= q[0].ngaps; i++) {
+			c = i == q[0].ngaps ? 0 : q[0].gaps_us[i] + q[0].gaps_us[i] / 4 + 1;
+			if (c > h)
+				continue;
+			longer = pays = 0;
+			for (j = 0; j < q[0].ngaps; j++) {
+				longer += q[0].gaps_us[j] > c;
+				pays += q[0].gaps_us[j] >= c + pp.hold_payback_ns / US;
+			}
+			if ((c == h) != (longer && 2 * pays >= longer))
+				bad++;
+		}
+	}
+	printf("# %d of 3000 random streams learned a shorter hold\n", learned);
+	EXPECT(bad == 0 && learned > 300 && learned < 2950);
+}
+
 /*
  * gp_hold_until() as it was, a loop over the snapshot inside a loop over it:
  * the reference policy/sleep.c's one pass must match.
@@ -1721,7 +1930,8 @@ static u64 sleep_reference(int n, const struct gp_pq *q, const bool *gone, const
 		}
 		if (e->state != GP_PS_RUNNING || !dp || e->prio < maxprio[d] || !e->last_pending_ns)
 			continue;
-		end = e->last_pending_ns + pp->hysteresis_ns;
+		end = e->last_pending_ns +
+		      (pp->hold_payback_ns && e->hold_ns ? e->hold_ns : pp->hysteresis_ns);
 		dev_end[d] = end > dev_end[d] ? end : dev_end[d];
 		for (j = 0; j < n; j++)
 			if (e->group && q[j].group == e->group && q[j].dev == d &&
@@ -1770,6 +1980,7 @@ static void t_sleep_matches_reference(void)
 		u64 want, got;
 
 		pp.hysteresis_ns = (1 + rnd(4)) * MS;
+		pp.hold_payback_ns = rnd(2) ? MS : 0;
 		pp.max_suspend_ns = (1 + rnd(200)) * MS;
 		for (i = 0; i < GP_POLICY_MAX_DEVS; i++)
 			maxprio[i] = (int)rnd(3);
@@ -1789,6 +2000,7 @@ static void t_sleep_matches_reference(void)
 				q[n].hold = !rnd(12);
 				q[n].state_since_ns = t0 - rnd(150) * MS;
 				q[n].last_pending_ns = rnd(4) ? t0 - rnd(5) * MS : 0;
+				q[n].hold_ns = rnd(2) ? rnd(3) * MS : 0;
 				gone[n] = !rnd(8);
 			}
 		}
@@ -1971,6 +2183,10 @@ static const struct tap_test tests[] = {
 	{ "shrink: shrinkable BE shrunk (no guard, no inversion), grown back when LC idles", t_shrink },
 	{ "shrink: not shrinkable, held or disabled: grown back (then parked if wanted)", t_shrink_exits },
 	{ "CU masks: shrink keeps a prefix of the owner's CUs, or what a masked LC leaves", t_cu_shrink_mask },
+	{ "learned hold: gaps that pay: BE unparked at the first idle scan (after GP_HOLD_MIN_GAPS), parked again at LC's work", t_hold_learn_long_gaps },
+	{ "learned hold: launches 300 us apart within requests 30 ms apart: bridged, and unparked within 0.6 ms of a request's end", t_hold_learn_bimodal },
+	{ "learned hold: gaps under the payback, learning off, gaps at a barrier: the hysteresis", t_hold_learn_none },
+	{ "learned hold, random gaps: never above the hysteresis, the shortest candidate that pays", t_hold_learn_property },
 	{ "sleep through a hold: one pass over the snapshot equals the nested loops on random snapshots", t_sleep_matches_reference },
 	{ "S5-2: a whole-process park takes the process's idle queues below the busy top along, whatever their level; a queue with work kept running keeps it", t_proc_park_idle_above },
 	{ "S5-2, tiers: an idle queue between the lowest busy level and the top, taken along, stays parked while idle; unparked once it has work", t_proc_park_idle_tier },

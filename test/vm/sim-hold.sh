@@ -4,15 +4,17 @@
 # The hold: a level stays busy for hysteresis_us after its last work.  LC
 # arrives every 30 ms; with hysteresis_us=20000 BE is parked while LC has
 # work and released after 20 ms of LC idle, between requests; with 300 ms
-# it stays parked across them (counts of unparks, no clock);
-# gp_stats.hold_us shows the hold; every packet runs exactly once.
+# it stays parked across them (counts of unparks, no clock), unless the
+# hold is learned from LC's gaps (hold_payback_pct, on by default): then
+# it runs between them again; gp_stats.hold_us shows the hold, the queue's
+# learned_hold_ns what it learned; every packet runs exactly once.
 # The latency percentiles of gp_stats (detection, park and unpark
 # calls): present in gpreemptctl stats (text and --json), ordered
 # (p50 <= p90 <= p99 <= max), their counts those of gp_stats (preempts,
 # resumes, the buckets, the power-of-two histograms).
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 12
+tap_plan 16
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 HYST=20000
@@ -34,7 +36,13 @@ run() {	# LC every 30 ms over BE, 4 s; $1: hysteresis_us, then more parameters
 	$GPLOAD --mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 60 --quiet &
 	be=$!
 	sleep 0.5
-	$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 2000 --period-us 30000 --duration 4 --quiet
+	$GPLOAD --mode lc --prio 12 --wg 4 --wg-us 2000 --period-us 30000 --duration 4 --quiet &
+	lc=$!
+	# After about 100 of LC's gaps: what its queue learned.
+	sleep 3
+	learned=$(qfield $lc learned_hold_ns) nlearned=$(gstat holds_learned)
+	payback=$(gstat hold_payback_us)
+	wait $lc
 	lc_rc=$?
 	hold=$(gstat hold_us) parks=$(gstat preempts) resumes=$(gstat resumes)
 	lat_read
@@ -46,8 +54,16 @@ dmesg -C
 # A hold far above LC's 30 ms period: LC's level never goes idle for that
 # long, so BE is released only after LC's last request (the starvation
 # guard out of the way), not between requests.
-run 300000 max_suspend_ms=60000
+run 300000 max_suspend_ms=60000 hold_payback_pct=0
 long_resumes=$resumes long_parks=$parks long_rc=$lc_rc.$be_rc
+off_learned=$learned off_n=$nlearned off_payback=$payback
+# The same hold, learned from LC's gaps (the default hold_payback_pct):
+# each of its ~28 ms gaps pays many times over for a park and an unpark
+# (a few ms of KFD calls each), so its level stops holding BE at the first
+# idle scan and BE runs between requests.
+run 300000 max_suspend_ms=60000
+learn_resumes=$resumes learn_parks=$parks learn_rc=$lc_rc.$be_rc
+learn_text=$ctl_text
 run $HYST
 tap_check "hold: hold_us is hysteresis_us ($hold)" test "$hold" = $HYST
 tap_check "hold: BE parked and released ($parks/$resumes)" test "${parks:-0}" -gt 0 -a "${resumes:-0}" -gt 0
@@ -57,6 +73,14 @@ tap_check "hold: a 20 ms hold releases BE between LC's requests ($resumes unpark
 tap_check "hold: a 300 ms hold keeps BE parked across them ($long_parks parks, $long_resumes unparks)" \
 	test "${long_parks:-0}" -ge 1 -a "${long_resumes:-99}" -le 2 -a "$long_rc" = 0.0
 tap_check "hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
+tap_check "learned hold: off (hold_payback_pct=0): no queue learns, no payback ($off_learned, $off_n, $off_payback)" \
+	test "$off_learned" = 0 -a "$off_n" = 0 -a "$off_payback" = 0
+tap_check "learned hold: LC's queue holds under 1 ms of its 300 ms hysteresis (${learned:-none} ns, payback ${payback:-none} us)" \
+	test "${learned:-0}" -gt 0 -a "${learned:-0}" -lt 1000000 -a "${payback:-0}" -gt 0 -a "${nlearned:-0}" -ge 1
+tap_check "learned hold: BE released between LC's requests under the same 300 ms hysteresis ($learn_parks parks, $learn_resumes unparks)" \
+	test "${learn_resumes:-0}" -ge 10 -a "$learn_rc" = 0.0
+tap_check "learned hold: gpreemptctl stats names the learned holds and their payback" \
+	grep -qE '^learned holds +[0-9]+ queues hold shorter: their gaps pay back [1-9][0-9]* us' <<<"$learn_text"
 tap_diag "latency (us): $(jq -c .latency <<<"$ctl")"
 tap_check "latency: detect, park and unpark have samples and p50 <= p90 <= p99 <= max" \
 	jq -e '[.latency.detect, .latency.park, .latency.unpark] | all(.count > 0 and

@@ -160,14 +160,14 @@ static void queue_json(const struct gp_queue_info *q)
 	       "\"rptr\":%llu,\"wptr\":%llu,\"preempts\":%llu,\"resumes\":%llu,"
 	       "\"suspended_ns\":%llu,\"last_preempt_ns\":%llu,\"errors\":%llu,\"mutex_held\":%u,"
 	       "\"dev\":%u,\"unmanaged\":\"%s\",\"shadow_parks\":%llu,\"shadow_unparks\":%llu,"
-	       "\"shadow_parked_ns\":%llu}",
+	       "\"shadow_parked_ns\":%llu,\"learned_hold_ns\":%llu}",
 	       q->kfd_priority, q->eff_priority, source_name(q->prio_source), state_name(q->state),
 	       q->held ? "true" : "false", q->pending ? "true" : "false",
 	       q->blocked ? "true" : "false", ptr_name(q->ptr_path),
 	       backend_name(q->backend), q->queue_percent, q->rptr, q->wptr, q->preempts,
 	       q->resumes, q->suspended_ns, q->last_preempt_ns, q->errors, q->mutex_held,
 	       q->dev, unmanaged_name(q->unmanaged), q->shadow_parks, q->shadow_unparks,
-	       q->shadow_parked_ns);
+	       q->shadow_parked_ns, q->learned_hold_ns);
 }
 
 /*
@@ -201,7 +201,8 @@ static const struct {
 	GP_STAT(suspend_lost), GP_STAT(dbg_lost), GP_STAT(queues_over_limit),
 	GP_STAT(shadow_active), GP_STAT(shadow_ns), GP_STAT(shadow_parks),
 	GP_STAT(shadow_unparks), GP_STAT(shadow_remaps), GP_STAT(shadow_lc_remaps),
-	GP_STAT(cgroups), GP_STAT(cgroups_dropped),
+	GP_STAT(cgroups), GP_STAT(cgroups_dropped), GP_STAT(hold_payback_us),
+	GP_STAT(holds_learned),
 };
 
 static void stats_json_fields(const struct gp_stats *st)
@@ -434,6 +435,12 @@ int cmd_stats(struct ctl *c, int argc, char **argv)
 	       "                 parked below any busy level)\n", st.queues_over_limit);
 	printf("hold             %llu us (a level stays busy this long after its last work)\n",
 	       st.hold_us);
+	if (st.hold_payback_us)
+		printf("learned holds    %llu queues hold shorter: their gaps pay back %llu us (a park plus\n"
+		       "                 an unpark, hold_payback_pct)\n", st.holds_learned,
+		       st.hold_payback_us);
+	else
+		printf("learned holds    off (hold_payback_pct=0, or no park and unpark measured yet)\n");
 	printf("unseen           %llu queues (KFD changed them, no creation probe fired: LTO?)\n",
 	       st.queues_unseen);
 	printf("first resolves   %llu (new processes), mean %llu ns\n", st.rule_first_resolves,
