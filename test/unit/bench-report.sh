@@ -10,7 +10,7 @@
 # the knee, ratios to the same block's oracle and nogp, remaps, targets).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 33
+tap_plan 35
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -123,6 +123,7 @@ cmp_row "$tmp/head/raw" be_alone none 3 none 0
 cmp_row "$tmp/head/raw" oracle 12 3 oracle 0
 cmp_row "$tmp/head/raw" park 12 3 "" 200
 cmp_row "$tmp/head/raw" park_h2000 12 3 "hysteresis_us=20000" 150
+cmp_row "$tmp/head/raw" park_mes 12 3 "" 120
 python3 scripts/bench-report "$tmp/head" >/dev/null 2>&1
 out=$(cat "$tmp/head/results.md" 2>/dev/null)
 tap_check "bench-report: the headline says where LC's extra time goes, per workload" \
@@ -134,6 +135,14 @@ tap_check "bench-report: an A/B hold (GP_BENCH_HOLDS=2000) is a headline row of 
 	has "$out" '^\| microbench x10 \| gpreempt park, hysteresis_us=2000 \(x scale\) \| 1 \(0\) \|'
 tap_check "bench-report: ... with its targets" \
 	has "$out" '^\| microbench x10, park_h2000: LC p99 <= 1\.10x the oracle'"'"'s \|'
+tap_check "bench-report: results.json has the headline's derived figures (park's LC p99 / oracle, its runs)" \
+	eval '[ "$(jq -c "[(.headline.microbench_x10.variants.park.lc_p99_vs_oracle | .median, .reps), .headline.microbench_x10.reps]" "$tmp/head/results.json")" = "[1,[1],1]" ]'
+mes_rows() {
+	has "$1" '^\| microbench x10 \| gpreempt park, MES \(one queue per park, no device remap\) \| 1 \(0\) \|' &&
+		has "$1" '^\| microbench x10, park_mes: LC p99 <= 1\.10x the oracle.s \|'
+}
+tap_check "bench-report: park on MES is a headline row beside park (HWS), with its targets" \
+	mes_rows "$out"
 tap_check "bench-report: ... and its accounting row (detect 150 us)" \
 	has "$out" '^\| park_h2000 \| - \| 3000 \| 500 \| 150 \('
 # make bench-sweep: two rates (LC period 3000 and 300 us x10), two blocks.
