@@ -164,7 +164,10 @@ u64 gp_policy_hold(const struct gp_policy_params *pp, const struct gp_pq *q)
  * an unpark gives them to pay for both.  From the queue's last GP_HOLD_GAPS
  * idle gaps: the shortest wait h (none, or a quarter past one of the gaps,
  * so that gap is bridged) after which at least half of the gaps longer than
- * h went on for hold_payback_ns more.  Arrivals without memory (a Poisson
+ * h, and at least GP_HOLD_MIN_LONGER of them, went on for hold_payback_ns
+ * more.  (A submitter the CPU left waiting once in a while is no request
+ * pattern: an LC that keeps the GPU busy but for that would have lower
+ * queues unparked at every gap a little longer than its usual ones.)  Arrivals without memory (a Poisson
  * stream) give all or nothing: unpark at once when their gaps pay, else
  * wait the whole hysteresis.  Launches a few hundred us apart within
  * requests tens of ms apart give a hold just past the launches' gaps.
@@ -194,7 +197,7 @@ static void gp_policy_learn(const struct gp_policy_params *pp, struct gp_pq *q, 
 			longer += q->gaps_us[j] > h;
 			pays += q->gaps_us[j] >= h + pay_us;
 		}
-		if (longer && 2 * pays >= longer)
+		if (longer >= GP_HOLD_MIN_LONGER && 2 * pays >= longer)
 			best = h;
 	}
 	/* 1 ns, not 0 (none learned): unpark at the first scan that is idle. */

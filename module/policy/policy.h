@@ -66,6 +66,8 @@ enum gp_pstate {
  */
 #define GP_HOLD_GAPS 16
 #define GP_HOLD_MIN_GAPS 8
+/* Gaps past a shorter hold it needs: one long gap among short ones is no pattern. */
+#define GP_HOLD_MIN_LONGER 4
 
 enum gp_action {
 	GP_ACT_NONE = 0,

@@ -1786,8 +1786,10 @@ static void t_hold_learn_bimodal(void)
 		run_gaps(&pp, q, &t, req, 4, 500);
 	/* A 300 us gap spans 400 us between the scans that see it. */
 	EXPECT(q[0].hold_ns > 400 * US && q[0].hold_ns <= 600 * US);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 3; k++) {
 		unparks += run_gaps(&pp, q, &t, req, 3, 500);
+		run_gaps(&pp, q, &t, &req[3], 1, 500);
+	}
 	EXPECT(unparks == 0);
 	q[0].pending = true;
 	tick(&pp, q, 2, t);
@@ -1801,8 +1803,9 @@ static void t_hold_learn_bimodal(void)
 }
 
 /*
- * Gaps that never pay (all under the payback), and learning off: the hold
- * stays the hysteresis.  A gap spent at a barrier is not learned.
+ * Gaps that never pay (all under the payback), one long gap among short
+ * ones, and learning off: the hold stays the hysteresis.  A gap spent at a
+ * barrier is not learned.
  */
 static void t_hold_learn_none(void)
 {
@@ -1819,6 +1822,15 @@ static void t_hold_learn_none(void)
 	run_gaps(&pp, q, &t, gaps, 12, 500);
 	EXPECT(q[0].ngaps == 11 && q[0].hold_ns == 0);
 	EXPECT(gp_policy_hold(&pp, &q[0]) == pp.hysteresis_ns);
+
+	/* Short gaps and one long one (its submitter once waited for a CPU). */
+	for (k = 0; k < 16; k++)
+		gaps[k % 12] = k == 9 ? 30000 : 200;
+	qinit(&q[0], 12, true);
+	qinit(&q[1], 3, true);
+	run_gaps(&pp, q, &t, gaps, 12, 500);
+	run_gaps(&pp, q, &t, gaps, 4, 500);
+	EXPECT(q[0].ngaps == 15 && q[0].hold_ns == 0);
 
 	off.hold_payback_ns = 0;
 	for (k = 0; k < 12; k++)
@@ -1886,7 +1898,7 @@ static void t_hold_learn_property(void)
 				longer += q[0].gaps_us[j] > c;
 				pays += q[0].gaps_us[j] >= c + pp.hold_payback_ns / US;
 			}
-			if ((c == h) != (longer && 2 * pays >= longer))
+			if ((c == h) != (longer >= GP_HOLD_MIN_LONGER && 2 * pays >= longer))
 				bad++;
 		}
 	}
@@ -2185,7 +2197,7 @@ static const struct tap_test tests[] = {
 	{ "CU masks: shrink keeps a prefix of the owner's CUs, or what a masked LC leaves", t_cu_shrink_mask },
 	{ "learned hold: gaps that pay: BE unparked at the first idle scan (after GP_HOLD_MIN_GAPS), parked again at LC's work", t_hold_learn_long_gaps },
 	{ "learned hold: launches 300 us apart within requests 30 ms apart: bridged, and unparked within 0.6 ms of a request's end", t_hold_learn_bimodal },
-	{ "learned hold: gaps under the payback, learning off, gaps at a barrier: the hysteresis", t_hold_learn_none },
+	{ "learned hold: gaps under the payback, one long gap among short ones, learning off, gaps at a barrier: the hysteresis", t_hold_learn_none },
 	{ "learned hold, random gaps: never above the hysteresis, the shortest candidate that pays", t_hold_learn_property },
 	{ "sleep through a hold: one pass over the snapshot equals the nested loops on random snapshots", t_sleep_matches_reference },
 	{ "S5-2: a whole-process park takes the process's idle queues below the busy top along, whatever their level; a queue with work kept running keeps it", t_proc_park_idle_above },

@@ -62,7 +62,9 @@ done
 # unparks during the sampling window (its resume counter proves it).  The
 # hysteresis (2 s) outlasts the window: a TCG guest on a loaded host can
 # leave LC's submitter unscheduled for a few hundred ms (seen with 200 ms).
-load "" "backend=suspend max_suspend_ms=60000 hysteresis_us=2000000"
+# The hold is that fixed one (hold_payback_pct=0): learned from LC's gaps,
+# a few of those waits made it unpark BE at every gap past its usual ones.
+load "" "backend=suspend max_suspend_ms=60000 hysteresis_us=2000000 hold_payback_pct=0"
 $GPLOAD $BE_ARGS --rocr --update-ms 20 --duration 120 --json /tmp/be.json --quiet &
 be=$!
 sleep 0.5
