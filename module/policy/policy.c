@@ -167,9 +167,9 @@ u64 gp_policy_hold(const struct gp_policy_params *pp, const struct gp_pq *q)
  * h, and at least GP_HOLD_MIN_LONGER of them, went on for hold_payback_ns
  * more.  (A submitter the CPU left waiting once in a while is no request
  * pattern: an LC that keeps the GPU busy but for that would have lower
- * queues unparked at every gap a little longer than its usual ones.)  Arrivals without memory (a Poisson
- * stream) give all or nothing: unpark at once when their gaps pay, else
- * wait the whole hysteresis.  Launches a few hundred us apart within
+ * queues unparked at every gap a little longer than its usual ones.)
+ * Arrivals without memory (a Poisson stream) give all or nothing: unpark at
+ * once when their gaps pay, else wait the whole hysteresis.  Launches a few hundred us apart within
  * requests tens of ms apart give a hold just past the launches' gaps.
  * Where none pays, @hysteresis_ns, as without learning; never longer, so a
  * queue's owner can shape its gaps to shorten the parks below it, never to
