@@ -1143,12 +1143,20 @@ static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
  */
 static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 {
-	u64 now = ks_now(), next = U64_MAX;
+	u64 now, next = U64_MAX;
 	struct queue *q;
 	u32 i;
 
 	*poll = false;
 	spin_lock(&g->lock);
+	/*
+	 * The time under the lock: one read before it would start this
+	 * step's workgroups in the past of whoever held it, whose accounting
+	 * (a runlist mark, a debugfs read) had already passed that time, so
+	 * part of their run would be counted as waiting (sim-acct once saw
+	 * 838 us less run than the service time).
+	 */
+	now = ks_now();
 	ks_acct_locked(g, now, true);
 	ks_finish_locked(g, now);
 	if (now >= g->stall_until) {
