@@ -381,6 +381,11 @@ struct gp_stats {
 	 */
 	__u64 hold_payback_us;
 	__u64 holds_learned;
+	/*
+	 * CLOCK_MONOTONIC (ns) of the monitor's last tick: how long ago it
+	 * ticked is one read (gpreemptctl's tick_age_ms), for a liveness probe.
+	 */
+	__u64 last_tick_ns;
 };
 
 /*

@@ -814,18 +814,20 @@ uninstall() {
 # from idle_us up to it (deep idle, module/monitor/monitor.c), and it ticks
 # the same in shadow mode (enable=0).  Each tick's count, gp_stats.ticks,
 # reaches the map at least every 10 ms of ticks (module/monitor/publish.c);
-# gpreemptctl --json status reads it.  gp_stats has no time of the last
-# tick, so health keeps the count it last saw and when it changed in
-# HEALTH_STATE (the container's /tmp, shared by the probes and run), and
-# fails when it has not changed for longer than two idle_max_us and
-# HEALTH_SLACK_S.  A first reading (a new container, or gpreempt reloaded)
-# has nothing to compare with and passes: the next one decides.
+# gpreemptctl --json status reads it, with how long ago the last tick was
+# (stats.tick_age_ms, from gp_stats.last_tick_ns): health fails when that is
+# longer than two idle_max_us and HEALTH_SLACK_S, from one reading.  A
+# gpreemptctl or module without it (tick_age_ms null or absent): health keeps
+# the count it last saw and when it changed in HEALTH_STATE (the
+# container's /tmp, shared by the probes and run), and fails when it has not
+# changed for that long; a first reading (a new container, or gpreempt
+# reloaded) has nothing to compare with and passes: the next one decides.
 HEALTH_STATE=${TMPDIR:-/tmp}/gpreempt-health
 HEALTH_SLACK_S=${GPREEMPT_HEALTH_SLACK_S:-10}
 
 # health_check: 0 if healthy, else 1 with HEALTH_WHY, one line saying why.
 health_check() {
-	local out why ticks now max_us limit last_ticks='' last_t=''
+	local out why ticks now max_us limit age last_ticks='' last_t=''
 	HEALTH_WHY=
 	if ! loaded gpreempt; then
 		HEALTH_WHY="gpreempt is not loaded"
@@ -846,6 +848,14 @@ health_check() {
 	max_us=$(cat "$SYS/module/gpreempt/parameters/idle_max_us" 2>/dev/null || true)
 	[[ $max_us =~ ^[0-9]+$ ]] || max_us=10000000	# the parameter's maximum
 	limit=$(((2 * max_us + 999999) / 1000000 + HEALTH_SLACK_S))
+	age=$(printf '%s\n' "$out" | jq -r '.stats.tick_age_ms // empty' 2>/dev/null || true)
+	if [[ $age =~ ^[0-9]+$ ]]; then
+		if [ "$age" -gt $((limit * 1000)) ]; then
+			HEALTH_WHY="gpreempt's monitor thread has not ticked for $((age / 1000)) s (gp_stats.ticks stays $ticks; it ticks at least every idle_max_us, $max_us us): dmesg | grep gpreempt on the node"
+			return 1
+		fi
+		return 0
+	fi
 	if [ -f "$HEALTH_STATE" ]; then read -r last_ticks last_t <"$HEALTH_STATE" || true; fi
 	if [[ ! $last_t =~ ^[0-9]+$ ]] || [ "$last_ticks" != "$ticks" ]; then
 		printf '%s %s\n' "$ticks" "$now" >"$HEALTH_STATE.$$"

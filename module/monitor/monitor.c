@@ -154,6 +154,7 @@ static unsigned int gp_tick(void)
 
 	t1 = ktime_get_ns();
 	gp_stats.ticks++;
+	gp_stats.last_tick_ns = t1;
 	if (kind == GP_TICK_FAST)
 		gp_stats.busy_ticks++;
 	if (period > READ_ONCE(gp_param.idle_us))

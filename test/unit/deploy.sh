@@ -25,7 +25,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 100
+tap_plan 102
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -686,7 +686,7 @@ cat >"$t/fake-ctl" <<EOF
 if [ -n "\${STUB_CTL_FAIL:-}" ] || [ -e "$t/ctl-fail" ]; then
 	echo '{"error":"gpreempt is not loaded (no BPF map named gp_queues)"}'; exit 3
 fi
-printf '{"stats":{"ticks":%s,"shadow_active":%s},"queues":[]}\n' "\$(cat "$t/ticks")" "\${STUB_SHADOW:-0}"
+printf '{"stats":{"ticks":%s,"shadow_active":%s%s},"queues":[]}\n' "\$(cat "$t/ticks")" "\${STUB_SHADOW:-0}" "\${STUB_AGE:+,\"tick_age_ms\":\$STUB_AGE}"
 EOF
 chmod +x "$t/fake-ctl"
 echo 100 >"$t/ticks"
@@ -813,6 +813,19 @@ echo 151 >"$t/ticks"
 STUB_SHADOW=1 health
 tap_check "deploy: health: shadow mode (enable=0) ticking is healthy" \
 	sh -c "[ $rc = 0 ] && [ \"\$(cut -d' ' -f1 '$hstate')\" = 151 ]"
+# One reading: the monitor's last tick, as gpreemptctl computes it.
+echo 10000000 >"$C/sys/module/gpreempt/parameters/idle_max_us"
+rm -f "$hstate"
+STUB_AGE=25000 health
+rc1=$rc
+rm -f "$hstate"
+STUB_AGE=40000 health
+tap_check "deploy: health: tick_age_ms from one reading (idle_max_us 10 s): 25 s ago is healthy, 40 s is not, with no state kept" \
+	sh -c "[ $rc1 = 0 ] && [ $rc = 1 ] && [ ! -e '$hstate' ] &&
+	       grep -q 'unhealthy: gpreempt.s monitor thread has not ticked for 40 s' '$t/hout'"
+STUB_AGE=null health
+tap_check "deploy: health: tick_age_ms null (a module without last_tick_ns): the two readings as before" \
+	sh -c "[ $rc = 0 ] && [ -e '$hstate' ]"
 STUB_CTL_FAIL=1 health
 tap_check "deploy: health: gpreemptctl status fails: exit 1, one line with its error" \
 	sh -c "[ $rc = 1 ] && [ $(lines) = 1 ] &&

@@ -14,7 +14,7 @@
 # resumes, the buckets, the power-of-two histograms).
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 16
+tap_plan 18
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 HYST=20000
@@ -47,6 +47,8 @@ run() {	# LC every 30 ms over BE, 4 s; $1: hysteresis_us, then more parameters
 	hold=$(gstat hold_us) parks=$(gstat preempts) resumes=$(gstat resumes)
 	lat_read
 	ctl_text=$($CTL stats)
+	tick_age=$($CTL --json status | jq -r .stats.tick_age_ms)
+	health_out=$(GPREEMPT_CTL=$CTL TMPDIR=$(mktemp -d) bash deploy/gpreempt-node.sh health 2>&1; echo "rc=$?")
 	stop_be $be
 	sim_unload
 }
@@ -98,5 +100,9 @@ tap_check "latency: max is gp_stats' own, the p99 within its buckets' range" \
 tap_check "latency: gpreemptctl stats prints the park call percentiles in us" \
 	grep -qE '^park call +[1-9][0-9]* +[0-9]+\.[0-9] +[0-9]+\.[0-9]' <<<"$ctl_text"
 
+tap_check "liveness: gpreemptctl's stats.tick_age_ms is how long ago the monitor ticked (${tick_age:-none} ms, under two idle_max_us)" \
+	test "${tick_age:-x}" -ge 0 -a "${tick_age:-x}" -lt 1000
+tap_check "liveness: gpreempt-node health, one reading of the real module: healthy ($(echo $health_out))" \
+	test "$(echo $health_out)" = "gpreempt-node: healthy rc=0"
 tap_dmesg_clean "hold: dmesg clean"
 tap_done

@@ -202,8 +202,27 @@ static const struct {
 	GP_STAT(shadow_active), GP_STAT(shadow_ns), GP_STAT(shadow_parks),
 	GP_STAT(shadow_unparks), GP_STAT(shadow_remaps), GP_STAT(shadow_lc_remaps),
 	GP_STAT(cgroups), GP_STAT(cgroups_dropped), GP_STAT(hold_payback_us),
-	GP_STAT(holds_learned),
+	GP_STAT(holds_learned), GP_STAT(last_tick_ns),
 };
+
+/*
+ * How long ago the monitor ticked (its clock is CLOCK_MONOTONIC, ours too):
+ * null from a module without last_tick_ns.  gp_stats reaches the map within
+ * 10 ms of ticks, so a busy monitor reads up to that old.
+ */
+static void tick_age_json(const struct gp_stats *st)
+{
+	struct timespec ts;
+	unsigned long long now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+	if (!st->last_tick_ns)
+		printf(",\"tick_age_ms\":null");
+	else
+		printf(",\"tick_age_ms\":%llu",
+		       now > st->last_tick_ns ? (now - st->last_tick_ns) / 1000000ULL : 0);
+}
 
 static void stats_json_fields(const struct gp_stats *st)
 {
@@ -216,6 +235,7 @@ static void stats_json_fields(const struct gp_stats *st)
 		memcpy(&v, base + gp_stat_fields[i].off, sizeof(v));
 		printf("%s\"%s\":%llu", i ? "," : "", gp_stat_fields[i].name, v);
 	}
+	tick_age_json(st);
 }
 
 /* The device slots gpreempt has seen: their KFD gpu_id and partition. */
