@@ -22,7 +22,7 @@ struct gp_params gp_param = {
 	.idle_us = 5000,
 	.idle_max_us = 500000,
 	.hysteresis_us = 500,
-	.hold_payback_pct = 200,
+	.hold_payback_pct = 0,
 	.max_suspend_ms = 1000,
 	.min_slice_ms = 20,
 	.max_actions = 8,
@@ -185,7 +185,7 @@ static struct gp_uint_range gp_range_hold_payback_pct = {
 
 module_param_cb(hold_payback_pct, &gp_uint_ops, &gp_range_hold_payback_pct, 0644);
 MODULE_PARM_DESC(hold_payback_pct,
-		 "Expert: Learn each queue's hold from its own idle gaps: its level stops holding lower queues parked once at least half of its past gaps that long went on for this percent of a measured park plus unpark more, never later than hysteresis_us (default 200; 0: always hysteresis_us) [0..10000]");
+		 "Expert: Learn each queue's hold from its own idle gaps: its level stops holding lower queues parked once at least half of its past gaps that long went on for this percent of a measured park plus unpark more, never later than hysteresis_us; more BE, more remaps, a longer LC tail at light load (200 is the measured setting; default 0: always hysteresis_us) [0..10000]");
 
 static struct gp_uint_range gp_range_dispatch_window_ms = {
 	.val = &gp_param.dispatch_window_ms, .min = 0, .max = 600000,

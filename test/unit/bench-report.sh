@@ -10,7 +10,7 @@
 # the knee, ratios to the same block's oracle and nogp, remaps, targets).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 35
+tap_plan 36
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -172,6 +172,7 @@ for r in 1 2; do
 	sw_row "$d" "sw_micro_p3000_r${r}_nogp" 7 1000 none 3000 8000 335 0 10
 	sw_row "$d" "sw_micro_p3000_r${r}_park" 12 900 "" 1100 $((r == 1 ? 2400 : 2000)) 335 50 2
 	sw_row "$d" "sw_micro_p3000_r${r}_parkfix" 12 700 "" 1000 2000 335 20 0
+	[ "$r" = 1 ] && sw_row "$d" "sw_micro_p300_r${r}_parklearn" 12 300 "" 3000 9000 100 200 50
 	# 300 us x10 (333.3/s): LC alone completes 100 of its arrivals: the knee.
 	sw_row "$d" "sw_micro_p300_r${r}_lc_alone" 12 none none 1000 2000 100 0 0
 	sw_row "$d" "sw_micro_p300_r${r}_oracle" 12 500 oracle 1000 2000 100 0 0
@@ -184,13 +185,15 @@ tap_check "bench-report: make bench-sweep has its section" has "$out" '^## Sweep
 tap_check "bench-report: ... the knee is the rate LC alone falls behind at (333.3 requests/s)" \
 	has "$out" '^The knee: 333\.3 LC requests/s'
 tap_check "bench-report: ... the rate row: LC share 0.034, offered 33.5/s (seed 12's Poisson arrivals) and achieved, below the knee" \
-	has "$out" '^\| 33\.3 \| 0\.034 \[0\.034\.\.0\.034\] \| 33\.5 / 33\.5, 33\.5, 33\.5, 33\.5, 33\.5 \| 2000 \[2000\.\.2000\] \| yes \|$'
+	has "$out" '^\| 33\.3 \| 0\.034 \[0\.034\.\.0\.034\] \| 33\.5 / 33\.5, 33\.5, 33\.5, 33\.5, 33\.5, - \| 2000 \[2000\.\.2000\] \| yes \|$'
 tap_check "bench-report: ... park at 33.3/s: p50 1.10x, p99 1.10 [1.00..1.20]x the oracle, SLO loss 2 pp, BE 0.95x oracle, 0.90x nogp, 10 remaps/s, 0.30 a request" \
 	has "$out" '^\| 33\.3 \| gpreempt park \| 1\.10 \[1\.10\.\.1\.10\] \| 1\.10 \[1\.00\.\.1\.20\] \| 1\.10 \[1\.00\.\.1\.20\] \| 2\.0 \[2\.0\.\.2\.0\] \| 0\.95 \[0\.95\.\.0\.95\] \| 0\.90 \[0\.90\.\.0\.90\] \| 0\.90 \[0\.90\.\.0\.90\] \| 10\.0 \[10\.0\.\.10\.0\] \| 0\.30 \[0\.30\.\.0\.30\] \| 0\.30 \[0\.30\.\.0\.30\] \|$'
 tap_check "bench-report: ... the nogp co-run's row against the oracle (p99 4.00x)" \
 	has "$out" '^\| 33\.3 \| no gpreempt \(LC and BE at KFD 7\) \| 3\.00 \[3\.00\.\.3\.00\] \| 4\.00 \[4\.00\.\.4\.00\] \|'
 tap_check "bench-report: ... park with the fixed hold has its row (BE 0.74x the oracle's, 0.12 remaps a request)" \
 	has "$out" '^\| 33\.3 \| gpreempt park, fixed hold \(hold_payback_pct=0\) \| 1\.00 \[1\.00\.\.1\.00\] \| 1\.00 \[1\.00\.\.1\.00\] \| [^|]* \| [^|]* \| 0\.74 \[0\.74\.\.0\.74\] \| [^|]* \| [^|]* \| [^|]* \| 0\.12 \[0\.12\.\.0\.12\] \|'
+tap_check "bench-report: ... park with the learned hold has its row where it ran (BE 0.60x the oracle's, 4.00 remaps a request)" \
+	has "$out" '^\| 333\.3 \| gpreempt park, learned hold \(hold_payback_pct=200\) \| [^|]* \| [^|]* \| [^|]* \| [^|]* \| 0\.60 \[0\.60\.\.0\.60\] \| [^|]* \| [^|]* \| [^|]* \| 4\.00 \[4\.00\.\.4\.00\] \|'
 # (tap_check's own local "out" would hide $out from an eval'd check.)
 sweep_targets() {
 	has "$1" "^\| 33\.3 \| LC p99 <= 1\.10x the oracle.s \| 1\.10x \| met \|$" &&
@@ -213,5 +216,5 @@ jq '.lc_seconds = 4.5' "$d/sw_micro_p3000_r1_lc_alone.json" >"$d/x" && mv "$d/x"
 jq '.duration_s = 5.6' "$d/sw_micro_p3000_r1_lc_alone.lc12.json" >"$d/x" && mv "$d/x" "$d/sw_micro_p3000_r1_lc_alone.lc12.json"
 python3 scripts/bench-report "$tmp/sweep2" >/dev/null 2>&1
 tap_check "bench-report: the sweep's offered rate counts arrivals in LC's recorded window (33.3/s in 4.5 s)" \
-	has "$(cat "$tmp/sweep2/results.md" 2>/dev/null)" '^\| 33\.3 \| [^|]* \| 33\.3 / 26\.8, -, -, -, - \|'
+	has "$(cat "$tmp/sweep2/results.md" 2>/dev/null)" '^\| 33\.3 \| [^|]* \| 33\.3 / 26\.8, -, -, -, -, - \|'
 tap_done

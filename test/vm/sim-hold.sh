@@ -5,7 +5,7 @@
 # arrives every 30 ms; with hysteresis_us=20000 BE is parked while LC has
 # work and released after 20 ms of LC idle, between requests; with 300 ms
 # it stays parked across them (counts of unparks, no clock), unless the
-# hold is learned from LC's gaps (hold_payback_pct, on by default): then
+# hold is learned from LC's gaps (hold_payback_pct=200, off by default): then
 # it runs between them again; gp_stats.hold_us shows the hold, the queue's
 # learned_hold_ns what it learned; every packet runs exactly once.
 # The latency percentiles of gp_stats (detection, park and unpark
@@ -56,14 +56,14 @@ dmesg -C
 # A hold far above LC's 30 ms period: LC's level never goes idle for that
 # long, so BE is released only after LC's last request (the starvation
 # guard out of the way), not between requests.
-run 300000 max_suspend_ms=60000 hold_payback_pct=0
+run 300000 max_suspend_ms=60000
 long_resumes=$resumes long_parks=$parks long_rc=$lc_rc.$be_rc
 off_learned=$learned off_n=$nlearned off_payback=$payback
-# The same hold, learned from LC's gaps (the default hold_payback_pct):
+# The same hold, learned from LC's gaps (hold_payback_pct=200):
 # each of its ~28 ms gaps pays many times over for a park and an unpark
 # (a few ms of KFD calls each), so its level stops holding BE at the first
 # idle scan and BE runs between requests.
-run 300000 max_suspend_ms=60000
+run 300000 max_suspend_ms=60000 hold_payback_pct=200
 learn_resumes=$resumes learn_parks=$parks learn_rc=$lc_rc.$be_rc
 learn_text=$ctl_text
 run $HYST
@@ -75,7 +75,7 @@ tap_check "hold: a 20 ms hold releases BE between LC's requests ($resumes unpark
 tap_check "hold: a 300 ms hold keeps BE parked across them ($long_parks parks, $long_resumes unparks)" \
 	test "${long_parks:-0}" -ge 1 -a "${long_resumes:-99}" -le 2 -a "$long_rc" = 0.0
 tap_check "hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
-tap_check "learned hold: off (hold_payback_pct=0): no queue learns, no payback ($off_learned, $off_n, $off_payback)" \
+tap_check "learned hold: off (hold_payback_pct=0, the default): no queue learns, no payback ($off_learned, $off_n, $off_payback)" \
 	test "$off_learned" = 0 -a "$off_n" = 0 -a "$off_payback" = 0
 tap_check "learned hold: LC's queue holds under 1 ms of its 300 ms hysteresis (${learned:-none} ns, payback ${payback:-none} us)" \
 	test "${learned:-0}" -gt 0 -a "${learned:-0}" -lt 1000000 -a "${payback:-0}" -gt 0 -a "${nlearned:-0}" -ge 1
