@@ -247,6 +247,9 @@ static void gp_commit_proc(struct gp_queue *e, int n, enum gp_action act,
 
 		if (x->proc != e->proc || x->dev != e->dev || x->gone)
 			continue;
+		/* Refused for a reset queue: all of them wait out its back-off (scan.c). */
+		if (ret == -EAGAIN)
+			x->reset = true;
 		if (act == GP_ACT_UNPARK && x->backend != GP_BACKEND_EVICT)
 			continue;
 		if (act == GP_ACT_UNPARK && x->pq.state != GP_PS_PARKED)
