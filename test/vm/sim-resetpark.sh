@@ -12,7 +12,7 @@
 # Runs inside the test guest (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 9
+tap_plan 11
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 KQ=/sys/kernel/debug/kfdsim/queues
@@ -70,6 +70,31 @@ tap_check "parked and restored again: no fence (dev_fences $(gstat dev_fences), 
 tap_check "the reset queue still off after the second restore (active $(kq "$vp" 1 active), queue resets $(kstat queues_reset))" \
 	test "$(kq "$vp" 1 active).$(kstat queues_reset)" = 0.1
 tap_diag "gp_stats: parks $(gstat preempts), resumes $(gstat resumes), skipped_reset $(gstat skipped_reset), errors $(gstat errors); busy work exit $lrc, $lrc2"
+# A reset process that KFD holds evicted (its own eviction, as after a GPU
+# reset): which queue is the reset one cannot be told, gpreempt's eviction
+# is refused with no KFD call, and not tried again every tick (each try
+# spent the device's budget and counted an error): its queues wait out a
+# back-off, unmanaged (reset).
+$GPLOAD be --queues 2 --reset-queue 1 --reset-ms 200 --evict-ms 400 --prio 3 --wg 8 \
+	--wg-us 2000 --inflight 4 --duration 600 --quiet &
+w=$!
+has_wpasid() { [ -n "$(qf $w pasid)" ]; }
+wait_for 30 has_wpasid
+wp=$(qf $w pasid)
+held() { [ "$(kq "$wp" 0 evicted)" = 1 ] && [ "$(kq "$wp" 1 active)" = 0 ]; }
+wait_for 30 held
+$GPLOAD be --prio 12 --wg 8 --wg-us 3000 --inflight 8 --duration 600 --quiet &
+lc=$!
+sleep 1
+s0=$(gstat skipped_reset) e0=$(qfield $w errors)
+sleep 3
+s1=$(gstat skipped_reset) e1=$(qfield $w errors)
+tap_check "a refused eviction of a reset process is backed off ($s0 -> $s1 refusals in 3 s, its errors $e0 -> $e1)" \
+	test $((s1 - s0)) -le 3 -a "$e1" = "$e0"
+um_reset() { [ "$(qfield $w unmanaged)" = 2 ]; }
+tap_check "its queues are unmanaged (reset) meanwhile" wait_for 10 um_reset
+kill -TERM $lc $w
+wait $lc $w
 kill -TERM $v
 wait $v
 sim_unload
