@@ -107,7 +107,7 @@ enum gp_ptr_path {
 enum gp_unmanaged {
 	GP_UM_NONE = 0,		/* it can (a queue whose ids it cannot read: see ptr_path) */
 	GP_UM_COPY = 1,		/* a copy (SDMA) queue: its work is a signal, never parked */
-	GP_UM_RESET = 2,	/* KFD reset it after a preemption that did not finish */
+	GP_UM_RESET = 2,	/* KFD reset a queue of its process: eviction refused, backing off */
 	GP_UM_DEVICE = 3,	/* its device: CWSR off, or KFD's calls not callable (IBT) */
 	GP_UM_EXITING = 4,	/* its process is being torn down */
 	GP_UM_DEBUGGER = 5,	/* the debugger took its suspend back: parked by eviction next */

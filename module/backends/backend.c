@@ -113,6 +113,42 @@ struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid)
 }
 
 /**
+ * gp_backend_kept_off() - @p's queues on @dev that KFD keeps off the hardware
+ * @p: referenced process, p->mutex held
+ * @dev: the device
+ * @pdd: @p's data on @dev
+ * @qids: out: their ids (kfd_q_kept_off(): a reset queue)
+ * @max: room in @qids
+ *
+ * Return: their number, -EAGAIN (an eviction of KFD's or gpreempt's is
+ * held on the qpd: every queue is off, which ones would stay off is not
+ * known) or -E2BIG (more than @max).
+ */
+int gp_backend_kept_off(struct kfd_process *p, struct kfd_node *dev,
+			struct kfd_process_device *pdd, u32 *qids, int max)
+{
+	struct list_head *head, *pos;
+	int n = 0;
+
+	lockdep_assert_held(kfd_p_mutex(p));
+	if (kfd_qpd_evicted(kfd_pdd_qpd(pdd)))
+		return -EAGAIN;
+	head = (struct list_head *)((char *)kfd_p_pqm(p) +
+				    GP_OFF_process_queue_manager__queues);
+	list_for_each(pos, head) {
+		char *pqn = (char *)pos - GP_OFF_process_queue_node__process_queue_list;
+		struct queue *q = *(struct queue **)(pqn + GP_OFF_process_queue_node__q);
+
+		if (!q || kfd_q_device(q) != dev || !kfd_q_kept_off(q))
+			continue;
+		if (n == max)
+			return -E2BIG;
+		qids[n++] = kfd_q_qid(q);
+	}
+	return n;
+}
+
+/**
  * gp_backend_pin_mm() - hold off @p's teardown (p->mutex held)
  * @p: referenced process
  * @mmp: out: the mm to release with gp_ptr_mm_unpin()
@@ -300,12 +336,16 @@ int gp_backend_queue_flag(struct kfd_process *p, struct gp_queue *e, enum gp_qfl
  * @dev: the device
  * @pdd: out: the process's data on @dev
  * @park: park/evict (all checks) or unpark/restore (only the pdd)
+ * @reset_ok: a process with a reset queue on @dev may be parked: an
+ *	      eviction, which KFD does to such processes too; not a
+ *	      suspend or shrink (update_queue() unmaps the device, then
+ *	      refuses: -EACCES, 6.12 kfd_device_queue_manager.c:964-967)
  *
  * Return: 0, -EIO (no pdd, queue reset or device fenced) or -EOPNOTSUPP
  * (CWSR off: an unmap would drain waves, and a long one resets the GPU).
  */
 int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
-			    struct kfd_process_device **pdd, bool park)
+			    struct kfd_process_device **pdd, bool park, bool reset_ok)
 {
 	struct device_queue_manager *dqm = kfd_node_dqm(dev);
 
@@ -316,7 +356,7 @@ int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
 		return 0;
 	if (!gp_backend_dev_usable(dev))
 		return -EOPNOTSUPP;
-	if (kfd_pdd_has_reset_queue(*pdd) || gp_backend_dev_failed(dqm)) {
+	if ((kfd_pdd_has_reset_queue(*pdd) && !reset_ok) || gp_backend_dev_failed(dqm)) {
 		gp_stats.skipped_reset++;
 		return -EIO;
 	}

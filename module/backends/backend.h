@@ -35,7 +35,9 @@ struct kfd_process *gp_backend_get_process(struct gp_proc *pr);
 struct kfd_process_device *gp_backend_pdd(struct kfd_process *p, struct kfd_node *dev);
 struct queue *gp_backend_find_queue(struct kfd_process *p, u32 qid);
 int gp_backend_dev_parkable(struct kfd_process *p, struct kfd_node *dev,
-			    struct kfd_process_device **pdd, bool park);
+			    struct kfd_process_device **pdd, bool park, bool reset_ok);
+int gp_backend_kept_off(struct kfd_process *p, struct kfd_node *dev,
+			struct kfd_process_device *pdd, u32 *qids, int max);
 int gp_backend_trylock(struct kfd_process *p, bool blocking);
 struct kfd_process *gp_backend_lock_queue(struct gp_queue *e, bool blocking, struct queue **qp,
 					  struct mm_struct **mmp);

@@ -103,13 +103,103 @@ static bool gp_lead_has_mm(struct kfd_process *p)
 	return ret;
 }
 
+/* Back-off of a refused eviction of a process with a reset queue. */
+#define GP_RESET_RETRY_MIN_MS 1000
+#define GP_RESET_RETRY_MAX_MS 64000
+
+/* Forget the queues kept off on @dev (its eviction is given back). */
+static void gp_keep_off_drop(struct gp_proc *pr, struct kfd_node *dev)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < pr->nkeep; i++)
+		if (pr->keep_off[i].dev != dev)
+			pr->keep_off[n++] = pr->keep_off[i];
+	pr->nkeep = n;
+}
+
+/*
+ * A process with a reset queue on @dev (p->mutex held): KFD keeps that
+ * queue off the hardware (set_queue_as_reset() clears is_active, 6.12
+ * kfd_device_queue_manager.c:2149-2161, 7.3 :2412-2426), but its
+ * restore_process_queues_cpsch() would map it again: it maps every queue
+ * QUEUE_IS_ACTIVE() calls active (6.12 :1361-1366, 7.3 :1617-1622), and that
+ * macro does not look at a reset (6.12 kfd_priv.h:554-558, 7.3 :564-568).  A
+ * queue that hung once is a preemption that may fail again.  The queues off
+ * now are noted, to stay off through gpreempt's restore.
+ *
+ * Return: true when noted; false when not known (an eviction is held on the
+ * qpd: every queue is off then), too many, or no is_suspended flag to hold
+ * them off by: not evicted.
+ */
+static bool gp_keep_off_note(struct gp_proc *pr, struct kfd_process *p, struct kfd_node *dev,
+			     struct kfd_process_device *pdd)
+{
+	u32 qids[GP_KEEP_OFF];
+	int i, n;
+
+	gp_keep_off_drop(pr, dev);
+	if (!kfd_have_queue_suspend())
+		return false;
+	n = gp_backend_kept_off(p, dev, pdd, qids, GP_KEEP_OFF - pr->nkeep);
+	if (n < 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		pr->keep_off[pr->nkeep].dev = dev;
+		pr->keep_off[pr->nkeep++].qid = qids[i];
+	}
+	return true;
+}
+
+/*
+ * The eviction of a process with a reset queue refused, with no KFD call:
+ * not tried again for a back-off (1 s, doubling to 64 s; its queues are
+ * unmanaged meanwhile, scan.c), as each try spends the device's budget.
+ */
+static int gp_reset_refused(struct gp_proc *pr)
+{
+	u32 ms = READ_ONCE(pr->reset_backoff_ms);
+
+	ms = ms ? min(ms * 2, GP_RESET_RETRY_MAX_MS) : GP_RESET_RETRY_MIN_MS;
+	WRITE_ONCE(pr->reset_backoff_ms, ms);
+	WRITE_ONCE(pr->reset_retry_ns, ktime_get_ns() + (u64)ms * NSEC_PER_MSEC);
+	gp_stats.skipped_reset++;
+	return -EAGAIN;
+}
+
+/*
+ * Around gpreempt's restore (p->mutex held): the queues noted at its evict
+ * get is_suspended, which QUEUE_IS_ACTIVE() reads, for the call only, so
+ * the restore maps back what was mapped before the evict and nothing more.
+ * @set: the entries this set (bits), to clear after.
+ */
+static void gp_keep_off_hold(struct gp_proc *pr, struct kfd_process *p, struct kfd_node *dev,
+			     bool hold, unsigned long *set)
+{
+	unsigned int i;
+
+	for (i = 0; i < pr->nkeep; i++) {
+		struct queue *q;
+		bool *flag;
+
+		if (pr->keep_off[i].dev != dev || (!hold && !(*set & BIT(i))))
+			continue;
+		q = gp_backend_find_queue(p, pr->keep_off[i].qid);
+		flag = q ? kfd_q_suspended_flag(q) : NULL;
+		if (!flag || (hold && READ_ONCE(*flag)))
+			continue;
+		WRITE_ONCE(*flag, hold);
+		*set |= hold ? BIT(i) : 0;
+	}
+}
+
 static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bool blocking)
 {
 	struct kfd_process_device *pdd;
 	struct device_queue_manager *dqm;
 	struct mm_struct *mm = NULL;
 	struct kfd_process *p;
-	bool locked = true;
+	bool locked = true, had_reset;
 	int i, ret;
 	u64 t0;
 
@@ -155,13 +245,23 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 			goto out_unlock;
 		}
 	}
-	ret = gp_backend_dev_parkable(p, dev, &pdd, evict);
+	ret = gp_backend_dev_parkable(p, dev, &pdd, evict, true);
 	if (ret) {
 		if (!evict) {
 			/* No pdd: the process lost the device, and the qpd with it. */
 			gp_ev_set(pr, i, 0);
+			gp_keep_off_drop(pr, dev);
 		}
 		goto out_unlock;
+	}
+	/* A reset process: evicted only with p->mutex (gp_keep_off_note()'s walk). */
+	had_reset = kfd_pdd_has_reset_queue(pdd);
+	if (evict && had_reset) {
+		if (!locked || !gp_keep_off_note(pr, p, dev, pdd)) {
+			ret = gp_reset_refused(pr);
+			goto out_unlock;
+		}
+		WRITE_ONCE(pr->reset_backoff_ms, 0);
 	}
 	dqm = kfd_node_dqm(dev);
 	if (evict && kfd_dqm_no_hws(dqm) && !gp_lead_has_mm(p)) {
@@ -184,17 +284,31 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		 * touches the HWS: whatever it returned, a restore balances it.
 		 */
 		gp_ev_set(pr, i, 1);
+		/*
+		 * A reset queue now: this evict's unmap timed out.  One from
+		 * before is none (a second in a reset process is not seen:
+		 * 6.12 leaves no trace of it, the queue is inactive already).
+		 */
 		if (ret)
 			gp_backend_note_error(dqm, ret, "evict_process_queues");
-		else if (kfd_pdd_has_reset_queue(pdd))
+		else if (!had_reset && kfd_pdd_has_reset_queue(pdd))
 			gp_backend_note_reset(dqm, "evict_process_queues");
 	} else {
 		struct qcm_process_device *qpd = kfd_pdd_qpd(pdd);
 		u32 before = kfd_qpd_evicted(qpd);
+		unsigned long held = 0;
 
+		/*
+		 * Without p->mutex the queue list cannot be walked: the
+		 * restore maps a reset queue again, as KFD's own restores do.
+		 */
+		if (locked)
+			gp_keep_off_hold(pr, p, dev, true, &held);
 		t0 = ktime_get_ns();
 		ret = kfd_dqm_restore_process_queues(dqm)(dqm, qpd);
 		gp_backend_note_slow(dqm, t0, "restore_process_queues");
+		if (locked)
+			gp_keep_off_hold(pr, p, dev, false, &held);
 		/*
 		 * A restore balances the evict when KFD dropped its count,
 		 * whatever it returned.  Two error paths keep the count (S3
@@ -202,10 +316,12 @@ static int gp_evict_one(struct gp_proc *pr, struct kfd_node *dev, bool evict, bo
 		 * thread's mm): then the eviction is still held, and the
 		 * policy tries the unpark again.
 		 */
-		if (!ret || kfd_qpd_evicted(qpd) < before)
+		if (!ret || kfd_qpd_evicted(qpd) < before) {
 			gp_ev_set(pr, i, 0);
-		else
+			gp_keep_off_drop(pr, dev);
+		} else {
 			gp_stats.restore_retries++;
+		}
 		if (ret)
 			gp_backend_note_error(dqm, ret, "restore_process_queues");
 	}

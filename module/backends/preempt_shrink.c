@@ -69,7 +69,7 @@ int gp_shrink_queue(struct gp_queue *e, bool shrink, const u32 *avoid, u32 dev_c
 		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
-	ret = gp_backend_dev_parkable(p, kfd_q_device(q), &pdd, shrink);
+	ret = gp_backend_dev_parkable(p, kfd_q_device(q), &pdd, shrink, false);
 	if (ret)
 		goto out_unlock;
 	if (pdd && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd))) {

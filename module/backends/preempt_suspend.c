@@ -89,7 +89,7 @@ int gp_suspend_queue(struct gp_queue *e, bool park, bool blocking)
 		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
-	ret = gp_backend_dev_parkable(p, kfd_q_device(q), &pdd, park);
+	ret = gp_backend_dev_parkable(p, kfd_q_device(q), &pdd, park, false);
 	reset = pdd && (kfd_q_is_reset(q) || kfd_pdd_has_reset_queue(pdd));
 	if (!ret && park && kfd_q_is_reset(q)) {
 		gp_stats.skipped_reset++;

@@ -31,6 +31,7 @@ struct queue;
  */
 #define GP_MAX_TRACKED (GP_MAX_DEVS * GP_MAX_QUEUES)
 #define GP_USER_QUEUES_DEFAULT 1024	/* KFD's limit per process and device */
+#define GP_KEEP_OFF 4	/* reset queues per process kept off through a restore */
 
 /**
  * struct gp_defer - an action the monitor hands to the helper thread (defer.c)
@@ -130,6 +131,13 @@ struct gp_defer {
  * @ev: per-device evictions gpreempt holds (monitor-owned)
  * @ev.dev: the device (NULL: free slot)
  * @ev.evicted: 1 while gpreempt holds one evict_process_queues() on it
+ * @keep_off: queues (@keep_off.dev, .qid) KFD kept off the hardware though
+ *	      their properties say active (a reset one) when gpreempt evicted
+ *	      it: kept off through its restore, which would map them again
+ * @nkeep: entries of @keep_off in use
+ * @reset_retry_ns: until then its queues with @reset are unmanaged: their
+ *		    eviction was refused with no KFD call (preempt_evict.c)
+ * @reset_backoff_ms: the current back-off of that (0: none)
  */
 struct gp_proc {
 	struct list_head node;
@@ -171,6 +179,13 @@ struct gp_proc {
 		struct kfd_node *dev;
 		int evicted;
 	} ev[GP_MAX_DEVS];
+	struct {
+		struct kfd_node *dev;
+		u32 qid;
+	} keep_off[GP_KEEP_OFF];
+	unsigned int nkeep;
+	u64 reset_retry_ns;
+	u32 reset_backoff_ms;
 };
 
 /**
@@ -228,7 +243,8 @@ struct gp_ptr_id {
  * @leftover: found suspended at load, not by a debugger: an earlier
  *	      gpreempt's park it could not undo at unload
  * @reset: KFD reset the queue, or one of its process on its device (6.12
- *	   has_reset_queue): it is never parked again
+ *	   has_reset_queue): parked only by eviction (update_queue()
+ *	   refuses), which keeps the reset queue off (gp_proc.keep_off)
  * @pinned: a deferred action of its process uses it: not reaped until the
  *	    monitor has its result (set and cleared under gp_reg.lock)
  * @seen: the monitor has set the queue up

@@ -279,6 +279,29 @@ static inline bool kfd_q_is_reset(struct queue *q)
 #endif
 }
 
+/**
+ * kfd_q_kept_off() - is @q off the hardware although its properties say active?
+ * @q: queue, its process's p->mutex held
+ *
+ * QUEUE_IS_ACTIVE() (6.12 kfd_priv.h:554-558, 7.3 :564-568) with is_active
+ * clear: what set_queue_as_reset() leaves (6.12
+ * kfd_device_queue_manager.c:2149-2161; 7.3 :2412-2426 also sets is_reset),
+ * and a park by is_suspended that gpreempt gave back with no KFD call
+ * (preempt_suspend.c).  restore_process_queues_cpsch() maps such a queue
+ * again (6.12 :1361-1366, 7.3 :1617-1622).
+ *
+ * Return: true if so.
+ */
+static inline bool kfd_q_kept_off(struct queue *q)
+{
+	bool *susp = kfd_q_suspended_flag(q);
+
+	return !READ_ONCE(*KFD_QP(q, is_active, bool)) &&
+	       !READ_ONCE(*KFD_QP(q, is_evicted, bool)) && !(susp && READ_ONCE(*susp)) &&
+	       READ_ONCE(*KFD_QP(q, queue_percent, u32)) &&
+	       READ_ONCE(*KFD_QP(q, queue_size, u64)) && READ_ONCE(*KFD_QP(q, queue_address, u64));
+}
+
 static inline struct kfd_node *kfd_q_device(struct queue *q)
 {
 	return KFD_GET(q, queue, device, struct kfd_node *);

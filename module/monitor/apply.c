@@ -30,7 +30,9 @@
  * (gp_proc.evict_only: KFD's debugger paths never touch evictions), or a
  * secondary context (7.2+: its file's close frees its queues at any moment,
  * without p->mutex, and nothing holds that off; eviction touches only its
- * qpd).
+ * qpd), or one with a reset queue on the device (update_queue() unmaps the
+ * device, then refuses with -EACCES, 6.12 kfd_device_queue_manager.c:964-967;
+ * KFD evicts such processes itself, :1179-1245 has no such check).
  *
  * Return: true when only an eviction may park it.
  */
@@ -38,7 +40,7 @@ bool gp_must_evict(const struct gp_queue *e)
 {
 	return READ_ONCE(gp_param.backend) == GP_BACKEND_EVICT || !kfd_have_queue_suspend() ||
 	       gp_backend_needs_evict(e->dev) || READ_ONCE(e->proc->debugged) || e->proc->ctx ||
-	       READ_ONCE(e->proc->evict_only);
+	       READ_ONCE(e->proc->evict_only) || e->reset;
 }
 
 /**
@@ -113,7 +115,8 @@ static void gp_commit(struct gp_queue *e, const struct gp_policy_params *pp, int
 	if (!ok) {
 		gp_set_state(e, park ? GP_Q_RUNNING :
 			     e->pq.state == GP_PS_SHRUNK ? GP_Q_SHRUNK : GP_Q_SUSPENDED);
-		if (ret != -EBUSY) {
+		/* -EAGAIN: a reset process's eviction refused, backing off. */
+		if (ret != -EBUSY && ret != -EAGAIN) {
 			e->info.errors++;
 			e->dirty = true;
 		}
@@ -267,6 +270,9 @@ static void gp_commit_proc(struct gp_queue *e, int n, enum gp_action act,
 
 		if (x->proc != e->proc || x->dev != e->dev || x->gone)
 			continue;
+		/* Refused for a reset queue: all of them wait out its back-off (scan.c). */
+		if (ret == -EAGAIN)
+			x->reset = true;
 		if (act == GP_ACT_UNPARK && x->backend != GP_BACKEND_EVICT)
 			continue;
 		if (act == GP_ACT_UNPARK && x->pq.state != GP_PS_PARKED)

@@ -66,12 +66,13 @@ bool gp_allow_charge(struct gp_allow *a, bool ok, u64 now)
 /*
  * Charge a backend call on device slot @d to its allowances, and back off
  * on a device error.  -EIO (fenced device, reset queue) is paced by the device
- * fence's own back-off, not here.
+ * fence's own back-off, not here; -EAGAIN (a reset process's eviction
+ * refused) by the process's (preempt_evict.c).
  */
 void gp_dev_charge(u32 d, int ret, u64 now)
 {
 	bool ok = !ret || ret == -EBUSY || ret == -ESRCH || ret == -ENOENT || ret == -EPERM ||
-		  ret == -EIO;
+		  ret == -EIO || ret == -EAGAIN;
 
 	gp_dev_changes[d]++;
 	if (gp_allow_charge(&gp_allows[d], ok, now))

@@ -67,13 +67,16 @@ static bool gp_scan_dev_usable(const struct gp_queue *e)
  * which the debugger's queue suspend composes with (QUEUE_IS_ACTIVE() needs
  * both cleared).  Its is_suspended flag is the debugger's: a park by that
  * flag is given back (unmanaged for one tick), and the next park is an
- * eviction.
+ * eviction.  So is a process with a reset queue (apply.c); one whose
+ * eviction was refused for it (KFD holds an eviction of its own, or
+ * p->mutex was busy) waits out gp_proc.reset_retry_ns unmanaged: each try
+ * would spend the device's budget, every tick.
  */
-static enum gp_unmanaged gp_scan_unmanaged(const struct gp_queue *e)
+static enum gp_unmanaged gp_scan_unmanaged(const struct gp_queue *e, u64 now)
 {
 	if (e->sdma)
 		return GP_UM_COPY;
-	if (e->reset)
+	if (e->reset && now < READ_ONCE(e->proc->reset_retry_ns))
 		return GP_UM_RESET;
 	if (READ_ONCE(e->proc->dead))
 		return GP_UM_EXITING;
@@ -120,7 +123,7 @@ static bool gp_shrinkable(const struct gp_queue *e)
 	return READ_ONCE(gp_param.shrink_pct) && READ_ONCE(gp_reg.have_cu_masks) &&
 	       e->pq.parkable && !e->no_shrink && !READ_ONCE(e->cu_mask_unknown) && cus > 1 &&
 	       !READ_ONCE(e->proc->debugged) && !READ_ONCE(e->proc->lock_held) && !e->proc->ctx &&
-	       !READ_ONCE(e->proc->evict_only);
+	       !READ_ONCE(e->proc->evict_only) && !e->reset;
 }
 
 /* A hold older than max_hold_s is released, in the map too. */
@@ -378,7 +381,7 @@ static bool gp_scan_queue(struct gp_queue *e, u64 t0, bool deep)
 	e->pq.hw_prio = READ_ONCE(e->kfd_priority);
 	e->pq.dev = gp_dev_index(e->dev);
 	e->pq.signal_only = e->sdma;
-	um = gp_scan_unmanaged(e);
+	um = gp_scan_unmanaged(e, t0);
 	e->pq.parkable = um == GP_UM_NONE;
 	/* Pointers alone are refreshed by the periodic publish, not per tick. */
 	if (pending != in->pending || blocked != in->blocked ||

@@ -92,7 +92,9 @@
  * work unverified (its process keeps the others).
  * --reset-ms N marks the process's first device as having a reset queue
  * (6.12 pdd->has_reset_queue) N ms after the start, SIGUSR1 does it at
- * once; its work is then lost and not verified.
+ * once; its work is then lost and not verified.  With --reset-queue I it
+ * resets its queue I instead, as KFD resets a queue whose preemption timed
+ * out (only that queue goes inactive, the others keep running).
  * --remap-ids FILE (idle) is hostile: once its queues exist, it maps FILE
  * over the CPU page that holds queue 0's dispatch ids (MAP_FIXED, the GPU's
  * view is unchanged), prints "remapped", never touches that page again and
@@ -352,6 +354,7 @@ static const char *rename_to;	/* --rename: prctl(PR_SET_NAME) once the queues ex
 static const char *remap_ids;	/* --remap-ids FILE (idle) */
 static bool cu_mask_loop;	/* --cu-mask-loop: set --cu-mask again and again */
 static bool wptr_flap;		/* --wptr-flap (idle) */
+static int reset_queue = -1;	/* --reset-queue I */
 static unsigned long wptr_flaps;
 static long cu_mask_sets;	/* ... how many times it was set */
 
@@ -859,7 +862,9 @@ static int run(void)
 	while (!stop && now_us() < end) {
 		if (!reset && (reset_now || (opt.reset_ms && now_us() >= t0 + opt.reset_ms * 1e3))) {
 			/* A GPU reset hit this process's first device (6.12 has_reset_queue). */
-			if (test_op(KFDSIM_TEST_SET_RESET, 0, NULL))
+			if (reset_queue >= 0 ?
+			    test_op(KFDSIM_TEST_RESET_QUEUE, qs[reset_queue].id, NULL) :
+			    test_op(KFDSIM_TEST_SET_RESET, 0, NULL))
 				errors++;
 			reset = true;
 		}
@@ -1189,7 +1194,7 @@ static void usage(void)
 		"              [--update-ms MS] [--evict-ms MS] [--debug] [--pfnmap] [--hide-ids]\n"
 		"              [--forge-ids] [--sdma] [--pm4] [--wptr-flap]\n"
 		"              [--rename COMM] [--context primary|secondary] [--remap-ids FILE]\n"
-		"              [--reset-ms MS] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
+		"              [--reset-ms MS] [--reset-queue I] [--destroy-ms MS] [--cu-mask all|CU-LIST]\n"
 		"              [--cu-mask-loop]\n"
 		"              [--mutex-threads N [--mutex-us US]] [--userptr-stall FILE]\n"
 		"              [--userptr-loop HZ]\n"
@@ -1231,7 +1236,7 @@ int main(int argc, char **argv)
 		{ "mutex-threads", 1, 0, 'x' }, { "mutex-us", 1, 0, 'Y' },
 		{ "userptr-stall", 1, 0, 'L' }, { "userptr-loop", 1, 0, 'I' },
 		{ "dbg-escape", 1, 0, 0x101 }, { "idle-queue-prio", 1, 0, 0x102 },
-		{ "wptr-flap", 0, 0, 0x103 },
+		{ "wptr-flap", 0, 0, 0x103 }, { "reset-queue", 1, 0, 0x104 },
 		{ "help", 0, 0, 'h' }, { 0 } };
 	const char *test_name = NULL;
 	int c, rc;
@@ -1260,6 +1265,7 @@ int main(int argc, char **argv)
 		case 0x101: dbg_escape = optarg; break;
 		case 0x102: idle_prio = atoi(optarg); break;
 		case 0x103: wptr_flap = true; break;
+		case 0x104: reset_queue = atoi(optarg); break;
 		case 'E': opt.evict_ms = atoi(optarg); break;
 		case 'F': use_pfnmap = true; break;
 		case '9': hide_ids = true; break;
@@ -1335,6 +1341,11 @@ int main(int argc, char **argv)
 	if (strcmp(opt.mode, "lc") && strcmp(opt.mode, "be") && strcmp(opt.mode, "churn") &&
 	    strcmp(opt.mode, "idle") && strcmp(opt.mode, "producer")) {
 		usage();
+		return 2;
+	}
+	if (reset_queue >= opt.queues) {
+		fprintf(stderr, "gpload: --reset-queue %d: the process has %d queues (0..%d)\n",
+			reset_queue, opt.queues, opt.queues - 1);
 		return 2;
 	}
 	if (opt.queues < 1 || opt.wg < 1 || opt.k < 1 || opt.k >= RING_SLOTS ||

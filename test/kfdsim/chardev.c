@@ -286,6 +286,9 @@ static int ks_test(struct kfd_process *p, void __user *arg)
 	case KFDSIM_TEST_SET_RESET:
 		WRITE_ONCE(p->pdds[args.queue_id]->has_reset_queue, true);
 		break;
+	case KFDSIM_TEST_RESET_QUEUE:
+		ret = ks_test_reset_queue(p, args.queue_id);
+		break;
 	case KFDSIM_TEST_QUERY:
 		mutex_lock(&p->mutex);
 		q = pqm_get_user_queue(&p->pqm, args.queue_id);

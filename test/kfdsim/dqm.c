@@ -384,6 +384,12 @@ static int ks_restore_process_queues(struct device_queue_manager *dqm,
 			goto out;
 		}
 	}
+	/*
+	 * A queue set_queue_as_reset() left inactive is mapped again here:
+	 * QUEUE_IS_ACTIVE() does not look at a reset (6.12
+	 * kfd_device_queue_manager.c:1361-1366, 7.3 :1617-1622; 7.3's is_reset
+	 * is read only by remove_queue_mes(), :294).
+	 */
 	list_for_each_entry(q, &qpd->queues_list, list) {
 		q->properties.is_evicted = false;
 		if (!QUEUE_IS_ACTIVE(q->properties))

@@ -671,6 +671,7 @@ void ks_release_tasks_show(struct seq_file *m);
 bool ks_process_is_primary(struct kfd_process *p);
 int ks_test_hold(struct kfd_process *p, u64 ms);
 int ks_dbg_enable(struct kfd_process *p, u64 rinfo);
+int ks_test_reset_queue(struct kfd_process *p, u32 qid);
 int ks_dbg_flip(struct kfd_process *p);
 void ks_process_file_release(struct kfd_process *p);
 int ks_test_evict(struct kfd_process *p);

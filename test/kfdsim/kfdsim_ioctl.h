@@ -144,6 +144,11 @@ enum kfdsim_test_op {
 	KFDSIM_TEST_MUTEX_WORK = 10,
 	/* Debug trap enable then disable on the own process, one p->mutex hold */
 	KFDSIM_TEST_DBG_FLIP = 11,
+	/*
+	 * set_queue_as_reset() on the own queue queue_id, as the reset of a
+	 * queue whose preemption timed out does: only it goes inactive
+	 */
+	KFDSIM_TEST_RESET_QUEUE = 12,
 };
 
 #define KFDSIM_Q_ACTIVE (1 << 0)

@@ -143,6 +143,40 @@ static void ks_reset_queue(struct queue *q)
 }
 
 /**
+ * ks_test_reset_queue() - reset @p's queue @qid as a hung queue's reset does
+ * @p: process
+ * @qid: its queue
+ *
+ * What reset_queues_on_hws_hang() does to the queue it found hung (6.12
+ * kfd_device_queue_manager.c:2225-2277, set_queue_as_reset() :2149-2161;
+ * 7.3 :2412-2426), without a wave that must first
+ * fail a preemption: the queue goes inactive, its pdd gets has_reset_queue
+ * (7.3: the queue is_reset), and the process's other queues keep running.
+ *
+ * Return: 0, or -EINVAL (no such queue).
+ */
+int ks_test_reset_queue(struct kfd_process *p, u32 qid)
+{
+	struct device_queue_manager *dqm;
+	struct queue *q;
+	int ret = 0;
+
+	mutex_lock(&p->mutex);
+	q = pqm_get_user_queue(&p->pqm, qid);
+	if (!q) {
+		ret = -EINVAL;
+		goto out;
+	}
+	dqm = &ks_dev_of(q->device)->dqm;
+	mutex_lock(&dqm->lock);
+	ks_reset_queue(q);
+	mutex_unlock(&dqm->lock);
+out:
+	mutex_unlock(&p->mutex);
+	return ret;
+}
+
+/**
  * ks_reset_unmap() - the fate of an unmap (HWS) or a remove (MES) about to run
  * @dqm: device, dqm lock held
  * @only: MES: the queue removed; HWS: NULL (the whole runlist)
