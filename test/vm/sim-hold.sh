@@ -65,7 +65,7 @@ off_learned=$learned off_n=$nlearned off_payback=$payback
 # idle scan and BE runs between requests.
 run 300000 max_suspend_ms=60000 hold_payback_pct=200
 learn_resumes=$resumes learn_parks=$parks learn_rc=$lc_rc.$be_rc
-learn_text=$ctl_text
+learn_text=$ctl_text learn_hold=$learned learn_n=$nlearned learn_payback=$payback
 run $HYST
 tap_check "hold: hold_us is hysteresis_us ($hold)" test "$hold" = $HYST
 tap_check "hold: BE parked and released ($parks/$resumes)" test "${parks:-0}" -gt 0 -a "${resumes:-0}" -gt 0
@@ -77,8 +77,8 @@ tap_check "hold: a 300 ms hold keeps BE parked across them ($long_parks parks, $
 tap_check "hold: LC and BE packets exactly once" test "$lc_rc.$be_rc" = 0.0
 tap_check "learned hold: off (hold_payback_pct=0, the default): no queue learns, no payback ($off_learned, $off_n, $off_payback)" \
 	test "$off_learned" = 0 -a "$off_n" = 0 -a "$off_payback" = 0
-tap_check "learned hold: LC's queue holds under 1 ms of its 300 ms hysteresis (${learned:-none} ns, payback ${payback:-none} us)" \
-	test "${learned:-0}" -gt 0 -a "${learned:-0}" -lt 1000000 -a "${payback:-0}" -gt 0 -a "${nlearned:-0}" -ge 1
+tap_check "learned hold: LC's queue holds under 1 ms of its 300 ms hysteresis (${learn_hold:-none} ns, payback ${learn_payback:-none} us)" \
+	test "${learn_hold:-0}" -gt 0 -a "${learn_hold:-0}" -lt 1000000 -a "${learn_payback:-0}" -gt 0 -a "${learn_n:-0}" -ge 1
 tap_check "learned hold: BE released between LC's requests under the same 300 ms hysteresis ($learn_parks parks, $learn_resumes unparks)" \
 	test "${learn_resumes:-0}" -ge 10 -a "$learn_rc" = 0.0
 tap_check "learned hold: gpreemptctl stats names the learned holds and their payback" \
