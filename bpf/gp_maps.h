@@ -386,6 +386,19 @@ struct gp_stats {
 	 * ticked is one read (gpreemptctl's tick_age_ms), for a liveness probe.
 	 */
 	__u64 last_tick_ns;
+	/*
+	 * Oversubscription, per device slot: its KFD processes (each one with
+	 * a queue there, parked ones included) and how many the hardware
+	 * scheduler maps at once (max_proc_per_quantum; 0: this kernel's
+	 * layout does not give it).  With more, the HWS time-slices them: a
+	 * queue not parked may still wait for its process's turn, and a
+	 * parked process keeps its turn.  Devices oversubscribed now, and the
+	 * times a device became so.
+	 */
+	__u32 dev_procs[GP_DEV_STATS];
+	__u32 dev_max_procs[GP_DEV_STATS];
+	__u64 dev_oversub;
+	__u64 oversub_events;
 };
 
 /*

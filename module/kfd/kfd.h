@@ -374,6 +374,16 @@ static inline bool kfd_dqm_hws_hang(struct device_queue_manager *dqm)
 	return KFD_GET(dqm, device_queue_manager, is_hws_hang, bool);
 }
 
+/*
+ * The processes with a queue on the device, parked or not (register_process()
+ * counts a process from its first queue there to its last).  Read without
+ * dqm_lock: a report, never a decision.
+ */
+static inline u32 kfd_dqm_processes_count(struct device_queue_manager *dqm)
+{
+	return KFD_GET(dqm, device_queue_manager, processes_count, unsigned int);
+}
+
 /* False from a GPU reset's pre_reset (stop_cpsch) until its post_reset. */
 static inline bool kfd_dqm_sched_running(struct device_queue_manager *dqm)
 {
@@ -462,6 +472,27 @@ static inline u32 kfd_node_partition(struct kfd_node *node)
 {
 #if GP_HAVE_kfd_node__node_id
 	return KFD_GET(node, kfd_node, node_id, unsigned int);
+#else
+	return 0;
+#endif
+}
+
+/**
+ * kfd_node_max_procs() - the processes the HWS maps at once on a device
+ * @node: a struct kfd_dev on 6.1, as for kfd_node_dqm()
+ *
+ * max_proc_per_quantum: min(hws_max_conc_proc, the KFD VMIDs), set at
+ * kgd2kfd_device_init().  More processes oversubscribe the runlist
+ * (pm_calc_rlib_size(), which reads 0 and 1 as 1).
+ *
+ * Return: that count, or 0 where this kernel's layout does not give it.
+ */
+static inline u32 kfd_node_max_procs(struct kfd_node *node)
+{
+#if GP_HAVE_kfd_node__max_proc_per_quantum
+	return max(KFD_GET(node, kfd_node, max_proc_per_quantum, unsigned int), 1U);
+#elif GP_HAVE_kfd_dev__max_proc_per_quantum
+	return max(KFD_GET(node, kfd_dev, max_proc_per_quantum, unsigned int), 1U);
 #else
 	return 0;
 #endif

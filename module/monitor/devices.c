@@ -24,6 +24,7 @@ static u32 gp_ndevs;
 static struct gp_allow gp_allows[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_budget[GP_POLICY_MAX_DEVS];
 static u32 gp_dev_changes[GP_POLICY_MAX_DEVS];
+static bool gp_dev_oversub[GP_POLICY_MAX_DEVS];
 static u64 gp_rate_window_ns;
 
 /**
@@ -79,6 +80,36 @@ void gp_dev_charge(u32 d, int ret, u64 now)
 		gp_stats.backoffs++;
 }
 
+/*
+ * pm_calc_rlib_size(): more processes with queues on a device than the HWS
+ * maps at once oversubscribe its runlist, and the HWS time-slices them.
+ * Parking cannot undo that (a parked process keeps its place), so it is
+ * reported: gp_stats, and one line when a device becomes so.
+ */
+static void gp_dev_oversub_check(u32 d)
+{
+	struct kfd_node *dev = gp_devs[d];
+	u32 procs = kfd_dqm_processes_count(kfd_node_dqm(dev));
+	u32 max = kfd_node_max_procs(dev);
+	bool over = max && procs > max;
+
+	if (d < GP_DEV_STATS) {
+		gp_stats.dev_procs[d] = procs;
+		gp_stats.dev_max_procs[d] = max;
+	}
+	if (over == gp_dev_oversub[d])
+		return;
+	gp_dev_oversub[d] = over;
+	if (over) {
+		gp_stats.dev_oversub++;
+		gp_stats.oversub_events++;
+		pr_warn_ratelimited("gpu_id %u: %u KFD processes, over the %u the hardware scheduler maps at once: it time-slices them, parked ones included\n",
+				    kfd_node_gpu_id(dev), procs, max);
+	} else if (gp_stats.dev_oversub) {
+		gp_stats.dev_oversub--;
+	}
+}
+
 /**
  * gp_dev_budgets() - per-device allowances for this tick, and the rate of the last full second
  * @pp: this tick's parameters: gets the budgets
@@ -95,6 +126,7 @@ void gp_dev_budgets(struct gp_policy_params *pp, u64 now)
 		gp_dev_budget[d] = gp_allow_avail(&gp_allows[d], rate, per_min, now, &spent);
 		if (spent)
 			gp_stats.remap_throttled++;
+		gp_dev_oversub_check(d);
 	}
 	pp->dev_budget = gp_dev_budget;
 	gp_stats.hold_us = pp->hysteresis_ns / NSEC_PER_USEC;

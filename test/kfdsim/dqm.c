@@ -415,6 +415,36 @@ out:
 	return ret;
 }
 
+/*
+ * register_process() / unregister_process() (6.12 dqm.c:1392-1457): a
+ * process is on the dqm's list, and counts in processes_count, from its
+ * first queue on the device to its last, parked or not.  The runlist maps
+ * every one of them (pm_create_runlist_ib()); more than max_proc_per_quantum
+ * oversubscribe it (pm.c:41-67).  dqm lock held.
+ */
+static void ks_register_process(struct device_queue_manager *dqm, struct qcm_process_device *qpd)
+{
+	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
+
+	if (pdd->ks_registered)
+		return;
+	list_add(&pdd->ks_reg, &dqm->ks_procs);
+	pdd->ks_registered = true;
+	dqm->processes_count++;
+}
+
+static void ks_unregister_process(struct device_queue_manager *dqm,
+				  struct qcm_process_device *qpd)
+{
+	struct kfd_process_device *pdd = container_of(qpd, struct kfd_process_device, qpd);
+
+	if (!pdd->ks_registered)
+		return;
+	list_del(&pdd->ks_reg);
+	pdd->ks_registered = false;
+	dqm->processes_count--;
+}
+
 /**
  * ks_dqm_create_queue() - put a new queue on the device (create_queue_cpsch)
  * @q: queue
@@ -430,6 +460,8 @@ int ks_dqm_create_queue(struct queue *q, struct qcm_process_device *qpd)
 		return -ENOMEM;
 	mutex_lock(&dqm->lock);
 	ks_cu_mask_init(q);	/* init_mqd() */
+	if (list_empty(&qpd->queues_list))	/* pqm_create_queue(), pqm.c:367 */
+		ks_register_process(dqm, qpd);
 	list_add(&q->list, &qpd->queues_list);
 	if (qpd->evicted)
 		q->properties.is_evicted = true;
@@ -478,6 +510,9 @@ int ks_dqm_destroy_queue(struct queue *q, struct qcm_process_device *qpd)
 	}
 	ks_gpu_remove_queue(q);
 	list_del(&q->list);
+	/* pqm_destroy_queue(), pqm.c:562-564: after the runlist without @q. */
+	if (list_empty(&qpd->queues_list))
+		ks_unregister_process(dqm, qpd);
 	atomic_dec(&ks_stats.queues);
 	ks_check_counts(dqm, "destroy_queue");
 	mutex_unlock(&dqm->lock);
@@ -529,6 +564,8 @@ void ks_dqm_process_termination(struct qcm_process_device *qpd)
 		ks_gpu_remove_queue(q);
 		atomic_dec(&ks_stats.queues);
 	}
+	/* Unregistered before the runlist is rebuilt (6.12 dqm.c:2722-2733). */
+	ks_unregister_process(dqm, qpd);
 	if (hws)
 		ks_execute_queues(dqm);
 	ks_check_counts(dqm, "process_termination");
@@ -589,6 +626,10 @@ void ks_dqm_init(struct ks_device *d)
 	d->node.dqm = dqm;
 	d->node.kfd = &d->kfd;
 	ks_node_set_ids(&d->node, KS_GPU_ID(d->id));
+#if GP_HAVE_kfd_node__max_proc_per_quantum || GP_HAVE_kfd_dev__max_proc_per_quantum
+	d->node.max_proc_per_quantum = ks_param.max_proc;	/* kgd2kfd_device_init() */
+#endif
+	INIT_LIST_HEAD(&dqm->ks_procs);
 #if !GP_HAVE_kfd_node
 	/* 6.1: the device is its own node; KFD reads its flags there. */
 	d->node.shared_resources.enable_mes = ks_param.mes;

@@ -74,6 +74,14 @@ struct ks_gpu {
 	unsigned long *claimed;	/* sched=oracle: CUs given to a level this step */
 	struct queue *rr_last;
 	struct task_struct *cp;
+	/*
+	 * HWS oversubscription: the runlist's processes in nslices groups
+	 * of at most max_proc processes and hqds compute queues; the HWS
+	 * runs group cur_slice until slice_end, then the next.
+	 */
+	u32 nslices;
+	u32 cur_slice;
+	u64 slice_end;
 };
 
 static struct ks_gpu *ks_gpu_of(struct queue *q)
@@ -86,9 +94,16 @@ static u64 ks_now(void)
 	return ktime_get_ns();
 }
 
-static bool ks_runnable(struct ks_gpu *g, struct queue *q)
+/* On the hardware's queue list: MES-added, or in the HWS's runlist. */
+static bool ks_mapped(struct ks_gpu *g, struct queue *q)
 {
 	return q->ks.mapped && (ks_param.mes || g->runlist_active);
+}
+
+/* Mapped, and in the slice an oversubscribed HWS runs now. */
+static bool ks_runnable(struct ks_gpu *g, struct queue *q)
+{
+	return ks_mapped(g, q) && (g->nslices <= 1 || q->ks.slice == g->cur_slice);
 }
 
 /* The level the CP arbitrates by: sched=oracle's rule level, else the MQD's. */
@@ -735,6 +750,7 @@ static const char *const ks_acct_names[KS_ACCT_N] = {
 	[KS_ACCT_REMAP_PREEMPT] = "remap_preempt",
 	[KS_ACCT_REMAP_WAIT] = "remap_wait",
 	[KS_ACCT_UNMAPPED] = "unmapped",
+	[KS_ACCT_SLICED] = "sliced",
 	[KS_ACCT_RUN] = "run",
 	[KS_ACCT_CP_LATE] = "cp_late",
 };
@@ -764,8 +780,10 @@ static enum ks_acct_cat ks_acct_state_locked(struct ks_gpu *g, struct queue *q, 
 		*until = g->stall_until;
 		return q->ks.acct.hit ? KS_ACCT_REMAP_PREEMPT : KS_ACCT_REMAP_WAIT;
 	}
-	if (!ks_runnable(g, q))
+	if (!ks_mapped(g, q))
 		return KS_ACCT_UNMAPPED;
+	if (!ks_runnable(g, q))
+		return KS_ACCT_SLICED;
 	for (i = 0; i < ks_param.num_cu; i++) {
 		struct ks_cu *cu = &g->cu[i];
 
@@ -1137,6 +1155,45 @@ static void ks_dispatch_locked(struct ks_gpu *g, u64 now)
 		ks_oracle_preempt_locked(g, now);
 }
 
+/* A slice has a queue with work (fetched, saved or running). */
+static bool ks_slice_busy_locked(struct ks_gpu *g, u32 slice)
+{
+	struct queue *q;
+
+	list_for_each_entry(q, &g->queues, ks.gpu_node)
+		if (ks_mapped(g, q) && q->ks.slice == slice &&
+		    (ks_has_work_locked(q) || q->ks.running || q->ks.sdma_busy ||
+		     READ_ONCE(*q->ks.wptr) != q->ks.fetched))
+			return true;
+	return false;
+}
+
+/*
+ * An oversubscribed runlist's quantum is over: the HWS preempts the slice
+ * that ran (CWSR: its waves are saved, as at any preemption) and runs the
+ * next for process_quantum (pm_v9.c:49 sets 10 in every MAP_PROCESS; its
+ * unit is the firmware's, not in KFD: quantum_us, 1 ms by default, is an
+ * assumption).  With slice_idle (the default) a slice takes its quantum
+ * even with nothing to run: the firmware's rule for that is not in KFD,
+ * and a parked process still has its MAP_PROCESS there.
+ */
+static void ks_next_slice_locked(struct ks_gpu *g, u64 now)
+{
+	u32 i, next = g->cur_slice;
+
+	for (i = 0; i < g->nslices; i++) {
+		next = (next + 1) % g->nslices;
+		if (ks_param.slice_idle || ks_slice_busy_locked(g, next))
+			break;
+	}
+	g->slice_end = now + (u64)ks_param.quantum_us * NSEC_PER_USEC;
+	if (next == g->cur_slice)
+		return;
+	ks_save_locked(g, NULL, now);
+	g->cur_slice = next;
+	atomic64_inc(&ks_stats.hws_slices);
+}
+
 /*
  * One CP step.  Returns the time of the next timed event (U64_MAX: none)
  * and whether some queue must be polled for new work.
@@ -1159,6 +1216,8 @@ static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 	now = ks_now();
 	ks_acct_locked(g, now, true);
 	ks_finish_locked(g, now);
+	if (g->nslices > 1 && now >= g->stall_until && now >= g->slice_end)
+		ks_next_slice_locked(g, now);
 	if (now >= g->stall_until) {
 		list_for_each_entry(q, &g->queues, ks.gpu_node) {
 			if (ks_runnable(g, q)) {
@@ -1182,6 +1241,8 @@ static u64 ks_cp_step(struct ks_gpu *g, bool *poll)
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
 		if (q->ks.sdma_busy)
 			next = min(next, q->ks.sdma_end_ns);
+	if (g->nslices > 1)
+		next = min(next, max(g->slice_end, g->stall_until));
 	spin_unlock(&g->lock);
 	return next;
 }
@@ -1389,6 +1450,50 @@ bool ks_gpu_hws_unmap_all(struct ks_device *d)
 	return was;
 }
 
+/*
+ * pm_calc_rlib_size() (6.12 pm.c:41-67): a runlist is oversubscribed when
+ * the registered processes outnumber max_proc_per_quantum or its active
+ * compute queues the HQDs.  The HWS then time-slices it: here, the
+ * processes in runlist order (dqm->queues, newest first) are cut into
+ * slices of at most max_proc processes and hqds compute queues, and a
+ * process without an active queue (all parked) still fills its place.
+ * dqm lock and g->lock held.
+ */
+static void ks_slice_runlist_locked(struct ks_device *d, struct ks_gpu *g)
+{
+	struct device_queue_manager *dqm = &d->dqm;
+	struct kfd_process_device *pdd;
+	u32 slice = 0, procs = 0, cpq = 0;
+	struct queue *q;
+
+	g->nslices = 1;
+	g->cur_slice = 0;
+	if (dqm->processes_count <= ks_param.max_proc &&
+	    dqm->active_cp_queue_count <= ks_param.hqds) {
+		list_for_each_entry(q, &g->queues, ks.gpu_node)
+			q->ks.slice = 0;
+		return;
+	}
+	list_for_each_entry(pdd, &dqm->ks_procs, ks_reg) {
+		u32 n = 0;
+
+		list_for_each_entry(q, &pdd->qpd.queues_list, list)
+			n += q->ks.mapped && !q->ks.sdma;
+		if (procs && (procs == ks_param.max_proc || cpq + n > ks_param.hqds)) {
+			slice++;
+			procs = 0;
+			cpq = 0;
+		}
+		procs++;
+		cpq += n;
+		list_for_each_entry(q, &pdd->qpd.queues_list, list)
+			q->ks.slice = slice;
+	}
+	g->nslices = slice + 1;
+	if (g->nslices > 1)
+		atomic64_inc(&ks_stats.oversubscribed_runlists);
+}
+
 /**
  * ks_gpu_hws_execute() - execute_queues_cpsch(): unmap all, map the runlist
  * @d: device
@@ -1422,6 +1527,9 @@ bool ks_gpu_hws_execute(struct ks_device *d)
 	g->runlist_active = any;
 	if (was || any)
 		g->stall_until = now + (u64)ks_param.runlist_us * NSEC_PER_USEC;
+	/* A new runlist runs from its first slice. */
+	ks_slice_runlist_locked(d, g);
+	g->slice_end = g->stall_until + (u64)ks_param.quantum_us * NSEC_PER_USEC;
 	spin_unlock(&g->lock);
 	if (!was && !any)
 		return false;
@@ -1596,10 +1704,10 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 
 	spin_lock(&g->lock);
 	list_for_each_entry(q, &g->queues, ks.gpu_node)
-		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu oracle=%d sdma_bytes=%llu sdma_error=%d running_max=%u\n",
+		seq_printf(m, "queue pasid=%u qid=%u prio=%u active=%d evicted=%d suspended=%d mapped=%d rptr=%llu wptr=%llu running=%u saved=%u packets=%llu preemptions=%llu busy_us=%llu percent=%u saves=%llu restores=%llu driver_bufs=%d type=%s busy_ns=%llu first_start_ns=%llu last_end_ns=%llu dev=%u cu_mask_cus=%u se_mask=%08x,%08x,%08x,%08x dispatches=%llu utility=%llu barriers=%llu vendor=%llu blit_bytes=%llu oracle=%d sdma_bytes=%llu sdma_error=%d running_max=%u slice=%u slices=%u\n",
 			   q->process->pasid, q->properties.queue_id, q->properties.priority,
 			   q->properties.is_active, q->properties.is_evicted,
-			   KS_SUSPENDED(q->properties), ks_runnable(g, q), q->ks.retired,
+			   KS_SUSPENDED(q->properties), ks_mapped(g, q), q->ks.retired,
 			   READ_ONCE(*q->ks.wptr), q->ks.running, q->ks.nsaved,
 			   q->ks.packets_done, q->ks.preemptions, q->ks.busy_ns / 1000,
 			   q->properties.queue_percent, q->ks.saves, q->ks.restores,
@@ -1608,7 +1716,8 @@ void ks_gpu_show(struct ks_device *d, struct seq_file *m)
 			   q->ks.se_mask[0], q->ks.se_mask[1], q->ks.se_mask[2], q->ks.se_mask[3],
 			   q->ks.aql_dispatches, q->ks.aql_utility, q->ks.aql_barriers,
 			   q->ks.aql_vendor, q->ks.blit_bytes, q->ks.oracle_level,
-			   q->ks.sdma_bytes, q->ks.sdma_error, q->ks.running_max);
+			   q->ks.sdma_bytes, q->ks.sdma_error, q->ks.running_max,
+			   q->ks.slice, g->nslices);
 	spin_unlock(&g->lock);
 }
 

@@ -189,6 +189,12 @@ struct kfd_process_device {
 #if !GP_HAVE_kfd_process_device__has_reset_queue
 	bool has_reset_queue;	/* 6.1: kfdsim's own bookkeeping only */
 #endif
+	/*
+	 * register_process() (6.12 dqm.c:1392-1427): on the dqm's process
+	 * list from the process's first queue on the device to its last.
+	 */
+	struct list_head ks_reg;
+	bool ks_registered;
 	/* /dev/kfd (kfd.c): the render-node file ACQUIRE_VM bound, not held */
 	const struct file *ks_drm_file;
 	struct ks_buf *ks_doorbells;	/* the process's doorbell slice */
@@ -234,6 +240,7 @@ enum ks_acct_cat {
 	KS_ACCT_REMAP_PREEMPT,	/* device stalled by a runlist change that saved its waves */
 	KS_ACCT_REMAP_WAIT,	/* device stalled by one that did not */
 	KS_ACCT_UNMAPPED,	/* not mapped: parked, evicted, runlist down */
+	KS_ACCT_SLICED,		/* mapped: an oversubscribed HWS runs another slice */
 	KS_ACCT_RUN,		/* at least one of its workgroups on a CU */
 	KS_ACCT_CP_LATE,	/* its CU free or its waves done: the CP's step not come yet */
 	KS_ACCT_N,
@@ -266,6 +273,7 @@ struct ks_queue {
 	u64 ring_uva, sig_uva;
 	u32 ring_slots, sig_size;
 	bool mapped;		/* on the simulated hardware */
+	u32 slice;		/* HWS: its process's slice of an oversubscribed runlist */
 	u32 hw_prio;		/* priority of the MQD when last mapped */
 	int oracle_level;	/* sched=oracle: its cgroup rule's level, -1: none */
 	bool sdma;		/* SDMA: one packet at a time, no CU */
@@ -413,7 +421,14 @@ struct device_queue_manager {
 		KS_AT(device_queue_manager, sched_policy, enum kfd_sched_policy sched_policy);
 		KS_AT(device_queue_manager, is_hws_hang, bool is_hws_hang);
 		KS_AT(device_queue_manager, sched_running, bool sched_running);
+		KS_AT(device_queue_manager, processes_count, unsigned int processes_count);
 	};
+	/*
+	 * dqm->queues: the registered processes' pdds, newest first
+	 * (register_process() list_add()s), the order pm_create_runlist_ib()
+	 * maps them in.
+	 */
+	struct list_head ks_procs;
 	struct mutex lock;	/* "dqm_lock": after p->mutex, before the gpu lock */
 	/*
 	 * increment/decrement_queue_count() (7.3 dqm.c): active queues of
@@ -450,6 +465,9 @@ struct kfd_node {
 #if GP_HAVE_kfd_node__node_id
 		KS_AT(kfd_node, node_id, unsigned int node_id);
 #endif
+#if GP_HAVE_kfd_node__max_proc_per_quantum
+		KS_AT(kfd_node, max_proc_per_quantum, unsigned int max_proc_per_quantum);
+#endif
 	};
 };
 #else
@@ -462,6 +480,9 @@ struct kfd_dev {
 		KS_AT(kfd_dev, cwsr_enabled, bool cwsr_enabled);
 #if GP_HAVE_kfd_dev__id
 		KS_AT(kfd_dev, id, unsigned int id);
+#endif
+#if GP_HAVE_kfd_dev__max_proc_per_quantum
+		KS_AT(kfd_dev, max_proc_per_quantum, unsigned int max_proc_per_quantum);
 #endif
 	};
 	struct kfd_dev *kfd;	/* kfdsim-private: the device of 6.3+'s node */
@@ -536,6 +557,10 @@ struct ks_params {
 	bool kfd;		/* register /dev/kfd, its topology and render nodes */
 	unsigned int render_minor;	/* DRM render minor of device 0 */
 	bool fence_spin;	/* the firmware's turn is waited for on the CPU, as KFD does */
+	unsigned int max_proc;	/* kfd_node.max_proc_per_quantum: processes the HWS maps at once */
+	unsigned int hqds;	/* get_cp_queues_num(): the HQDs KFD may map compute queues to */
+	unsigned int quantum_us;	/* an oversubscribed runlist's time slice (scaled) */
+	bool slice_idle;	/* a slice with nothing to run still takes its quantum */
 };
 
 extern struct ks_params ks_param;
@@ -580,6 +605,8 @@ struct ks_stats {
 	atomic64_t cwsr_dropped;	/* saved workgroups of destroyed queues */
 	atomic64_t workgroups_dropped;	/* running on a CU when destroyed */
 	atomic64_t runlist_updates;
+	atomic64_t oversubscribed_runlists;	/* runlists built time-sliced */
+	atomic64_t hws_slices;		/* slice switches of an oversubscribed runlist */
 	atomic64_t mes_calls;
 	atomic64_t nohws_refused;	/* NO_HWS loads refused: not in the owner's mm */
 	atomic64_t drain_unmaps;	/* unmaps with waves running and CWSR off */

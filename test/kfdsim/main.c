@@ -27,6 +27,10 @@ struct ks_params ks_param = {
 	.time_scale = 1,
 	.kfd = true,
 	.render_minor = 128,
+	.max_proc = 8,
+	.hqds = 24,
+	.quantum_us = 1000,
+	.slice_idle = true,
 };
 
 struct ks_device ks_devs[KS_MAX_DEVS];
@@ -71,6 +75,19 @@ module_param_named(render_minor, ks_param.render_minor, uint, 0444);
 MODULE_PARM_DESC(render_minor,
 		 "DRM render minor of device 0's render node, /dev/dri/renderD<minor> [128..255] (default 128)");
 
+module_param_named(max_proc, ks_param.max_proc, uint, 0444);
+MODULE_PARM_DESC(max_proc,
+		 "Processes the HWS maps at once, KFD's max_proc_per_quantum (min of hws_max_conc_proc and the KFD VMIDs: 8 on gfx9); more oversubscribe the runlist [1..16] (default 8)");
+module_param_named(hqds, ks_param.hqds, uint, 0444);
+MODULE_PARM_DESC(hqds,
+		 "HQDs for user compute queues (get_cp_queues_num(), the topology's num_cp_queues); more active compute queues oversubscribe the runlist [1..32] (default 24)");
+module_param_named(quantum_us, ks_param.quantum_us, uint, 0444);
+MODULE_PARM_DESC(quantum_us,
+		 "An oversubscribed runlist's time slice in us, scaled by time_scale (MAP_PROCESS process_quantum 10; the firmware's unit is not in KFD) [10..100000] (default 1000)");
+module_param_named(slice_idle, ks_param.slice_idle, bool, 0444);
+MODULE_PARM_DESC(slice_idle,
+		 "A slice of an oversubscribed runlist takes its quantum even with nothing to run, as a parked process keeps its MAP_PROCESS (default 1; 0: the HWS skips it)");
+
 static int ks_stats_show(struct seq_file *m, void *unused)
 {
 	seq_printf(m, "processes %d\nqueues %d\n", atomic_read(&ks_stats.processes),
@@ -88,6 +105,9 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.workgroups_dropped));
 	seq_printf(m, "runlist_updates %lld\nmes_calls %lld\n",
 		   atomic64_read(&ks_stats.runlist_updates), atomic64_read(&ks_stats.mes_calls));
+	seq_printf(m, "oversubscribed_runlists %lld\nhws_slices %lld\n",
+		   atomic64_read(&ks_stats.oversubscribed_runlists),
+		   atomic64_read(&ks_stats.hws_slices));
 	seq_printf(m, "nohws_refused %lld\ndrain_unmaps %lld\n",
 		   atomic64_read(&ks_stats.nohws_refused), atomic64_read(&ks_stats.drain_unmaps));
 	seq_printf(m, "cu_mask_updates %lld\n", atomic64_read(&ks_stats.cu_mask_updates));
@@ -145,6 +165,8 @@ static int ks_params_show(struct seq_file *m, void *unused)
 		   ks_param.mes ? "mes" : "hws",
 		   ks_param.runlist_us, ks_param.mes_us, ks_param.cwsr_save_us,
 		   ks_param.cwsr_restore_us, ks_param.poll_us);
+	seq_printf(m, "max_proc %u\nhqds %u\nquantum_us %u\nslice_idle %d\n", ks_param.max_proc,
+		   ks_param.hqds, ks_param.quantum_us, ks_param.slice_idle);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ks_params);
@@ -168,6 +190,9 @@ static int ks_check_params(void)
 		{ "poll_us", ks_param.poll_us, 5, 10000 },
 		{ "time_scale", ks_param.time_scale, 1, 100 },
 		{ "render_minor", ks_param.render_minor, 128, 256 - ks_param.ndev },
+		{ "max_proc", ks_param.max_proc, 1, 16 },
+		{ "hqds", ks_param.hqds, 1, 32 },
+		{ "quantum_us", ks_param.quantum_us, 10, 100000 },
 	};
 	int i;
 
@@ -194,6 +219,7 @@ static int ks_check_params(void)
 	ks_param.cwsr_save_us *= ks_param.time_scale;
 	ks_param.cwsr_restore_us *= ks_param.time_scale;
 	ks_param.poll_us *= ks_param.time_scale;
+	ks_param.quantum_us *= ks_param.time_scale;
 	if (!strcmp(sched, "mes")) {
 		ks_param.mes = true;
 	} else if (!strcmp(sched, "nohws")) {

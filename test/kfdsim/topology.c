@@ -314,7 +314,7 @@ static int ks_gpu_node(struct kobject *nodes, unsigned int id)
 		.render_minor = ks_param.render_minor + id,
 		.sdma = 2,
 		.sdma_queues = 8,
-		.cp_queues = 24,
+		.cp_queues = ks_param.hqds,	/* get_cp_queues_num() */
 	};
 	struct ks_node_dirs d;
 	struct ks_props p;

@@ -3,7 +3,7 @@
 #
 # kfdsim's accounting of a busy queue's time (debugfs acct): from the CP's
 # first sight of its work to its last packet's retirement, split into
-# fetch, detect, cu_wait, cwsr_save, remap_preempt, remap_wait, unmapped
+# fetch, detect, cu_wait, cwsr_save, remap_preempt, remap_wait, unmapped, sliced
 # and run.  Checked, HWS (runlist_us 100), LC 8 workgroups x 2 ms:
 #  1. alone: the categories sum to the measured busy time (every period,
 #     acct_mismatches 0), nothing in detect/cu_wait/cwsr_save/remap/unmapped,
@@ -46,8 +46,8 @@ tap_check "alone: LC packets exactly once" test "$lc_rc" = 0
 tap_check "alone: requests accounted ($(f requests))" test "${line:+$(f requests)}" -ge 5
 tap_check "alone: categories sum to the busy time ($(f sum_ns) = $(f total_ns) + $(f open_ns)), no period off ($(kstat acct_mismatches))" \
 	sum_ok -a "$(kstat acct_mismatches)" = 0
-tap_check "alone: no detect, cu_wait, cwsr_save, remap or unmapped time" \
-	zero detect cu_wait cwsr_save remap_preempt remap_wait unmapped
+tap_check "alone: no detect, cu_wait, cwsr_save, remap, unmapped or sliced time" \
+	zero detect cu_wait cwsr_save remap_preempt remap_wait unmapped sliced
 tap_check "alone: it ran exactly its service time (run_ns $(f run_ns) = ideal_ns $(f ideal_ns))" \
 	test -n "$line" -a "$(f run_ns)" = "$(f ideal_ns)"
 tap_diag "alone: busy time beyond the service time $(( ${line:+$(f total_ns)} - ${line:+$(f ideal_ns)} )) ns of $(f ideal_ns) (fetch $(f fetch_ns), cp_late $(f cp_late_ns))"

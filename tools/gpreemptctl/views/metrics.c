@@ -48,6 +48,8 @@ static const struct {
 	C("shadow_backend_calls", shadow_remaps, "Shadow mode: the backend calls those would cost (device remaps under HWS)."),
 	C("shadow_lc_backend_calls", shadow_lc_remaps, "Shadow mode: of those, calls while a higher level of the device had work."),
 	G("devices_fenced", dev_fenced, "Devices fenced now (no parks there until they recover)."),
+	G("devices_oversubscribed", dev_oversub, "Devices with more KFD processes than the hardware scheduler maps at once (it time-slices them, parked ones included)."),
+	C("oversubscriptions", oversub_events, "Times a device became oversubscribed."),
 	G("queues", queues, "Queues managed now."),
 	G("processes", processes, "Processes with managed queues now."),
 	G("queues_over_limit", queues_over_limit, "Queues past their device's or user's limit (managed as unknown work)."),
@@ -366,6 +368,20 @@ static void devices_out(FILE *f, const struct gp_stats *st)
 		label_str(f, serial, sizeof(serial));
 		fputs("\"} 1\n", f);
 	}
+	fputs("# TYPE gpreempt_device_kfd_processes gauge\n"
+	      "# HELP gpreempt_device_kfd_processes KFD processes with a queue on the device, parked ones included.\n",
+	      f);
+	for (d = 0; d < GP_DEV_STATS; d++)
+		if (st->dev_gpu_id[d])
+			fprintf(f, "gpreempt_device_kfd_processes{dev=\"%d\"} %u\n", d,
+				st->dev_procs[d]);
+	fputs("# TYPE gpreempt_device_max_processes gauge\n"
+	      "# HELP gpreempt_device_max_processes Processes the hardware scheduler maps at once (0: unknown); more are time-sliced.\n",
+	      f);
+	for (d = 0; d < GP_DEV_STATS; d++)
+		if (st->dev_gpu_id[d])
+			fprintf(f, "gpreempt_device_max_processes{dev=\"%d\"} %u\n", d,
+				st->dev_max_procs[d]);
 }
 
 /* One scrape into @f; false when gpreempt's maps cannot be read (gpreempt_up 0). */

@@ -127,6 +127,9 @@ static void status_text(const struct gp_stats *st, const struct gp_queue_info *q
 	if (st->dev_fenced)
 		printf("warning: %llu device(s) fenced after a failed preemption (a queue or GPU reset): no parks there until recovered (%llu fences since load)\n",
 		       st->dev_fenced, st->dev_fences);
+	if (st->dev_oversub)
+		printf("warning: %llu device(s) with more KFD processes than the hardware scheduler maps at once: it time-slices them, parked ones included, so LC may wait for its turn (see stats 'devices'; %llu times since load)\n",
+		       st->dev_oversub, st->oversub_events);
 	if (st->queues_unseen)
 		printf("warning: KFD changed or destroyed %llu queues gpreempt never saw created: its creation probe does not fire (an LTO kernel?); new queues are not managed\n",
 		       st->queues_unseen);
@@ -202,7 +205,8 @@ static const struct {
 	GP_STAT(shadow_active), GP_STAT(shadow_ns), GP_STAT(shadow_parks),
 	GP_STAT(shadow_unparks), GP_STAT(shadow_remaps), GP_STAT(shadow_lc_remaps),
 	GP_STAT(cgroups), GP_STAT(cgroups_dropped), GP_STAT(hold_payback_us),
-	GP_STAT(holds_learned), GP_STAT(last_tick_ns),
+	GP_STAT(holds_learned), GP_STAT(last_tick_ns), GP_STAT(dev_oversub),
+	GP_STAT(oversub_events),
 };
 
 /*
@@ -246,8 +250,9 @@ static void devices_json(const struct gp_stats *st)
 	printf(",\"devices\":[");
 	for (d = 0; d < GP_DEV_STATS; d++)
 		if (st->dev_gpu_id[d])
-			printf("%s{\"dev\":%d,\"kfd_gpu_id\":%u,\"partition\":%u}", n++ ? "," : "",
-			       d, st->dev_gpu_id[d], st->dev_partition[d]);
+			printf("%s{\"dev\":%d,\"kfd_gpu_id\":%u,\"partition\":%u,\"kfd_processes\":%u,\"max_procs\":%u}",
+			       n++ ? "," : "", d, st->dev_gpu_id[d], st->dev_partition[d],
+			       st->dev_procs[d], st->dev_max_procs[d]);
 	putchar(']');
 }
 
@@ -257,8 +262,9 @@ static void devices_text(const struct gp_stats *st)
 
 	for (d = 0; d < GP_DEV_STATS; d++)
 		if (st->dev_gpu_id[d])
-			printf("%s dev %d: gpu_id %u partition %u", n++ ? ";" : "devices         ",
-			       d, st->dev_gpu_id[d], st->dev_partition[d]);
+			printf("%s dev %d: gpu_id %u partition %u, %u KFD processes (%u mapped at once)",
+			       n++ ? ";" : "devices         ", d, st->dev_gpu_id[d],
+			       st->dev_partition[d], st->dev_procs[d], st->dev_max_procs[d]);
 	if (n)
 		putchar('\n');
 }

@@ -41,6 +41,7 @@ struct device_queue_manager {
 	struct kfd_node *dev;
 	struct mutex lock_hidden;
 	struct list_head queues;
+	unsigned int processes_count;
 	enum kfd_sched_policy sched_policy;
 	bool is_hws_hang;
 	bool is_resetting;

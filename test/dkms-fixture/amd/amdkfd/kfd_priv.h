@@ -53,6 +53,7 @@ struct kfd_node {
 	struct amdgpu_device *adev;
 	unsigned int node_id;
 	struct device_queue_manager *dqm;
+	unsigned int max_proc_per_quantum;
 	struct kfd_dev *kfd;
 };
 
