@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# deploy/gpreempt-node.sh - what the gpreempt DaemonSet (deploy/gpreempt.yaml)
+# deploy/gpreempt-node.sh - what the gpreempt DaemonSet (deploy/base/gpreempt.yaml)
 # runs on every GPU node, in its privileged, hostPID container
 # (deploy/Containerfile).  docs/containers.md, "Kubernetes".
 #
@@ -224,7 +224,7 @@ module_build() {
 		ds_build "$v" || own="$own${own:+, }gpreempt/$v"
 	done
 	[ -z "$own" ] ||
-		die "the node has its own gpreempt DKMS build for $KVER ($own): the DaemonSet does not replace it (DKMS installs one gpreempt per kernel). To use the node's module (the node loads it), set GPREEMPT_MODULE=skip in deploy/gpreempt.yaml; to build the image's, remove the node's on the node (dkms remove ${own%%,*} --all) and delete this pod"
+		die "the node has its own gpreempt DKMS build for $KVER ($own): the DaemonSet does not replace it (DKMS installs one gpreempt per kernel). To use the node's module (the node loads it), set GPREEMPT_MODULE=skip in deploy/base/gpreempt.yaml; to build the image's, remove the node's on the node (dkms remove ${own%%,*} --all) and delete this pod"
 
 	# Our tree from another image: rebuild.
 	if [ "$(cat "$dst/.gpreempt-src-id" 2>/dev/null || true)" != "$id" ]; then

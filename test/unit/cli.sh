@@ -243,9 +243,9 @@ tap_check "cli: -j apply --check: the JSON error keeps FILE:LINE" json 5 '.error
 run -j apply --check "$tmp/good.conf"
 tap_check "cli: -j apply --check: {\"file\": ..., \"valid\": true}" \
 	json 0 ".valid == true and .file == \"$tmp/good.conf\""
-# The DaemonSet's ConfigMap (deploy/gpreempt.yaml, data gpreempt.conf), on stdin.
+# The DaemonSet's ConfigMap (deploy/base/gpreempt.yaml, data gpreempt.conf), on stdin.
 awk '/^  gpreempt\.conf: \|/ { f = 1; next } f && /^  [^ ]/ { f = 0 } f { sub(/^    /, ""); print }' \
-	deploy/gpreempt.yaml >"$tmp/cm.conf"
+	deploy/base/gpreempt.yaml >"$tmp/cm.conf"
 so=$("$CTL" apply --check - <"$tmp/cm.conf" 2>"$tmp/err"); rc=$?
 tap_check "cli: apply --check - of the ConfigMap's gpreempt.conf: exit 0 ($(grep -cv '^[[:space:]]*\(#\|$\)' "$tmp/cm.conf") lines)" \
 	sh -c "[ -s '$tmp/cm.conf' ] && [ $rc = 0 ]"

@@ -25,7 +25,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 102
+tap_plan 103
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -36,19 +36,51 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
 	tap_not_ok "deploy: python3-yaml is installed (apt-get install python3-yaml)"
 	tap_bail "no python3-yaml"
 fi
-tap_check "deploy: the manifests parse (gpreempt.yaml, example-pods.yaml)" python3 - <<'EOF'
+tap_check "deploy: the manifests parse (gpreempt.yaml, example-pods.yaml, dra-pods.yaml)" python3 - <<'EOF'
 import yaml
-for f in ["deploy/gpreempt.yaml", "deploy/example-pods.yaml"]:
+for f in ["deploy/base/gpreempt.yaml", "deploy/example-pods.yaml", "deploy/dra-pods.yaml"]:
     docs = [d for d in yaml.safe_load_all(open(f)) if d is not None]
     assert docs, f + ": no document"
     for d in docs:
         assert d.get("apiVersion") and d.get("kind") and d["metadata"].get("name"), f + ": " + repr(d)[:80]
 EOF
 
+# DRA (deploy/dra-pods.yaml): the LC and BE pods share one named
+# ResourceClaim of AMD's DeviceClass, so one GPU on one node, without
+# privilege, hostPath or a Pod Security exception; annotated high and low,
+# Burstable.  A claim template (one GPU each), a privileged container or a
+# hostPath fails here.
+tap_check "deploy: the DRA pods share one ResourceClaim (gpu.amd.com), unprivileged, no hostPath, high and low, Burstable" python3 - <<'EOF2'
+import yaml
+docs = [d for d in yaml.safe_load_all(open("deploy/dra-pods.yaml")) if d]
+claims = [d for d in docs if d["kind"] == "ResourceClaim"]
+assert len(claims) == 1 and claims[0]["apiVersion"] == "resource.k8s.io/v1", claims
+req = claims[0]["spec"]["devices"]["requests"]
+assert len(req) == 1 and req[0]["exactly"]["deviceClassName"] == "gpu.amd.com" and \
+    req[0]["exactly"].get("count", 1) == 1, req
+name = claims[0]["metadata"]["name"]
+prios = []
+for d in docs:
+    if d["kind"] == "Namespace":
+        assert "pod-security.kubernetes.io/enforce" not in d["metadata"].get("labels", {}), d
+    if d["kind"] != "Deployment":
+        continue
+    t = d["spec"]["template"]
+    spec = t["spec"]
+    assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimName": name}], spec["resourceClaims"]
+    assert not spec.get("volumes") and not spec.get("hostPID") and not spec.get("hostNetwork"), d["metadata"]["name"]
+    for c in spec["containers"]:
+        assert not c.get("securityContext", {}).get("privileged"), c["name"]
+        r = c["resources"]
+        assert r["claims"] == [{"name": "gpu"}] and "cpu" in r["requests"] and "memory" in r["requests"], c["name"]
+    prios.append(t["metadata"]["annotations"]["gpreempt.io/priority"])
+assert sorted(prios) == ["high", "low"], prios
+EOF2
+
 # The DaemonSet, as JSON lines for the checks below.
 python3 - >"$t/ds.txt" <<'EOF'
 import yaml
-docs = {d["kind"]: d for d in yaml.safe_load_all(open("deploy/gpreempt.yaml")) if d}
+docs = {d["kind"]: d for d in yaml.safe_load_all(open("deploy/base/gpreempt.yaml")) if d}
 ds = docs["DaemonSet"]
 pod = ds["spec"]["template"]["spec"]
 c = pod["containers"][0]
@@ -133,7 +165,7 @@ tap_check "deploy: every GPREEMPT_* the DaemonSet sets is one the script reads" 
 # system:authenticated fails here.
 tap_check "deploy: privileged pods only in gpu-shared (and gpreempt's DaemonSet), no shipped RBAC grants pod creation" python3 - <<'EOF2'
 import yaml
-docs = [x for f in ("deploy/gpreempt.yaml", "deploy/example-pods.yaml")
+docs = [x for f in ("deploy/base/gpreempt.yaml", "deploy/example-pods.yaml")
         for x in yaml.safe_load_all(open(f)) if x]
 priv_ns = [x["metadata"]["name"] for x in docs if x["kind"] == "Namespace" and
            x["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged"]
@@ -166,7 +198,7 @@ for x in docs:
     for c in x["spec"]["template"]["spec"]["containers"]:
         req = c.get("resources", {}).get("requests", {})
         assert "cpu" in req and "memory" in req, "%s: no cpu and memory requests: BestEffort" % x["metadata"]["name"]
-cm = [x for x in yaml.safe_load_all(open("deploy/gpreempt.yaml")) if x and x["kind"] == "ConfigMap"][0]
+cm = [x for x in yaml.safe_load_all(open("deploy/base/gpreempt.yaml")) if x and x["kind"] == "ConfigMap"][0]
 for line in cm["data"]["gpreempt.conf"].splitlines():
     assert not ("besteffort" in line and line.lstrip("# ").startswith("cgroup")), line
 EOF
@@ -179,7 +211,7 @@ import re, yaml
 docs = [x for x in yaml.safe_load_all(open("deploy/example-pods.yaml")) if x]
 ns = {x["metadata"]["name"]: x for x in docs if x["kind"] == "Namespace"}
 d = {x["metadata"]["name"]: x for x in docs if x["kind"] == "Deployment"}
-ds = [x for x in yaml.safe_load_all(open("deploy/gpreempt.yaml")) if x and x["kind"] == "DaemonSet"][0]
+ds = [x for x in yaml.safe_load_all(open("deploy/base/gpreempt.yaml")) if x and x["kind"] == "DaemonSet"][0]
 terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
     "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 def prio(v):

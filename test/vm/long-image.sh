@@ -8,7 +8,7 @@
 # ~50x faster than in this TCG guest, with the image's own toolchain).
 # Here, as the DaemonSet's pod: the image's root (an overlay on top of it:
 # the container's writable layer) with the node's paths mounted as
-# deploy/gpreempt.yaml mounts them (/lib/modules, /usr/src, /var/lib/dkms,
+# deploy/base/gpreempt.yaml mounts them (/lib/modules, /usr/src, /var/lib/dkms,
 # /host/etc, /host/opt/gpreempt, /host/opt/nri, hooks.d, /host/usr/lib, the
 # ConfigMap at /config), hostPID: the node is a mount and pid namespace of
 # its own whose pid 1 holds writable copies of /etc, /opt and /run.  The
@@ -95,11 +95,11 @@ cm "$GP_KROOT" "$GP_KROOT" ro
 mkdir -p /opt/gpreempt /opt/nri /usr/share/containers/oci/hooks.d
 cm /etc /host/etc && cm /usr/share/containers/oci/hooks.d /host/usr/share/containers/oci/hooks.d
 cm /opt/gpreempt /host/opt/gpreempt && cm /opt/nri /host/opt/nri && cm /usr/lib /host/usr/lib ro
-# The ConfigMap of deploy/gpreempt.yaml, as the kubelet mounts it.
+# The ConfigMap of deploy/base/gpreempt.yaml, as the kubelet mounts it.
 mkdir -p "$R/config"
 python3 - "$R/config" <<'PY'
 import sys, yaml
-for d in yaml.safe_load_all(open("deploy/gpreempt.yaml")):
+for d in yaml.safe_load_all(open("deploy/base/gpreempt.yaml")):
     if d and d["kind"] == "ConfigMap":
         for k, v in d["data"].items():
             open("%s/%s" % (sys.argv[1], k), "w").write(v)

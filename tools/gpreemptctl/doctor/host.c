@@ -419,7 +419,7 @@ static void check_runtimes(void)
 			       ver);
 		else if (maj > 1 || (maj == 1 && min >= 7))
 			dr_add("containerd", DR_WARN,
-			       "deploy gpreempt-nri (deploy/gpreempt.yaml, or its unit on bare metal) with NRI on, or run LC and BE with gpreemptctl set/exec or cgroup rules (docs/containers.md)",
+			       "deploy gpreempt-nri (deploy/base/gpreempt.yaml, or its unit on bare metal) with NRI on, or run LC and BE with gpreemptctl set/exec or cgroup rules (docs/containers.md)",
 			       "%s: runs no NRI v0.1 plugin and gpreempt-nri (NRI v2) is not running, so gpreempt.io/priority does nothing",
 			       ver);
 		else
