@@ -14,6 +14,7 @@
 #   make bench      the headline benchmark, about 22 min (bench/out/)
 #   make bench-full every benchmark scenario and sweep, over an hour
 #   make bench-sweep the microbench at six LC rates, about 22 min (bench/out-sweep/)
+#   make bench-sweep-hip Debian's HIP, short LC kernels at four rates, ~15 min (bench/out-sweep-hip/)
 #   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
 #
@@ -95,7 +96,7 @@ HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
-.PHONY: all module modules matrix tools nri setup check check-defences check-long unit vmtest demo bench bench-full bench-sweep soak lint clean \
+.PHONY: all module modules matrix tools nri setup check check-defences check-long unit vmtest demo bench bench-full bench-sweep bench-sweep-hip soak lint clean \
 	install install-tools uninstall
 all: modules tools nri
 
@@ -491,6 +492,10 @@ bench-full: setup
 bench-sweep: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/scripts/bench sweep
+
+bench-sweep-hip: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/bench sweep-hip
 
 # Not part of check: test/vm/long-soak.sh's long form (check runs its short form).
 soak: setup

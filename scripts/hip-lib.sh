@@ -27,7 +27,9 @@
 #                 preempts BE the moment LC's packet is fetched (the limit).
 HIP=build/hip-work
 HIP_CG=/sys/fs/cgroup/gp-hip-lc
-HIP_LC_ARGS="${HIP_LC_N:-60} 8 2000000 20000"
+# HIP_LC_ARGS: "REQUESTS WORKGROUPS NS_PER_WORKGROUP MEAN_GAP_US" (make
+# bench-sweep-hip sets short kernels at several rates).
+HIP_LC_ARGS=${HIP_LC_ARGS:-"${HIP_LC_N:-60} 8 2000000 20000"}
 HIP_BE_ARGS="8 20000000 2"
 export HSA_ENABLE_SDMA=0
 say() { echo "[$(date +%T)] $*"; }
@@ -116,13 +118,16 @@ hip_one() {
 		--argjson mcpu "$(if [ $gp = 1 ]; then echo "$mcpu"; else echo null; fi)" \
 		--argjson a50 "$(hip_num "$f.lc" alloc_p50)" --argjson a99 "$(hip_num "$f.lc" alloc_p99)" \
 		--argjson amax "$(hip_num "$f.lc" alloc_max)" \
+		--argjson wgns "$(awk '{print $3}' <<<"$HIP_LC_ARGS")" \
+		--argjson gap "$(awk '{print $4}' <<<"$HIP_LC_ARGS")" \
 		'{scenario: $sc, run: $run, lc_requests: $n, lat_p50_us: $p50, lat_p99_us: $p99,
 		  lat_max_us: $max, be_completed: $be_n, be_seconds: $be_s,
 		  be_per_s: (if $be_n != null and $be_s != null and $be_s > 0
 			     then ($be_n / $be_s * 10 | round) / 10 else null end),
 		  ok: ($lc_rc == 0 and $be_rc == 0), gp_stats: $gs,
 		  lat_mean_us: $mean, acct: $acct, monitor_cpu_pct: $mcpu,
-		  alloc_p50_us: $a50, alloc_p99_us: $a99, alloc_max_us: $amax}' \
+		  alloc_p50_us: $a50, alloc_p99_us: $a99, alloc_max_us: $amax,
+		  lc_wg_ns: $wgns, lc_gap_us: $gap}' \
 		>"$f.json.row"
 	say "  hip $sc run $run: LC p50 $(hip_field "$f.lc" lat_p50) us p99 $(hip_field "$f.lc" lat_p99) us," \
 		"BE ${be:+$(hip_field "$f.be" be_completed)} launches, exit $lc_rc/$be_rc$gpsay"

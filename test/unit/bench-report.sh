@@ -10,7 +10,7 @@
 # the knee, ratios to the same block's oracle and nogp, remaps, targets).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 36
+tap_plan 39
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -217,4 +217,28 @@ jq '.duration_s = 5.6' "$d/sw_micro_p3000_r1_lc_alone.lc12.json" >"$d/x" && mv "
 python3 scripts/bench-report "$tmp/sweep2" >/dev/null 2>&1
 tap_check "bench-report: the sweep's offered rate counts arrivals in LC's recorded window (33.3/s in 4.5 s)" \
 	has "$(cat "$tmp/sweep2/results.md" 2>/dev/null)" '^\| 33\.3 \| [^|]* \| 33\.3 / 26\.8, -, -, -, -, - \|'
+# make bench-sweep-hip: rows of scripts/hip-lib.sh at two gaps, two blocks;
+# gpreempt's ratios are to the same block's oracle at the same gap (the other
+# gap's oracle is slower: pairing across gaps would give 0.50x).
+d=$tmp/hipsweep/raw
+mkdir -p "$d"
+python3 - "$d/hip.sweep.json" <<'EOF2'
+import json, sys
+rows = []
+for run in (1, 2):
+    for g, slow in ((40000, 1), (10000, 2)):
+        for sc, p50, p99, be in (("lc_alone", 3000, 5000, None), ("oracle", 3000 * slow, 5000 * slow, 100.0),
+                                 ("hw_priority", 9000, 15000, 105.0),
+                                 ("gpreempt", 3300 * slow, 5500 * slow, 90.0 + run)):
+            rows.append({"scenario": sc, "run": run, "lat_p50_us": p50, "lat_p99_us": p99,
+                         "be_per_s": be, "ok": True, "lc_gap_us": g, "lc_wg_ns": 400000})
+json.dump(rows, open(sys.argv[1], "w"))
+EOF2
+out=$(python3 scripts/bench-report "$tmp/hipsweep" 2>&1)
+tap_check "bench-report: the HIP sweep: gpreempt at 25/s against the same block's oracle (p50 1.10x, p99 1.10x, BE 0.92x), the targets met" \
+	has "$out" '^\| 25\.0 \| gpreempt \| 2 \| 3300 \[3300\.\.3300\] \| 1\.10 \[1\.10\.\.1\.10\] \| 1\.10 \[1\.10\.\.1\.10\] \| 1\.10 \[1\.10\.\.1\.10\] \| 0\.92 \[0\.91\.\.0\.92\] \| yes \| yes \|$'
+tap_check "bench-report: ... hardware priority at 100/s misses them (p50 1.50x the oracle's)" \
+	has "$out" '^\| 100\.0 \| hw_priority \| 2 \| 9000 [^|]* \| 1\.50 \[1\.50\.\.1\.50\] \| [^|]* \| [^|]* \| [^|]* \| no \| yes \|$'
+tap_check "bench-report: ... results.json carries the HIP sweep's derived figures" \
+	eval '[ "$(jq -c "[.hip_sweep[] | select(.scenario == \"gpreempt\" and .lc_gap_us == 10000) | .p99_over_oracle.median, .meets_targets]" "$tmp/hipsweep/results.json")" = "[1.1,true]" ]'
 tap_done
