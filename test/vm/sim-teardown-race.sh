@@ -77,7 +77,8 @@ round() {
 	fi
 	echo 300 >$FAULT/update_queue_lock_delay_us
 	echo 5000 >$FAULT/teardown_delay_us
-	$GPLOAD $LC_ARGS --duration 600 --json /tmp/lc.json --quiet &
+	# LC outlives the kills (stopped by TERM after them): 2000 take minutes.
+	$GPLOAD $LC_ARGS --duration $((KILLS > 300 ? KILLS * 2 : 600)) --json /tmp/lc.json --quiet &
 	lc=$!
 	wait_for 30 only_lc
 	t0=$SECONDS
@@ -122,10 +123,11 @@ rounds=1
 have queue_properties__is_suspended && rounds=2
 tap_plan $((5 * rounds))
 
-# Kills per backend: 200 on 7.x layouts, 24 before (one BE process every
+# Kills per backend: 200 on 7.x layouts (GP_TEARDOWN_KILLS: 2000 from
+# test/run-teardown, make check-long), 24 before (one BE process every
 # 0.3-0.5 s in a TCG guest on a loaded host, 8 at once).
 if have kfd_process__context_id; then
-	KILLS=200
+	KILLS=${GP_TEARDOWN_KILLS:-200}
 	tap_diag "kernel $(uname -r): the 7.x teardown (queues freed at the mm's release, without p->mutex)"
 else
 	KILLS=24
