@@ -27,7 +27,8 @@ if [ ! -x "$PROM" ]; then
 	exit 0
 fi
 
-# q EXPR: the first value of an instant PromQL query, "" if none.
+# q EXPR: the value of an instant PromQL query (a scalar's, or the first
+# sample's of a vector), "" if none.
 q() {
 	$PY - "$1" $PPORT <<'EOF'
 import json, sys, urllib.parse, urllib.request
@@ -36,8 +37,11 @@ try:
     r = json.load(urllib.request.urlopen(u, timeout=10))
 except Exception as e:
     sys.exit("query failed: %s" % e)
-res = r.get("data", {}).get("result", [])
-if res:
+d = r.get("data", {})
+res = d.get("result", [])
+if d.get("resultType") == "scalar":
+    print(res[1])
+elif res:
     print(res[0]["value"][1])
 EOF
 }
