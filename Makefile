@@ -96,12 +96,16 @@ HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
-.PHONY: all module modules matrix tools nri setup check check-defences check-long unit vmtest demo bench bench-full bench-sweep bench-sweep-hip soak lint clean \
+.PHONY: all module modules matrix tools nri setup setup-forky check check-defences check-long unit vmtest demo bench bench-full bench-sweep bench-sweep-hip soak lint clean \
 	install install-tools uninstall
 all: modules tools nri
 
 setup:
 	@$(TOP)/scripts/setup
+
+# The opt-in forky root with ROCm 6.4 and llama.cpp (issue 42), alone.
+setup-forky:
+	@$(TOP)/scripts/setup forky
 
 $(BUILD):
 	@mkdir -p $@
