@@ -158,10 +158,16 @@ static void copy_rect(struct ring *r, int shift, const struct side *src,
 static int rect_ok(int shift, const struct side *src, const struct side *dst, uint32_t nx,
 		   uint32_t ny, uint32_t nz, size_t len, uint8_t fill)
 {
-	const uint8_t *sb = src->base, *db = dst->base;
+	const uint8_t *sb = src->base;
 	uint32_t e = 1u << shift, i, j, k, b;
-	size_t n = 0, off, soff;
+	uint8_t *db = malloc(len);
+	size_t off, soff;
+	int ok = 1;
 
+	if (!db)
+		return 0;
+	/* a copy of the region, each box byte checked and then set to @fill */
+	memcpy(db, dst->base, len);
 	for (k = 0; k < nz; k++)
 		for (j = 0; j < ny; j++)
 			for (i = 0; i < nx; i++)
@@ -170,14 +176,16 @@ static int rect_ok(int shift, const struct side *src, const struct side *dst, ui
 					      (size_t)(dst->y + j) * dst->pitch + (dst->x + i) * e + b;
 					soff = (size_t)(src->z + k) * src->slice +
 					       (size_t)(src->y + j) * src->pitch + (src->x + i) * e + b;
-					if (off >= len || db[off] != sb[soff])
+					if (off >= len || db[off] != sb[soff]) {
+						free(db);
 						return 0;
-					n++;
+					}
+					db[off] = fill;
 				}
-	/* outside the box: count the bytes that still hold the fill */
-	for (off = 0; off < len; off++)
-		n += db[off] == fill;
-	return n == len;
+	for (off = 0; off < len && ok; off++)
+		ok = db[off] == fill;
+	free(db);
+	return ok;
 }
 
 /*
@@ -192,6 +200,7 @@ static void rect_oob(HSAuint32 node, uint8_t *buf, size_t len)
 	volatile uint32_t *fen = (uint32_t *)buf + 64;
 	struct ring r = { 0 };
 	HSAKMT_STATUS st;
+	int ok;
 
 	r.base = alloc_mem(0, RING_SIZE, 0);
 	if (!r.base) {
@@ -212,8 +221,9 @@ static void rect_oob(HSAuint32 node, uint8_t *buf, size_t len)
 	fence(&r, fen, 9);
 	commit(&r);
 	usleep(500000);
-	printf("rect_oob_stuck %d\n", rptr(&r) == 0 && *fen == 0 &&
-	       buf[len - 4096] == 0x5a);
+	ok = rptr(&r) == 0 && *fen == 0 && buf[len - 4096] == 0x5a;
+	printf("rect_oob_stuck %d\n", ok);
+	failed |= !ok;
 	check("hsaKmtDestroyQueue(SDMA 2)", hsaKmtDestroyQueue(r.res.QueueId));
 }
 
@@ -355,8 +365,12 @@ static void run(HSAuint32 node)
 	printf("fill_ok %d\n", i == FILL_SIZE / 4 && fill[i] == 0);
 	printf("atomic %llu\n", (unsigned long long)*ctr);
 	printf("timestamp_ok %d\n", ctr[4] != 0);
-	printf("rect2d_ok %d\n", rect_ok(2, &rs2, &rd2, 10, 7, 1, 32768, 0x5a));
-	printf("rect3d_ok %d\n", rect_ok(0, &rs3, &rd3, 13, 5, 3, 32768, 0x5a));
+	i = rect_ok(2, &rs2, &rd2, 10, 7, 1, 32768, 0x5a);
+	printf("rect2d_ok %d\n", i);
+	failed |= !i;
+	i = rect_ok(0, &rs3, &rd3, 13, 5, 3, 32768, 0x5a);
+	printf("rect3d_ok %d\n", i);
+	failed |= !i;
 	printf("fence %u\n", *fen);
 	printf("rptr %llu wptr %llu\n", (unsigned long long)rptr(&r),
 	       (unsigned long long)r.wptr);
