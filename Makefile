@@ -83,7 +83,8 @@ BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 GP_KVER_INSTALL ?= $(or $(GP_KVER),$(shell uname -r))
 
 GEN := $(BUILD)/gp_layout.h $(BUILD)/gp_maps.lskel.h $(BUILD)/inc/bpf/skel_internal.h
-TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl $(BUILD)/fuse-stall
+TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl $(BUILD)/fuse-stall \
+	 $(BUILD)/kfdmem-client
 # Debian's libhsakmt (ROCm's thunk, scripts/setup installs it) on kfdsim's /dev/kfd
 HSAKMT_H := $(wildcard /usr/include/hsakmt.h)
 TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open $(BUILD)/sdma-client $(BUILD)/blit-client)
@@ -292,6 +293,9 @@ $(BUILD)/gpload: $(wildcard $(TOP)/test/gpload/*.c $(TOP)/test/gpload/*.h $(TOP)
 
 $(BUILD)/fuse-stall: $(TOP)/test/fuse-stall/fuse-stall.c | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $<
+
+$(BUILD)/kfdmem-client: $(TOP)/test/kfdmem-client/kfdmem-client.c | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lpthread -ldl
 
 $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) $(TOP)/test/lib/aql.h | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt

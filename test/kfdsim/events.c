@@ -18,8 +18,16 @@
  * without one, kfdsim allocates it and user space maps it through /dev/kfd
  * at the offset CREATE_EVENT returns (KFD_MMAP_TYPE_EVENTS).  Signal (and
  * debug) events take ids 1..4095, the index of their slot; the others ids
- * from 2^30 on, with no slot.  Events' age (KFD 1.14's last_event_age) is
- * not kept: a waiter that passes one waits as one that does not.
+ * from 2^30 on, with no slot.
+ *
+ * Event ages (KFD 1.14+, built where the uapi header has them): each event
+ * counts its signals from 1 (6.12 kfd_events.c:444, set_event() :665-669,
+ * never back to 0 or 1).  A WAIT_EVENTS entry of a SIGNAL event with a
+ * non-zero last_event_age is already satisfied when the event's age
+ * differs (it was signalled since the caller last looked, even if it was
+ * reset since), and a completed wait writes the age back to it
+ * (init_event_waiter() :844-850, copy_signaled_event_data() :919-923).
+ * Age 0 is the old wait, for a thunk before 1.14.
  *
  * Locks: p->ks_ev.mutex (create, destroy, page set, a waiter's setup)
  * before ev->lock (signalled state and wait queue).  The CP's interrupt
@@ -43,6 +51,7 @@
 #define KS_MMAP_TYPE_EVENTS (0x2ULL << 62)	/* kfd_priv.h */
 #define KS_TIMEOUT_IMMEDIATE 0
 #define KS_TIMEOUT_INFINITE 0xffffffffU
+#define KS_EVENT_AGES (KFD_IOCTL_MAJOR_VERSION > 1 || KFD_IOCTL_MINOR_VERSION >= 14)
 
 /* amd_signal_t (hsa/amd_hsa_signal.h): the mailbox and the event id */
 #define KS_AMD_SIGNAL_MAILBOX 16
@@ -53,7 +62,8 @@ struct ks_event {
 	u32 type;
 	bool auto_reset;
 	bool signaled;
-	spinlock_t lock;	/* signaled, wq */
+	u64 event_age;		/* signals since creation, from 1 */
+	spinlock_t lock;	/* signaled, event_age, wq */
 	wait_queue_head_t wq;
 	struct rcu_head rcu;
 };
@@ -62,6 +72,7 @@ struct ks_event_waiter {
 	wait_queue_entry_t wait;
 	struct ks_event *event;	/* NULL once the event is destroyed */
 	bool activated;
+	bool event_age_enabled;	/* the caller passed a last_event_age */
 };
 
 static bool ks_gpu_signaled_type(u32 type)
@@ -179,6 +190,7 @@ int ks_kfd_create_event(struct file *filp, struct kfd_process *p, void *data)
 		goto out;
 	}
 	ev->id = id;
+	ev->event_age = 1;
 	args->event_id = id;
 	args->event_trigger_data = id;
 out:
@@ -221,6 +233,8 @@ static void ks_event_set_locked(struct ks_event *ev)
 
 	/* ev->lock, which waiters hold to join the queue, makes this test safe */
 	ev->signaled = !ev->auto_reset || !waitqueue_active(&ev->wq);
+	if (!++ev->event_age)
+		ev->event_age = 2;	/* never back to 0 (no age) or 1 (new) */
 	list_for_each_entry(w, &ev->wq.head, wait.entry)
 		WRITE_ONCE(w->activated, true);
 	wake_up_all(&ev->wq);
@@ -304,8 +318,36 @@ static void ks_waiters_free(struct ks_event_waiter *w, u32 n, bool undo_auto_res
 }
 
 /*
+ * copy_signaled_event_data(): the age of each activated SIGNAL event whose
+ * waiter passed one.  Under p->ks_ev.mutex (no event is destroyed).
+ */
+static int ks_copy_event_ages(struct ks_event_waiter *w, u32 n,
+			      struct kfd_event_data __user *user)
+{
+#if KS_EVENT_AGES
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		struct ks_event *ev = w[i].event;
+		u64 age;
+
+		if (!ev)
+			return -EINVAL;
+		if (!w[i].activated || !w[i].event_age_enabled)
+			continue;
+		spin_lock(&ev->lock);
+		age = ev->event_age;
+		spin_unlock(&ev->lock);
+		if (put_user(age, &user[i].signal_event_data.last_event_age))
+			return -EFAULT;
+	}
+#endif
+	return 0;
+}
+
+/*
  * kfd_wait_on_events(): memory and hardware-exception events never fire
- * here, so there is no event data to copy back.
+ * here, so the only event data to copy back is a SIGNAL event's age.
  */
 int ks_kfd_wait_events(struct file *filp, struct kfd_process *p, void *data)
 {
@@ -340,6 +382,13 @@ int ks_kfd_wait_events(struct file *filp, struct kfd_process *p, void *data)
 		w[i].event = ev;
 		w[i].activated = ev->signaled;
 		ev->signaled = ev->signaled && !ev->auto_reset;
+#if KS_EVENT_AGES
+		if (ev->type == KFD_IOC_EVENT_SIGNAL && ed.signal_event_data.last_event_age) {
+			w[i].event_age_enabled = true;
+			if (ev->event_age != ed.signal_event_data.last_event_age)
+				w[i].activated = true;
+		}
+#endif
 		if (!w[i].activated)
 			add_wait_queue(&ev->wq, &w[i].wait);
 		spin_unlock(&ev->lock);
@@ -371,6 +420,8 @@ int ks_kfd_wait_events(struct file *filp, struct kfd_process *p, void *data)
 	__set_current_state(TASK_RUNNING);
 
 	mutex_lock(&p->ks_ev.mutex);
+	if (!ret && args->wait_result == KFD_IOC_WAIT_RESULT_COMPLETE)
+		ret = ks_copy_event_ages(w, args->num_events, user);
 	ks_waiters_free(w, args->num_events, ret == -ERESTARTSYS);
 	mutex_unlock(&p->ks_ev.mutex);
 	if (ret)

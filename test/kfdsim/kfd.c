@@ -447,6 +447,7 @@ static void ks_bo_free(struct kfd_process *p, struct ks_bo *bo)
 		if (bo->offset_idx)
 			ks_buf_put(xa_erase(&ks_bo_offsets, bo->offset_idx));
 		ks_buf_put(bo->buf);
+		ks_kfd_mem_unreserve(bo->dev, PAGE_ALIGN(bo->size), bo->flags);
 	}
 	kfree(bo);
 }
@@ -491,9 +492,14 @@ static int ks_bo_back(struct ks_bo *bo, struct kfd_ioctl_alloc_memory_of_gpu_arg
 	} else if (f & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) {
 		if (args->size > KS_MAX_BO_SIZE)
 			return -ENOMEM;
+		ret = ks_kfd_mem_reserve(bo->dev, PAGE_ALIGN(args->size), f);
+		if (ret)
+			return ret;
 		bo->buf = ks_buf_alloc(PAGE_ALIGN(args->size));
-		if (!bo->buf)
+		if (!bo->buf) {
+			ks_kfd_mem_unreserve(bo->dev, PAGE_ALIGN(args->size), f);
 			return -ENOMEM;
+		}
 		ks_buf_get(bo->buf);
 		ret = xa_alloc(&ks_bo_offsets, &bo->offset_idx, bo->buf,
 			       XA_LIMIT(1, (1U << 30) - 1), GFP_KERNEL);
@@ -877,6 +883,7 @@ static const struct ks_kfd_ioctl ks_kfd_ioctls[] = {
 	KS_IOCTL(FREE_MEMORY_OF_GPU, ks_kfd_free_memory),
 	KS_IOCTL(MAP_MEMORY_TO_GPU, ks_kfd_map_memory),
 	KS_IOCTL(UNMAP_MEMORY_FROM_GPU, ks_kfd_unmap_memory),
+	KS_IOCTL(AVAILABLE_MEMORY, ks_kfd_available_memory),
 };
 
 /* Names of the ioctls of the oldest uapi header kfdsim builds with (6.1). */

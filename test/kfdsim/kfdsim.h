@@ -19,6 +19,7 @@
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -801,6 +802,7 @@ void ks_buf_put(struct ks_buf *b);
 
 /* ---- kfd.c: the real KFD interface, /dev/kfd ---- */
 #define KS_GPU_ID(id) (0x5a10 + (id))	/* topology gpu_id of device @id */
+#define KS_VRAM_SIZE SZ_1G		/* each device's VRAM bank (topology, kfd_mem.c) */
 int ks_kfd_init(struct dentry *debugfs);
 void ks_kfd_exit(void);
 void ks_kfd_process_init(struct kfd_process *p);
@@ -810,6 +812,12 @@ bool ks_vm_mapped_locked(struct kfd_process *p, u64 va);
 void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len);
 u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
 struct ks_buf *ks_kfd_bo_buf(struct kfd_process *p, u64 handle, u64 min_size);
+
+/* ---- kfd_mem.c: KFD's VRAM accounting, AVAILABLE_MEMORY ---- */
+int ks_kfd_mem_reserve(int dev, u64 size, u32 flags);
+void ks_kfd_mem_unreserve(int dev, u64 size, u32 flags);
+int ks_kfd_available_memory(struct file *filp, struct kfd_process *p, void *data);
+void ks_kfd_mem_stats_show(struct seq_file *m);
 
 /* ---- events.c: KFD events ---- */
 void ks_events_init(struct kfd_process *p);

@@ -129,6 +129,7 @@ static int ks_stats_show(struct seq_file *m, void *unused)
 		   atomic64_read(&ks_stats.workgroups_reset),
 		   atomic64_read(&ks_stats.reset_events));
 	ks_sdma_stats_show(m);
+	ks_kfd_mem_stats_show(m);
 	ks_kfd_evict_stats_show(m);
 	seq_printf(m, "fence_spin_us %lld\n", atomic64_read(&ks_stats.fence_spin_us));
 	return 0;

@@ -11,10 +11,11 @@
  * to read_pointer_address (RPTR_WRITEBACK).  Offsets are taken modulo the
  * ring size, and a packet may wrap.
  *
- * Packets run in order, one at a time.  COPY_LINEAR and CONST_FILL take a
- * modelled time (sdma_mbps, and a fixed cost per packet) on the queue's own
- * engine, and their bytes are moved when that time is over, through the
- * process's GPU VM as the CP reaches AQL memory.  FENCE (a u32 store),
+ * Packets run in order, one at a time.  COPY_LINEAR, COPY_LINEAR_RECT
+ * (below) and CONST_FILL take a modelled time (sdma_mbps, and a fixed cost
+ * per packet) on the queue's own engine, and their bytes are moved when
+ * that time is over, through the process's GPU VM as the CP reaches AQL
+ * memory.  FENCE (a u32 store),
  * ATOMIC (ADD64, ROCr's signal decrement), TIMESTAMP (the GET_CLOCK_COUNTERS
  * clock), TRAP (an SDMA trap interrupt: KFD's event interrupt), POLL_REGMEM
  * (a memory poll waits until it holds, re-checked at every CP poll; a
@@ -24,6 +25,18 @@
  * at a packet boundary: a copy that was running keeps its remaining time
  * and its bytes are moved once, when it completes after the queue is mapped
  * again.  Nothing is lost or done twice.
+ *
+ * COPY_LINEAR_RECT (ROCm 6.x's hipMemcpy2D/3D; vega10_sdma_pkt_open.h
+ * SDMA_PKT_COPY_LINEAR_SUBWIN, 13 dwords, sub-op 4) copies a box of
+ * (rect_x + 1) x (rect_y + 1) x (rect_z + 1) elements of 2^elementsize
+ * bytes (header bits 29-31) from a pitched source to a pitched
+ * destination.  Each side is an address, an element offset x, y, z, and a
+ * row pitch and slice pitch in elements less one (the encoding of ROCr's
+ * BlitSdma::BuildCopyRectCommand).  kfdsim copies it row by row; each
+ * side's whole extent must lie in one GPU-mapped buffer, its rows must fit
+ * their pitch (and, over more than one slice, its slices their slice
+ * pitch), so no byte is written twice or outside the buffer, and at most
+ * KS_SDMA_RECT_MAX bytes move in one packet; else the queue stops.
  *
  * A packet the engine does not model (another opcode, a copy sub-op other
  * than linear, an address outside the GPU VM) stops the queue: it stays at
@@ -47,13 +60,17 @@ enum {
 	KS_SDMA_OP_CONST_FILL = 11,
 	KS_SDMA_OP_TIMESTAMP = 13,
 	KS_SDMA_NR_OPS = 32,
+	KS_SDMA_STAT_RECT = KS_SDMA_NR_OPS,	/* COPY_LINEAR_RECT, counted apart */
+	KS_SDMA_NR_STATS,
 };
 
 #define KS_SDMA_SUBOP_COPY_LINEAR 0
+#define KS_SDMA_SUBOP_COPY_LINEAR_RECT 4	/* SDMA_SUBOP_COPY_LINEAR_SUB_WIND */
 #define KS_SDMA_SUBOP_TIMESTAMP_GET_GLOBAL 2
 #define KS_SDMA_ATOMIC_ADD64 47
 #define KS_SDMA_COUNT_MASK GENMASK(21, 0)	/* v4: 22-bit byte counts */
-#define KS_SDMA_MAX_DW 8			/* the longest packet modelled */
+#define KS_SDMA_MAX_DW 13			/* the longest packet modelled (RECT) */
+#define KS_SDMA_RECT_MAX SZ_64M		/* a rect packet's bytes, the VRAM BO limit */
 #define KS_SDMA_PKT_NS 1000			/* fixed cost of a copy or fill */
 #define KS_SDMA_BATCH 4096			/* packets per CP step at most */
 
@@ -62,7 +79,7 @@ module_param_named(sdma_mbps, ks_sdma_mbps, uint, 0444);
 MODULE_PARM_DESC(sdma_mbps,
 		 "SDMA copy and fill bandwidth of /dev/kfd SDMA queues in MB/s (bytes per us) [1..1000000] (default 12000)");
 
-static const char *const ks_sdma_names[KS_SDMA_NR_OPS] = {
+static const char *const ks_sdma_names[KS_SDMA_NR_STATS] = {
 	[KS_SDMA_OP_NOP] = "nop",
 	[KS_SDMA_OP_COPY] = "copy_linear",
 	[KS_SDMA_OP_FENCE] = "fence",
@@ -71,9 +88,10 @@ static const char *const ks_sdma_names[KS_SDMA_NR_OPS] = {
 	[KS_SDMA_OP_ATOMIC] = "atomic",
 	[KS_SDMA_OP_CONST_FILL] = "const_fill",
 	[KS_SDMA_OP_TIMESTAMP] = "timestamp",
+	[KS_SDMA_STAT_RECT] = "copy_linear_rect",
 };
 
-static atomic64_t ks_sdma_ops[KS_SDMA_NR_OPS];
+static atomic64_t ks_sdma_ops[KS_SDMA_NR_STATS];
 static atomic64_t ks_sdma_reg_polls;	/* POLL_REGMEM of a register (HDP flush) */
 static atomic64_t ks_sdma_errors;
 static atomic64_t ks_sdma_bytes;
@@ -137,7 +155,14 @@ static u32 ks_sdma_dwords(u32 hdr)
 	case KS_SDMA_OP_NOP:
 		return 1 + ((hdr >> 16) & 0x3fff);
 	case KS_SDMA_OP_COPY:
-		return ((hdr >> 8) & 0xff) == KS_SDMA_SUBOP_COPY_LINEAR ? 7 : 0;
+		switch ((hdr >> 8) & 0xff) {
+		case KS_SDMA_SUBOP_COPY_LINEAR:
+			return 7;
+		case KS_SDMA_SUBOP_COPY_LINEAR_RECT:
+			return 13;
+		default:
+			return 0;
+		}
 	case KS_SDMA_OP_FENCE:
 		return 4;
 	case KS_SDMA_OP_TRAP:
@@ -160,9 +185,87 @@ static u64 ks_addr(const u32 *dw, int lo)
 	return dw[lo] | (u64)dw[lo + 1] << 32;
 }
 
-/* Bytes a COPY_LINEAR or CONST_FILL moves. */
+static bool ks_sdma_is_rect(const u32 *dw)
+{
+	return (dw[0] & 0xff) == KS_SDMA_OP_COPY &&
+	       ((dw[0] >> 8) & 0xff) == KS_SDMA_SUBOP_COPY_LINEAR_RECT;
+}
+
+/*
+ * One side of a COPY_LINEAR_RECT (SDMA_PKT_COPY_LINEAR_SUBWIN): @dw points
+ * at its address; x, y (dw 2), z and pitch (dw 3), slice pitch (dw 4).
+ */
+struct ks_rect_side {
+	u64 addr;		/* of element (0, 0, 0) */
+	u64 first;		/* byte offset of the box's first element */
+	u64 pitch, slice;	/* row and slice pitch, bytes */
+};
+
+/* The box: element size and count per axis, as the packet says. */
+struct ks_rect {
+	u32 esize;
+	u64 nx, ny, nz;
+	struct ks_rect_side src, dst;
+};
+
+static void ks_rect_side(const u32 *dw, u32 shift, struct ks_rect_side *side)
+{
+	u64 x = dw[2] & 0x3fff, y = (dw[2] >> 16) & 0x3fff, z = dw[3] & 0x7ff;
+
+	side->addr = ks_addr(dw, 0);
+	side->pitch = ((u64)((dw[3] >> 13) & 0x7ffff) + 1) << shift;
+	side->slice = ((u64)(dw[4] & 0x0fffffff) + 1) << shift;
+	side->first = z * side->slice + y * side->pitch + (x << shift);
+}
+
+/* The last byte of the box on @side, from its first element. */
+static u64 ks_rect_extent(const struct ks_rect *r, const struct ks_rect_side *side)
+{
+	return (r->nz - 1) * side->slice + (r->ny - 1) * side->pitch + r->nx * r->esize;
+}
+
+/*
+ * Decode a COPY_LINEAR_RECT.  Return: NULL, or why kfdsim will not run it:
+ * a field it does not model (an element above 16 bytes, a byte swap), an
+ * unaligned address, a row wider than its pitch or (over slices) rows
+ * beyond the slice pitch (the box would cover bytes twice), or more than
+ * KS_SDMA_RECT_MAX bytes.
+ */
+static const char *ks_rect_decode(const u32 *dw, struct ks_rect *r)
+{
+	u32 shift = dw[0] >> 29;
+
+	if (shift > 4)
+		return "rect copy element size not simulated";
+	if (dw[12] & (GENMASK(17, 16) | GENMASK(25, 24)))
+		return "rect copy byte swap not simulated";
+	r->esize = 1U << shift;
+	r->nx = (dw[11] & 0x3fff) + 1;
+	r->ny = ((dw[11] >> 16) & 0x3fff) + 1;
+	r->nz = (dw[12] & 0x7ff) + 1;
+	ks_rect_side(dw + 1, shift, &r->src);
+	ks_rect_side(dw + 6, shift, &r->dst);
+	if ((r->src.addr | r->dst.addr) & 3)
+		return "rect copy address not dword aligned";
+	if (((dw[3] & 0x3fff) + r->nx) << shift > r->src.pitch ||
+	    ((dw[8] & 0x3fff) + r->nx) << shift > r->dst.pitch)
+		return "rect copy row wider than its pitch";
+	if (r->nz > 1 &&
+	    ((((dw[3] >> 16) & 0x3fff) + r->ny) * r->src.pitch > r->src.slice ||
+	     (((dw[8] >> 16) & 0x3fff) + r->ny) * r->dst.pitch > r->dst.slice))
+		return "rect copy rows beyond the slice pitch";
+	if (r->nx * r->esize * r->ny * r->nz > KS_SDMA_RECT_MAX)
+		return "rect copy larger than 64 MiB";
+	return NULL;
+}
+
+/* Bytes a COPY_LINEAR, COPY_LINEAR_RECT or CONST_FILL moves. */
 static u64 ks_sdma_len(const u32 *dw)
 {
+	struct ks_rect r;
+
+	if (ks_sdma_is_rect(dw))
+		return ks_rect_decode(dw, &r) ? 0 : r.nx * r.esize * r.ny * r.nz;
 	if ((dw[0] & 0xff) == KS_SDMA_OP_COPY)
 		return (dw[1] & KS_SDMA_COUNT_MASK) + 1;	/* count = bytes - 1 */
 	/* DW fill (ROCr's only kind): count = (dwords - 1) * 4 */
@@ -176,6 +279,44 @@ static u64 ks_sdma_cost(u64 len)
 }
 
 /*
+ * The rectangle copy of @dw, row by row through the process's GPU VM.
+ * Return: NULL, or why not (the queue stops).
+ */
+static const char *ks_sdma_rect(struct queue *q, const u32 *dw)
+{
+	struct kfd_process *p = q->process;
+	u64 row, y, z, len;
+	const char *why;
+	struct ks_rect r;
+	u8 *d, *s;
+
+	why = ks_rect_decode(dw, &r);
+	if (why)
+		return why;
+	row = r.nx * r.esize;
+	/* A box whose start wraps past 2^64 is nowhere. */
+	if (r.src.addr + r.src.first < r.src.addr || r.dst.addr + r.dst.first < r.dst.addr)
+		return "rect copy outside the GPU VM";
+	spin_lock(&p->ks_vm_lock);
+	/* The whole box on each side lies in one buffer: no row can leave it. */
+	s = ks_vm_bytes_locked(p, r.src.addr + r.src.first, ks_rect_extent(&r, &r.src));
+	d = ks_vm_bytes_locked(p, r.dst.addr + r.dst.first, ks_rect_extent(&r, &r.dst));
+	if (s && d) {
+		for (z = 0; z < r.nz; z++)
+			for (y = 0; y < r.ny; y++)
+				memmove(d + z * r.dst.slice + y * r.dst.pitch,
+					s + z * r.src.slice + y * r.src.pitch, row);
+	}
+	spin_unlock(&p->ks_vm_lock);
+	if (!s || !d)
+		return "rect copy outside the GPU VM";
+	len = row * r.ny * r.nz;
+	q->ks.sdma_bytes += len;
+	atomic64_add(len, &ks_sdma_bytes);
+	return NULL;
+}
+
+/*
  * Do the copy or fill of @dw through the process's GPU VM.  Return: false
  * (the queue stops) when a range is not in one GPU-mapped buffer.
  */
@@ -185,9 +326,16 @@ static bool ks_sdma_move(struct queue *q, const u32 *dw)
 	u64 len = ks_sdma_len(dw);
 	bool copy = (dw[0] & 0xff) == KS_SDMA_OP_COPY;
 	u64 dst = copy ? ks_addr(dw, 5) : ks_addr(dw, 1);
+	const char *why;
 	void *d, *s = NULL;
 	u32 i;
 
+	if (ks_sdma_is_rect(dw)) {
+		why = ks_sdma_rect(q, dw);
+		if (why)
+			ks_sdma_fail(q, dw[0], why);
+		return !why;
+	}
 	spin_lock(&p->ks_vm_lock);
 	d = ks_vm_bytes_locked(p, dst, len);
 	if (copy)
@@ -325,7 +473,9 @@ static void ks_sdma_retire(struct queue *q, u32 op, u32 bytes)
 	ks->fetched = ks->sdma_rptr;
 	/* RPTR_WRITEBACK; pairs with the runtime's read: the effects first. */
 	smp_store_release(ks->rptr, ks->sdma_rptr);
-	atomic64_inc(&ks_sdma_ops[op]);
+	/* a COPY of 13 dwords is the rect sub-op, counted apart */
+	atomic64_inc(&ks_sdma_ops[op == KS_SDMA_OP_COPY && bytes == 13 * 4 ?
+				 KS_SDMA_STAT_RECT : op]);
 	if (op != KS_SDMA_OP_NOP) {
 		ks->packets_done++;
 		atomic64_inc(&ks_stats.packets_completed);
@@ -383,6 +533,11 @@ void ks_sdma_run_locked(struct queue *q, u64 now)
 		if (!bytes)
 			return;
 		op = dw[0] & 0xff;
+		if (ks_sdma_is_rect(dw) && !ks->sdma_left_ns && !ks_sdma_len(dw)) {
+			/* a box kfdsim will not copy: stop before it takes time */
+			ks_sdma_move(q, dw);
+			return;
+		}
 		if (op == KS_SDMA_OP_COPY || op == KS_SDMA_OP_CONST_FILL) {
 			ks->sdma_start_ns = now;
 			if (!ks->first_start_ns)
@@ -416,7 +571,7 @@ void ks_sdma_stats_show(struct seq_file *m)
 {
 	int i;
 
-	for (i = 0; i < KS_SDMA_NR_OPS; i++)
+	for (i = 0; i < KS_SDMA_NR_STATS; i++)
 		if (ks_sdma_names[i])
 			seq_printf(m, "sdma_%s %lld\n", ks_sdma_names[i],
 				   atomic64_read(&ks_sdma_ops[i]));

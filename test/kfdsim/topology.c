@@ -24,7 +24,6 @@
 #define KS_VENDOR_ID 0x1002
 #define KS_DEVICE_ID 0x738c
 #define KS_SIMD_PER_CU 4
-#define KS_VRAM_SIZE SZ_1G
 
 /* HSA heap, cache and io-link types (kfd_crat.h) */
 #define KS_HEAP_SYSTEM 0

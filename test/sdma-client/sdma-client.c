@@ -18,11 +18,20 @@
  *   atomic <value>         ATOMIC ADD64 of -1 on 5
  *   timestamp_ok <0|1>     TIMESTAMP wrote a non-zero clock
  *   fence <value>          the last FENCE's value (2015)
+ *   rect2d_ok <0|1>        COPY_LINEAR_RECT (hipMemcpy2D's packet) of 10 x 7
+ *                          dwords between pitches of 256 and 384 bytes:
+ *                          the box copied, every other byte untouched
+ *   rect3d_ok <0|1>        the same of 13 x 5 x 3 bytes across slices
  *   rptr <bytes> wptr <bytes>  read and write offsets when all is done
  *   bad_rptr_stuck <0|1>   a packet of unknown opcode 0x3f stops the queue:
  *                          the read offset stays at it, the FENCE after it
  *                          is never written
  *   destroy <status>       hsaKmtDestroyQueue()
+ *   rect_oob_stuck <0|1>   on a second SDMA queue, a COPY_LINEAR_RECT whose
+ *                          second row lies 4 MiB past its first, beyond its
+ *                          buffer's end, stops the
+ *                          queue: nothing written, the FENCE after it never
+ *                          runs (then the queue is destroyed)
  *
  * Exit status 0 when every call and check succeeded, else 1.
  */
@@ -116,6 +125,108 @@ static void fence(struct ring *r, volatile uint32_t *a, uint32_t v)
 	put(r, p, 4);
 }
 
+/* One side of a COPY_LINEAR_RECT: base, element offset, pitches in bytes */
+struct side {
+	void *base;
+	uint32_t x, y, z, pitch, slice;
+};
+
+/*
+ * COPY_LINEAR_RECT (SDMA_PKT_COPY_LINEAR_SUBWIN, sub-op 4) of nx x ny x nz
+ * elements of 2^shift bytes, encoded as ROCr's BuildCopyRectCommand does:
+ * pitches in elements less one, counts less one.
+ */
+static void copy_rect(struct ring *r, int shift, const struct side *src,
+		      const struct side *dst, uint32_t nx, uint32_t ny, uint32_t nz)
+{
+	uint64_t s = (uintptr_t)src->base, d = (uintptr_t)dst->base;
+	uint32_t p[13] = {
+		1 | 4 << 8 | (uint32_t)shift << 29, (uint32_t)s, (uint32_t)(s >> 32),
+		src->x | src->y << 16, src->z | ((src->pitch >> shift) - 1) << 13,
+		(src->slice >> shift) - 1, (uint32_t)d, (uint32_t)(d >> 32),
+		dst->x | dst->y << 16, dst->z | ((dst->pitch >> shift) - 1) << 13,
+		(dst->slice >> shift) - 1, (nx - 1) | (ny - 1) << 16, nz - 1,
+	};
+
+	put(r, p, 13);
+}
+
+/*
+ * The bytes of dst's region of @len after the rect copy: the box holds the
+ * source's elements, every other byte still @fill.
+ */
+static int rect_ok(int shift, const struct side *src, const struct side *dst, uint32_t nx,
+		   uint32_t ny, uint32_t nz, size_t len, uint8_t fill)
+{
+	const uint8_t *sb = src->base;
+	uint32_t e = 1u << shift, i, j, k, b;
+	uint8_t *db = malloc(len);
+	size_t off, soff;
+	int ok = 1;
+
+	if (!db)
+		return 0;
+	/* a copy of the region, each box byte checked and then set to @fill */
+	memcpy(db, dst->base, len);
+	for (k = 0; k < nz; k++)
+		for (j = 0; j < ny; j++)
+			for (i = 0; i < nx; i++)
+				for (b = 0; b < e; b++) {
+					off = (size_t)(dst->z + k) * dst->slice +
+					      (size_t)(dst->y + j) * dst->pitch + (dst->x + i) * e + b;
+					soff = (size_t)(src->z + k) * src->slice +
+					       (size_t)(src->y + j) * src->pitch + (src->x + i) * e + b;
+					if (off >= len || db[off] != sb[soff]) {
+						free(db);
+						return 0;
+					}
+					db[off] = fill;
+				}
+	for (off = 0; off < len && ok; off++)
+		ok = db[off] == fill;
+	free(db);
+	return ok;
+}
+
+/*
+ * A second SDMA queue whose COPY_LINEAR_RECT runs past the end of its
+ * destination buffer: the engine stops at it (nothing written), the FENCE
+ * after it never runs.
+ */
+static void rect_oob(HSAuint32 node, uint8_t *buf, size_t len)
+{
+	struct side src = { buf, 0, 0, 0, 4096, 8192 };
+	struct side dst = { buf + len - 4096, 0, 0, 0, 4 << 20, 8 << 20 };
+	volatile uint32_t *fen = (uint32_t *)buf + 64;
+	struct ring r = { 0 };
+	HSAKMT_STATUS st;
+	int ok;
+
+	r.base = alloc_mem(0, RING_SIZE, 0);
+	if (!r.base) {
+		failed = 1;
+		return;
+	}
+	memset(r.base, 0, RING_SIZE);
+	memset(buf, 0x11, 4096);
+	memset(buf + len - 4096, 0x5a, 4096);
+	*fen = 0;
+	st = hsaKmtCreateQueue(node, HSA_QUEUE_SDMA, 100, HSA_QUEUE_PRIORITY_NORMAL, r.base,
+			       RING_SIZE, NULL, &r.res);
+	check("hsaKmtCreateQueue(SDMA 2)", st);
+	if (st != HSAKMT_STATUS_SUCCESS)
+		return;
+	/* 2 rows of one 16-byte element, 4 MiB apart: the second far past the end */
+	copy_rect(&r, 4, &src, &dst, 1, 2, 1);
+	fence(&r, fen, 9);
+	commit(&r);
+	usleep(500000);
+	ok = rptr(&r) == 0 && *fen == 0 && buf[len - 4096] == 0x5a;
+	printf("rect_oob_stuck %d\n", ok);
+	failed |= !ok;
+	check("hsaKmtDestroyQueue(SDMA 2)", hsaKmtDestroyQueue(r.res.QueueId));
+}
+
 /* An AQL queue made and destroyed: two runlist changes under HWS */
 static void churn(HSAuint32 node)
 {
@@ -152,6 +263,8 @@ static void run(HSAuint32 node)
 	uint8_t *host = alloc_mem(0, 3 * COPY_SIZE, 0), *vram = alloc_mem(node, COPY_SIZE, 1);
 	volatile uint64_t *ctr;
 	volatile uint32_t *flag, *fen, *fen2, *fill;
+	struct side rs2 = { 0 }, rd2 = { 0 }, rs3 = { 0 }, rd3 = { 0 };
+	uint8_t *rsrc, *rdst;
 	uint64_t x, at_poll;
 	struct ring r = { 0 };
 	uint32_t p[8];
@@ -224,6 +337,24 @@ static void run(HSAuint32 node)
 	p[1] = (uint32_t)x;
 	p[2] = (uint32_t)(x >> 32);
 	put(&r, p, 3);
+	/*
+	 * COPY_LINEAR_RECT: 10 x 7 dwords from (3, 2) of a 256-byte pitch to
+	 * (5, 4) of a 384-byte pitch; then 13 x 5 x 3 bytes from (1, 1, 1)
+	 * (pitch 64, slice 512) to (7, 2, 0) (pitch 40, slice 400).
+	 */
+	rsrc = host + 2 * COPY_SIZE + 16384;
+	rdst = host + 2 * COPY_SIZE + 65536;
+	for (i = 0; i < 32768; i++)
+		rsrc[i] = (uint8_t)(i * 7 + (i >> 8) + 1);
+	memset(rdst, 0x5a, 65536);
+	rs2 = (struct side){ rsrc, 3, 2, 0, 256, 0 };
+	rd2 = (struct side){ rdst, 5, 4, 0, 384, 0 };
+	rs2.slice = rs2.pitch * 16;
+	rd2.slice = rd2.pitch * 16;
+	copy_rect(&r, 2, &rs2, &rd2, 10, 7, 1);
+	rs3 = (struct side){ rsrc + 8192, 1, 1, 1, 64, 512 };
+	rd3 = (struct side){ rdst + 32768, 7, 2, 0, 40, 400 };
+	copy_rect(&r, 0, &rs3, &rd3, 13, 5, 3);
 	fence(&r, fen, 2015);
 	commit(&r);
 	churn(node);
@@ -234,6 +365,12 @@ static void run(HSAuint32 node)
 	printf("fill_ok %d\n", i == FILL_SIZE / 4 && fill[i] == 0);
 	printf("atomic %llu\n", (unsigned long long)*ctr);
 	printf("timestamp_ok %d\n", ctr[4] != 0);
+	i = rect_ok(2, &rs2, &rd2, 10, 7, 1, 32768, 0x5a);
+	printf("rect2d_ok %d\n", i);
+	failed |= !i;
+	i = rect_ok(0, &rs3, &rd3, 13, 5, 3, 32768, 0x5a);
+	printf("rect3d_ok %d\n", i);
+	failed |= !i;
 	printf("fence %u\n", *fen);
 	printf("rptr %llu wptr %llu\n", (unsigned long long)rptr(&r),
 	       (unsigned long long)r.wptr);
@@ -253,6 +390,7 @@ static void run(HSAuint32 node)
 	st = hsaKmtDestroyQueue(r.res.QueueId);
 	printf("destroy %d\n", st);
 	check("hsaKmtDestroyQueue", st);
+	rect_oob(node, host, 3 * COPY_SIZE);
 }
 
 int main(void)

@@ -7,15 +7,18 @@
 # VRAM -> host by COPY_LINEAR comes back the same, though two runlist
 # changes preempt it on the way (kfdsim counts the save and the restore,
 # and the bytes once); CONST_FILL, ATOMIC ADD64, TIMESTAMP and FENCE do
-# what they say; the read offset ends at the write offset, in bytes.  An
-# unknown opcode stops the queue at that packet with a kernel log line and
-# sdma_error=1, nothing after it runs, and the queue is still destroyed.
+# what they say; COPY_LINEAR_RECT (hipMemcpy2D's packet) copies a 2-D and a
+# 3-D box between pitched buffers, touching nothing else; the read offset
+# ends at the write offset, in bytes.  An unknown opcode stops the queue at
+# that packet with a kernel log line and sdma_error=1, nothing after it
+# runs, and the queue is still destroyed; so does, on a second queue, a
+# COPY_LINEAR_RECT whose box runs past its buffer.
 # gpreempt sees the queue.  Runs inside the test guest
 # from the repository root; ends with kfdsim unloaded.
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
-tap_plan 22
+tap_plan 27
 CLIENT=build/sdma-client
 
 kfdclient_begin sdma
@@ -55,6 +58,12 @@ tap_check "CONST_FILL: 4 KiB of one dword, nothing beyond" has $T/out fill_ok 1
 tap_check "ATOMIC ADD64 of -1 on 5: 4" has $T/out atomic 4
 tap_check "TIMESTAMP: the clock written" has $T/out timestamp_ok 1
 tap_check "FENCE: 2015 written after the rest" has $T/out fence 2015
+tap_check "COPY_LINEAR_RECT: 10 x 7 dwords between pitches 256 and 384 land, nothing else written" \
+	has $T/out rect2d_ok 1
+tap_check "COPY_LINEAR_RECT: 13 x 5 x 3 bytes across slices land, nothing else written" \
+	has $T/out rect3d_ok 1
+tap_check "... counted as sdma_copy_linear_rect ($(kstat sdma_copy_linear_rect))" \
+	test "$(kstat sdma_copy_linear_rect)" = 2
 r=$(awk '$1 == "rptr" {print $2, $4}' $T/out)
 tap_check "the read offset (bytes) ends at the write offset ($r)" \
 	test "${r% *}" = "${r#* }" -a "${r% *}" -gt 0
@@ -62,10 +71,14 @@ tap_check "an unknown opcode stops the queue at it; the FENCE after it never run
 	has $T/out bad_rptr_stuck 1
 tap_check "... with a kernel log line naming it" \
 	eval 'dmesg | grep -q "SDMA queue .*opcode not simulated: packet 0x0000003f (opcode 63"'
-tap_check "... and kfdsim's stats count the stop ($(kstat sdma_errors))" test "$(kstat sdma_errors)" = 1
 tap_check "... and the queue is destroyed as usual" has $T/out destroy 0
-tap_check "each byte copied once: sdma_bytes $(kstat sdma_bytes) = 2 MiB + 4 KiB" \
-	test "$(kstat sdma_bytes)" = $((2 * 1048576 + 4096))
+tap_check "a COPY_LINEAR_RECT running past its buffer stops its queue; nothing written, the FENCE after it never runs" \
+	has $T/out rect_oob_stuck 1
+tap_check "... with a kernel log line naming it" \
+	eval 'dmesg | grep -q "SDMA queue .*rect copy outside the GPU VM: packet 0x80000401 (opcode 1 sub-op 4)"'
+tap_check "kfdsim's stats count both stops ($(kstat sdma_errors))" test "$(kstat sdma_errors)" = 2
+tap_check "each byte copied once: sdma_bytes $(kstat sdma_bytes) = 2 MiB + 4 KiB + the boxes' 475" \
+	test "$(kstat sdma_bytes)" = $((2 * 1048576 + 4096 + 10 * 7 * 4 + 13 * 5 * 3))
 tap_diag "SDMA packets (kfdsim/TCG simulation): $(grep '^sdma_' $DBG/stats | tr '\n' ' ')"
 tap_check "kfdsim idle" wait_for 10 ks_idle
 tap_check "rmmod gpreempt" rmmod gpreempt
