@@ -19,7 +19,7 @@
 # parked BE and the runlist's slices are seen at one instant.
 . test/lib/tap.sh
 . test/lib/sim.sh
-tap_plan 15
+tap_plan 16
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
 CTL=$OBJ/build/gpreemptctl
@@ -79,6 +79,7 @@ pid=$!
 sleep 0.3
 status=$($CTL status 2>&1)
 stats=$($CTL --json stats 2>&1)
+metrics=$($CTL metrics 2>&1)
 oversub=$(gstat dev_oversub)
 sample $pid
 wait $pid
@@ -94,6 +95,10 @@ procs=$(echo "$stats" | jq -r '.devices[0] | "\(.kfd_processes) \(.max_procs)"' 
 tap_check "processes, gpreempt: stats give the device's KFD processes and how many are mapped at once ($procs)" \
 	test "$procs" = "3 2"
 tap_check "processes, gpreempt: status warns" grep -q 'time-slices them' <<<"$status"
+tap_check "processes, gpreempt: the exporter says it (devices oversubscribed 1, the device's KFD processes 3 of 2)" \
+	eval 'grep -qx "gpreempt_devices_oversubscribed 1" <<<"$metrics" &&
+		grep -qx "gpreempt_device_kfd_processes{dev=\"0\"} 3" <<<"$metrics" &&
+		grep -qx "gpreempt_device_max_processes{dev=\"0\"} 2" <<<"$metrics"'
 tap_check "processes, gpreempt: one log line" \
 	test "$(dmesg | grep -c 'KFD processes, over the 2 the hardware scheduler maps at once')" = 1
 stop_be $be1

@@ -345,6 +345,19 @@ static void gpu_of(unsigned int id, char *bdf, size_t blen, char *serial, size_t
 	read_line(path, serial, slen);
 }
 
+/* gpreempt_device_NAME{dev}: a gauge of @v for each device slot gpreempt has seen. */
+static void dev_gauge(FILE *f, const struct gp_stats *st, const char *name, const char *help,
+		      const __u32 *v)
+{
+	int d;
+
+	fprintf(f, "# TYPE gpreempt_device_%s gauge\n# HELP gpreempt_device_%s %s\n", name, name,
+		help);
+	for (d = 0; d < GP_DEV_STATS; d++)
+		if (st->dev_gpu_id[d])
+			fprintf(f, "gpreempt_device_%s{dev=\"%d\"} %u\n", name, d, v[d]);
+}
+
 /*
  * One series per device slot gpreempt has seen (the dev label of the queue
  * series), naming the GPU as AMD's device-metrics-exporter does
@@ -368,20 +381,11 @@ static void devices_out(FILE *f, const struct gp_stats *st)
 		label_str(f, serial, sizeof(serial));
 		fputs("\"} 1\n", f);
 	}
-	fputs("# TYPE gpreempt_device_kfd_processes gauge\n"
-	      "# HELP gpreempt_device_kfd_processes KFD processes with a queue on the device, parked ones included.\n",
-	      f);
-	for (d = 0; d < GP_DEV_STATS; d++)
-		if (st->dev_gpu_id[d])
-			fprintf(f, "gpreempt_device_kfd_processes{dev=\"%d\"} %u\n", d,
-				st->dev_procs[d]);
-	fputs("# TYPE gpreempt_device_max_processes gauge\n"
-	      "# HELP gpreempt_device_max_processes Processes the hardware scheduler maps at once (0: unknown); more are time-sliced.\n",
-	      f);
-	for (d = 0; d < GP_DEV_STATS; d++)
-		if (st->dev_gpu_id[d])
-			fprintf(f, "gpreempt_device_max_processes{dev=\"%d\"} %u\n", d,
-				st->dev_max_procs[d]);
+	dev_gauge(f, st, "kfd_processes",
+		  "KFD processes with a queue on the device, parked ones included.", st->dev_procs);
+	dev_gauge(f, st, "max_processes",
+		  "Processes the hardware scheduler maps at once (0: unknown); more are time-sliced.",
+		  st->dev_max_procs);
 }
 
 /* One scrape into @f; false when gpreempt's maps cannot be read (gpreempt_up 0). */
