@@ -24,8 +24,8 @@
  *                                 unknown query, return_size 0, an unknown
  *                                 register, an unmapped return_pointer
  *
- * then "handles_distinct yes|no" (libdrm tells the devices apart by their
- * primary nodes) and, after amdgpu_device_deinitialize() of each,
+ * then "handles_distinct yes|no" (every node initialised, each to its own
+ * handle: libdrm tells devices apart by their primary nodes) and, after amdgpu_device_deinitialize() of each,
  * "deinit 0".  Exit status 0 when every libdrm call succeeded.
  */
 #include <errno.h>
@@ -121,8 +121,10 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++)
-			if (dev[i] && dev[i] == dev[j])
+			if (!dev[i] || dev[i] == dev[j])
 				distinct = 0;
+	if (!dev[n - 1])
+		distinct = 0;
 	printf("handles_distinct %s\n", distinct ? "yes" : "no");
 	for (i = 0; i < n; i++)
 		if (dev[i] && amdgpu_device_deinitialize(dev[i]))

@@ -19,7 +19,7 @@ TOPO=/sys/devices/virtual/kfd/kfd/topology
 NDEV=2
 NCU=12
 # 6 lines for each device
-tap_plan $((7 + 6 * NDEV))
+tap_plan $((6 + 6 * NDEV))
 
 kfdclient_begin drm
 kfdclient_need $CLIENT fail "build/drm-client built # libdrm-dev missing: run scripts/setup"
@@ -69,8 +69,10 @@ refused $((4 * NDEV))"
 	[ "$(cat $DBG/drm_ioctls)" = "$want" ] || { sed 's/^/# /' $DBG/drm_ioctls; return 1; }
 }
 tap_check "drm_ioctls counts each DRM_AMDGPU_INFO query and the $((4 * NDEV)) refused" counted
-tap_check "rmmod kfdsim: its DRM devices are gone" \
-	eval 'wait_for 5 ks_idle && rmmod kfdsim && ! ls /sys/class/drm 2>/dev/null | grep -q "^renderD\|^card"'
+# drm_nodes: kfdsim's card and render nodes in sysfs (0 without a DRM device)
+drm_nodes() { ls /sys/bus/platform/devices/kfdsim-gpu.*/drm 2>/dev/null | grep -c '^card\|^renderD'; }
+tap_check "rmmod kfdsim: its $NDEV card and $NDEV render nodes are gone" \
+	eval 'test "$(drm_nodes)" = $((2 * NDEV)) && wait_for 5 ks_idle && rmmod kfdsim && test "$(drm_nodes)" = 0'
 
 tap_dmesg_clean "no kernel warnings"
 rm -rf "$T"
