@@ -88,6 +88,9 @@ TOOLS := $(BUILD)/btf-layout $(BUILD)/gpload $(BUILD)/gpreemptctl $(BUILD)/fuse-
 # Debian's libhsakmt (ROCm's thunk, scripts/setup installs it) on kfdsim's /dev/kfd
 HSAKMT_H := $(wildcard /usr/include/hsakmt.h)
 TOOLS += $(if $(HSAKMT_H),$(BUILD)/hsakmt-open $(BUILD)/sdma-client $(BUILD)/blit-client)
+# Debian's libdrm_amdgpu (libdrm-dev, scripts/setup installs it) on kfdsim's DRM nodes
+DRM_AMDGPU_H := $(wildcard /usr/include/libdrm/amdgpu.h)
+TOOLS += $(if $(DRM_AMDGPU_H),$(BUILD)/drm-client)
 # Debian's ROCr (libhsa-runtime-dev, scripts/setup installs it) on kfdsim's /dev/kfd
 HSA_H := $(wildcard /usr/include/hsa/hsa.h)
 TOOLS += $(if $(HSA_H),$(BUILD)/rocr-client)
@@ -299,6 +302,9 @@ $(BUILD)/kfdmem-client: $(TOP)/test/kfdmem-client/kfdmem-client.c | $(BUILD)
 
 $(BUILD)/hsakmt-open: $(TOP)/test/hsakmt-open/hsakmt-open.c $(HSAKMT_H) $(TOP)/test/lib/aql.h | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt
+
+$(BUILD)/drm-client: $(TOP)/test/drm-client/drm-client.c $(DRM_AMDGPU_H) | $(BUILD)
+	$(CC_USER) $(CFLAGS_USER) -I/usr/include/libdrm -o $@ $< -ldrm_amdgpu -ldrm
 
 $(BUILD)/sdma-client: $(TOP)/test/sdma-client/sdma-client.c $(HSAKMT_H) | $(BUILD)
 	$(CC_USER) $(CFLAGS_USER) -o $@ $< -lhsakmt

@@ -3,14 +3,15 @@
  * kfd.c - the real KFD user interface, after amdkfd's kfd_chardev.c, next
  * to kfdsim's private /dev/kfdsim: /dev/kfd (class "kfd", the ioctls of the
  * kernel's uapi/linux/kfd_ioctl.h, dispatched and size-checked as
- * kfd_ioctl() does), its sysfs topology (topology.c) and one stub DRM render
- * node per device, /dev/dri/renderD<minor>, which libhsakmt opens and hands
- * to ACQUIRE_VM.  A /dev/kfd open is a KFD process like a /dev/kfdsim open
+ * kfd_ioctl() does), its sysfs topology (topology.c) and a DRM device per
+ * simulated GPU (drm.c), whose render node libhsakmt opens and hands to
+ * ACQUIRE_VM.  A /dev/kfd open is a KFD process like a /dev/kfdsim open
  * (the same one, for the same mm), so queues made through either meet the
  * same pqm/dqm code.
  *
- * Never next to amdgpu's KFD: if /dev/kfd, the kfd class or a render node
- * it would use exists, kfdsim loads without them and says so in one line.
+ * Never next to amdgpu's KFD: if /dev/kfd, the kfd class or the amdgpu
+ * module exists, kfdsim loads without them, and without its DRM devices,
+ * and says so in one line.
  * Every ioctl issued on /dev/kfd is counted per number (debugfs
  * kfdsim/kfd_ioctls), implemented or not.
  */
@@ -21,7 +22,6 @@
 #include <linux/compat.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/module.h>
@@ -106,15 +106,6 @@ static struct class ks_kfd_class = {
 
 static atomic64_t ks_kfd_calls[256];	/* by _IOC_NR */
 static struct page *ks_mmio_page[KS_MAX_DEVS];	/* the remapped HDP flush page */
-
-struct ks_render {
-	struct miscdevice misc;
-	char name[24];
-	char nodename[24];
-	bool registered;
-};
-
-static struct ks_render ks_renders[KS_MAX_DEVS];
 
 /* The device with topology gpu_id @gpu_id, or -1. */
 static int ks_dev_index(u32 gpu_id)
@@ -239,8 +230,6 @@ static int ks_kfd_get_process_apertures_new(struct file *filp, struct kfd_proces
 	return ret;
 }
 
-static const struct file_operations ks_render_fops;
-
 static int ks_kfd_acquire_vm(struct file *filp, struct kfd_process *p, void *data)
 {
 	struct kfd_ioctl_acquire_vm_args *args = data;
@@ -255,8 +244,7 @@ static int ks_kfd_acquire_vm(struct file *filp, struct kfd_process *p, void *dat
 	pdd = ks_pdd_by_id(p, args->gpu_id);
 	dev = ks_dev_index(args->gpu_id);
 	/* amdgpu takes the VM of the device's own DRM file only */
-	if (!pdd || drm_file->f_op != &ks_render_fops ||
-	    drm_file->private_data != &ks_renders[dev].misc) {
+	if (!pdd || ks_drm_file_dev(drm_file) != dev) {
 		ret = -EINVAL;
 	} else if (pdd->ks_drm_file) {
 		ret = pdd->ks_drm_file == drm_file ? 0 : -EBUSY;
@@ -825,7 +813,6 @@ static int ks_kfd_set_trap_handler(struct file *filp, struct kfd_process *p, voi
  * gfx_v9_0 programs for 9.4.x.  ROCr's image extension asks for it in
  * hsa_init (ImageManagerKv::Initialize) and asserts it succeeds.
  */
-#define KS_GB_ADDR_CONFIG 0x22014042
 #define KS_NUM_TILE_CONFIGS 32
 #define KS_NUM_MACRO_TILE_CONFIGS 16
 
@@ -1029,11 +1016,16 @@ static const struct file_operations ks_kfd_fops = {
 	.mmap = ks_kfd_mmap,
 };
 
-/*
- * The render node: libhsakmt opens it, passes it to ACQUIRE_VM and maps
- * VRAM and GTT buffers through it at their mmap_offset.
+/**
+ * ks_render_mmap() - the DRM nodes' mmap (drm.c): libhsakmt maps VRAM and
+ * GTT buffers through the render node it gave ACQUIRE_VM, at their
+ * mmap_offset
+ * @filp: a kfdsim DRM file
+ * @vma: the mapping
+ *
+ * Return: 0 or a negative errno.
  */
-static int ks_render_mmap(struct file *filp, struct vm_area_struct *vma)
+int ks_render_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct ks_buf *b;
 	int ret;
@@ -1049,12 +1041,6 @@ static int ks_render_mmap(struct file *filp, struct vm_area_struct *vma)
 	ks_buf_put(b);
 	return ret;
 }
-
-static const struct file_operations ks_render_fops = {
-	.owner = THIS_MODULE,
-	.mmap = ks_render_mmap,
-	.llseek = noop_llseek,
-};
 
 /**
  * ks_kfd_process_init() - a new process's /dev/kfd state
@@ -1124,19 +1110,17 @@ static bool ks_path_exists(const char *name)
 	return true;
 }
 
-/* Someone else's KFD or render node is there: say so, register nothing. */
+/*
+ * Someone else's KFD, or amdgpu, is there: say so, register nothing.  DRM
+ * chooses render minors, so a render node is no conflict; the amdgpu module
+ * (its DRM devices, the KFD it may bring up later) is.
+ */
 static const char *ks_kfd_conflict(void)
 {
-	static char name[32];
-	unsigned int i;
-
 	if (ks_path_exists("/dev/kfd"))
 		return "/dev/kfd";
-	for (i = 0; i < ks_param.ndev; i++) {
-		snprintf(name, sizeof(name), "/dev/dri/renderD%u", ks_param.render_minor + i);
-		if (ks_path_exists(name))
-			return name;
-	}
+	if (ks_path_exists("/sys/module/amdgpu"))
+		return "/sys/module/amdgpu";
 	return NULL;
 }
 
@@ -1144,41 +1128,24 @@ static void ks_renders_exit(void)
 {
 	unsigned int i;
 
+	ks_drm_exit();
 	for (i = 0; i < ks_param.ndev; i++) {
-		if (ks_renders[i].registered)
-			misc_deregister(&ks_renders[i].misc);
-		ks_renders[i].registered = false;
 		if (ks_mmio_page[i])
 			__free_page(ks_mmio_page[i]);
 		ks_mmio_page[i] = NULL;
 	}
 }
 
-static int ks_renders_init(void)
+static int ks_renders_init(struct dentry *debugfs)
 {
 	unsigned int i;
-	int ret;
 
 	for (i = 0; i < ks_param.ndev; i++) {
-		struct ks_render *r = &ks_renders[i];
-
 		ks_mmio_page[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
 		if (!ks_mmio_page[i])
 			return -ENOMEM;
-		snprintf(r->name, sizeof(r->name), "kfdsim_renderD%u", ks_param.render_minor + i);
-		snprintf(r->nodename, sizeof(r->nodename), "dri/renderD%u",
-			 ks_param.render_minor + i);
-		r->misc.minor = MISC_DYNAMIC_MINOR;
-		r->misc.name = r->name;
-		r->misc.nodename = r->nodename;
-		r->misc.fops = &ks_render_fops;
-		r->misc.mode = 0666;
-		ret = misc_register(&r->misc);
-		if (ret)
-			return ret;
-		r->registered = true;
 	}
-	return 0;
+	return ks_drm_init(debugfs);
 }
 
 /**
@@ -1222,7 +1189,7 @@ int ks_kfd_init(struct dentry *debugfs)
 		ret = PTR_ERR(ks_kfd_device);
 		goto err_chrdev;
 	}
-	ret = ks_renders_init();
+	ret = ks_renders_init(debugfs);
 	if (ret)
 		goto err_renders;
 	ret = ks_topology_init(&ks_kfd_device->kobj);
@@ -1231,7 +1198,7 @@ int ks_kfd_init(struct dentry *debugfs)
 	ks_kfd_state = KS_KFD_ON;
 	pr_info("/dev/kfd: KFD %d.%d, %u gfx908 node(s), render minor %u..%u\n",
 		KFD_IOCTL_MAJOR_VERSION, KFD_IOCTL_MINOR_VERSION, ks_param.ndev,
-		ks_param.render_minor, ks_param.render_minor + ks_param.ndev - 1);
+		ks_drm_render_minor(0), ks_drm_render_minor(ks_param.ndev - 1));
 	return 0;
 
 err_renders:

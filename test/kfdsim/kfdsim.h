@@ -555,8 +555,8 @@ struct ks_params {
 	unsigned int cwsr_restore_us;
 	unsigned int poll_us;
 	unsigned int time_scale;	/* every modelled time xK (us params stored scaled) */
-	bool kfd;		/* register /dev/kfd, its topology and render nodes */
-	unsigned int render_minor;	/* DRM render minor of device 0 */
+	bool kfd;		/* register /dev/kfd, its topology and DRM devices */
+	unsigned int render_minor;	/* retired: set, it refuses the load */
 	bool fence_spin;	/* the firmware's turn is waited for on the CPU, as KFD does */
 	unsigned int max_proc;	/* kfd_node.max_proc_per_quantum: processes the HWS maps at once */
 	unsigned int hqds;	/* get_cp_queues_num(): the HQDs KFD may map compute queues to */
@@ -803,6 +803,9 @@ void ks_buf_put(struct ks_buf *b);
 /* ---- kfd.c: the real KFD interface, /dev/kfd ---- */
 #define KS_GPU_ID(id) (0x5a10 + (id))	/* topology gpu_id of device @id */
 #define KS_VRAM_SIZE SZ_1G		/* each device's VRAM bank (topology, kfd_mem.c) */
+#define KS_DEVICE_ID 0x738c	/* MI100: topology device_id, AMDGPU_INFO_DEV_INFO */
+/* GET_TILE_CONFIG and DRM's READ_MMR_REG: the value gfx_v9_0.c:2068-2070 programs for 9.4.x */
+#define KS_GB_ADDR_CONFIG 0x22014042
 int ks_kfd_init(struct dentry *debugfs);
 void ks_kfd_exit(void);
 void ks_kfd_process_init(struct kfd_process *p);
@@ -812,6 +815,13 @@ bool ks_vm_mapped_locked(struct kfd_process *p, u64 va);
 void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len);
 u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
 struct ks_buf *ks_kfd_bo_buf(struct kfd_process *p, u64 handle, u64 min_size);
+int ks_render_mmap(struct file *filp, struct vm_area_struct *vma);
+
+/* ---- drm.c: a DRM device ("amdgpu") per simulated GPU ---- */
+int ks_drm_init(struct dentry *debugfs);
+void ks_drm_exit(void);
+int ks_drm_file_dev(struct file *f);
+unsigned int ks_drm_render_minor(unsigned int dev);
 
 /* ---- kfd_mem.c: KFD's VRAM accounting, AVAILABLE_MEMORY ---- */
 int ks_kfd_mem_reserve(int dev, u64 size, u32 flags);

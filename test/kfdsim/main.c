@@ -26,7 +26,6 @@ struct ks_params ks_param = {
 	.poll_us = 50,
 	.time_scale = 1,
 	.kfd = true,
-	.render_minor = 128,
 	.max_proc = 8,
 	.hqds = 24,
 	.quantum_us = 1000,
@@ -67,13 +66,13 @@ MODULE_PARM_DESC(time_scale,
 
 module_param_named(kfd, ks_param.kfd, bool, 0444);
 MODULE_PARM_DESC(kfd,
-		 "Register the real KFD interface: /dev/kfd, the kfd class with its topology, a render node per device (default 1; never next to amdgpu's)");
+		 "Register the real KFD interface: /dev/kfd, the kfd class with its topology, a DRM device (\"amdgpu\", card and render node) per device (default 1; never next to amdgpu)");
 module_param_named(fence_spin, ks_param.fence_spin, bool, 0444);
 MODULE_PARM_DESC(fence_spin,
 		 "The caller of a runlist change (schedule() loop) or an MES call (udelay polling) waits on the CPU under dqm->lock, as KFD's fence waits do (default 0: it sleeps)");
 module_param_named(render_minor, ks_param.render_minor, uint, 0444);
 MODULE_PARM_DESC(render_minor,
-		 "DRM render minor of device 0's render node, /dev/dri/renderD<minor> [128..255] (default 128)");
+		 "Retired: DRM chooses the render minors (topology drm_render_minor shows them); setting it refuses the load");
 
 module_param_named(max_proc, ks_param.max_proc, uint, 0444);
 MODULE_PARM_DESC(max_proc,
@@ -190,13 +189,17 @@ static int ks_check_params(void)
 		{ "cwsr_restore_us", ks_param.cwsr_restore_us, 0, 100000 },
 		{ "poll_us", ks_param.poll_us, 5, 10000 },
 		{ "time_scale", ks_param.time_scale, 1, 100 },
-		{ "render_minor", ks_param.render_minor, 128, 256 - ks_param.ndev },
 		{ "max_proc", ks_param.max_proc, 1, 16 },
 		{ "hqds", ks_param.hqds, 1, 32 },
 		{ "quantum_us", ks_param.quantum_us, 10, 100000 },
 	};
 	int i;
 
+	if (ks_param.render_minor) {
+		pr_err("render_minor=%u is retired: DRM chooses the render minors now (topology drm_render_minor shows them); drop the parameter\n",
+		       ks_param.render_minor);
+		return -EINVAL;
+	}
 	for (i = 0; i < ARRAY_SIZE(r); i++) {
 		if (r[i].v < r[i].lo || r[i].v > r[i].hi) {
 			pr_err("%s=%u out of range %u..%u\n", r[i].name, r[i].v, r[i].lo, r[i].hi);

@@ -22,7 +22,6 @@
 /* The simulated GPU's identity (amdgpu: CHIP_ARCTURUS, gfx 9.0.8) */
 #define KS_GFX_TARGET_VERSION 90008
 #define KS_VENDOR_ID 0x1002
-#define KS_DEVICE_ID 0x738c
 #define KS_SIMD_PER_CU 4
 
 /* HSA heap, cache and io-link types (kfd_crat.h) */
@@ -310,7 +309,7 @@ static int ks_gpu_node(struct kobject *nodes, unsigned int id)
 		.vendor = KS_VENDOR_ID,
 		.device = KS_DEVICE_ID,
 		.location = (0x10 + id) << 8,	/* PCI bus 0x10 + id, devfn 0 */
-		.render_minor = ks_param.render_minor + id,
+		.render_minor = ks_drm_render_minor(id),	/* DRM chose it */
 		.sdma = 2,
 		.sdma_queues = 8,
 		.cp_queues = ks_param.hqds,	/* get_cp_queues_num() */

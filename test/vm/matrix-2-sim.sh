@@ -10,6 +10,7 @@
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/modcheck.sh
+. test/lib/drm.sh
 OBJ=${GP_OBJ:-.}
 LAYOUT=$OBJ/build/gp_layout.h
 GPLOAD=build/gpload
@@ -36,8 +37,8 @@ nkeys() {	# tgid -> "entries distinct-keys distinct-pasids" in gp_queues
 }
 no_queue() { [ -z "$(qfield "$1" state)" ]; }
 ks_idle() { grep -q '^queues 0' /sys/kernel/debug/kfdsim/stats && grep -q '^processes 0' /sys/kernel/debug/kfdsim/stats; }
-load() {	# kfdsim args | gpreempt args
-	insmod $OBJ/test/kfdsim/kfdsim.ko $1 && insmod $OBJ/module/gpreempt.ko user_max_priority=15 $2
+load() {	# kfdsim args | gpreempt args; part 1's modprobe -r amdgpu took drm.ko
+	ks_drm_load && insmod $OBJ/test/kfdsim/kfdsim.ko $1 && insmod $OBJ/module/gpreempt.ko user_max_priority=15 $2
 }
 unload() {
 	rmmod gpreempt 2>/dev/null

@@ -9,9 +9,10 @@
 # AQL queue through the same pqm/dqm code as /dev/kfdsim, with gpreempt
 # seeing it; and Debian's ROCr (libhsa-runtime64-1) hsa_init() with polled
 # signals finds the CPU and the GPUs.  The ioctls they issued are counted.
-# kfd=0 registers nothing; an existing /dev/kfd or render node (amdgpu's)
-# makes kfdsim load without its own.  Runs inside the test guest
-# from the repository root (test/run-vm sim); ends with kfdsim unloaded.
+# kfd=0 registers nothing; an existing /dev/kfd (amdgpu's) makes kfdsim
+# load without its own; render_minor= is retired (DRM chooses the minors).
+# Runs inside the test guest from the repository root (test/run-vm sim);
+# ends with kfdsim unloaded.
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
@@ -20,7 +21,7 @@ TOPO=/sys/devices/virtual/kfd/kfd/topology
 NDEV=2
 NCU=12
 # 6 lines for each GPU node
-tap_plan $((78 + 6 * NDEV))
+tap_plan $((72 + 6 * NDEV))
 
 kfdclient_begin hsakmt
 kfdclient_need $HSAKMT fail "build/hsakmt-open built # libhsakmt-dev missing: run scripts/setup"
@@ -255,6 +256,7 @@ refused() {	# refused WHAT: kfdsim loaded without its KFD, and said why once
 	[ "$(dmesg | grep -c "kfdsim: $1 exists (amdgpu loaded?): kfdsim registers no /dev/kfd")" = 1 ] ||
 		{ dmesg | tail -3; return 1; }
 	! test -e /sys/class/kfd || { echo "kfd class registered"; return 1; }
+	! ls /sys/class/drm 2>/dev/null | grep -q '^renderD' || { echo "a DRM device registered"; return 1; }
 }
 dmesg -C
 mknod /dev/kfd c 1 3	# a stand-in for amdgpu's /dev/kfd
@@ -270,21 +272,12 @@ gp_nesting() {
 tap_check "... /dev/kfdsim still works (gpload test nesting)" gp_nesting
 rm -f /dev/kfd
 tap_check "rmmod kfdsim" eval 'wait_for 5 ks_idle && rmmod kfdsim'
-dmesg -C
-mkdir -p /dev/dri && mknod /dev/dri/renderD129 c 1 3
-tap_check "insmod kfdsim ndev=2 with a /dev/dri/renderD129 present loads" insmod $KO ndev=2
-tap_check "... and registers no KFD: one log line, no kfd class" refused /dev/dri/renderD129
-rm -f /dev/dri/renderD129
-tap_check "rmmod kfdsim" rmmod kfdsim
 
-# --- render_minor= -----------------------------------------------------------
-tap_check_fails "insmod render_minor=127 refused" insmod $KO render_minor=127
-tap_check_fails "insmod ndev=2 render_minor=255 refused" insmod $KO ndev=2 render_minor=255
-tap_check "insmod kfdsim render_minor=200" insmod $KO render_minor=200
-$HSAKMT >$T/out200 2>/dev/null
-tap_check "render_minor=200: libhsakmt opens /dev/dri/renderD200 for node 1" \
-	eval 'has $T/out200 nodes 2 && has $T/out200 node1.drm_render_minor 200 && has $T/out200 node1.mem_banks 5'
-tap_check "rmmod kfdsim" eval 'wait_for 5 ks_idle && rmmod kfdsim'
+# --- render_minor= (retired) ---------------------------------------------------
+dmesg -C
+tap_check_fails "insmod render_minor=200 refused: DRM chooses render minors" insmod $KO render_minor=200
+tap_check "... with one line saying the parameter is retired" \
+	test "$(dmesg | grep -c 'kfdsim: render_minor=200 is retired: DRM chooses the render minors')" = 1
 
 tap_dmesg_clean "no kernel warnings"
 rm -rf "$T"
