@@ -111,25 +111,25 @@ int main(int argc, char **argv)
 	tap_start(12);
 	build(b, 0);
 	tap_ok(walk(b, IMG, O_KD, name, sizeof(name)) == KS_ELF_FOUND && !strcmp(name, "_Z4workyyPi"),
-	       "DT_HASH image: kernel_object - base names _Z4workyyPi (got \"%s\")", name);
+	       "kname_elf: DT_HASH image: kernel_object - base names _Z4workyyPi (got \"%s\")", name);
 	tap_ok(walk(b, IMG, O_KD2, name, sizeof(name)) == KS_ELF_FOUND && !strcmp(name, "scale"),
-	       "a second kernel descriptor names scale, .kd cut (got \"%s\")", name);
+	       "kname_elf: a second kernel descriptor names scale, .kd cut (got \"%s\")", name);
 	tap_ok(walk(b, IMG, 0x1100, name, sizeof(name)) == KS_ELF_FOUND && !strcmp(name, "_Z4workyyPi"),
-	       "a symbol without .kd is named as it is (got \"%s\")", name);
+	       "kname_elf: a symbol without .kd is named as it is (got \"%s\")", name);
 	tap_ok(walk(b, IMG, 0x1234, name, sizeof(name)) == KS_ELF_NO_SYM && !name[0],
-	       "a value no symbol has: not found, empty name");
+	       "kname_elf: a value no symbol has: not found, empty name");
 	tap_ok(walk(b, IMG, O_KD, name, 5) == KS_ELF_FOUND && !strcmp(name, "_Z4w"),
-	       "a name longer than the buffer is cut and terminated (got \"%s\")", name);
+	       "kname_elf: a name longer than the buffer is cut and terminated (got \"%s\")", name);
 	build(b, 1);
 	tap_ok(walk(b, IMG, O_KD2, name, sizeof(name)) == KS_ELF_FOUND && !strcmp(name, "scale"),
-	       "DT_GNU_HASH only: the symbol count from the chains names scale (got \"%s\")", name);
+	       "kname_elf: DT_GNU_HASH only: the symbol count from the chains names scale (got \"%s\")", name);
 
 	/* Truncated: every length short of the strings' end is refused, never read past. */
 	build(b, 0);
 	ok = true;
 	for (i = 0; i < O_STR + (long)sizeof(strs) - 1; i++)
 		ok &= walk(b, i, O_KD, name, sizeof(name)) != KS_ELF_FOUND && !name[0];
-	tap_ok(ok, "every truncation of the image before its last name's end is refused");
+	tap_ok(ok, "kname_elf: every truncation of the image before its last name's end is refused");
 
 	/* Hash chains that loop: the walk scans by index, so it ends. */
 	memcpy(m, b, IMG);
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	put(m, O_GNU + 36, 0, 4);	/* no end bit anywhere */
 	memset(m + O_STR, 0, IMG - O_STR);	/* nor after it */
 	ok &= walk(m, IMG, O_KD2, name, sizeof(name)) == KS_ELF_BAD;
-	tap_ok(ok, "a DT_HASH chain looping on itself still names; a DT_GNU_HASH chain without an end is refused");
+	tap_ok(ok, "kname_elf: a DT_HASH chain looping on itself still names; a DT_GNU_HASH chain without an end is refused");
 
 	/* Offsets outside the image. */
 	ok = true;
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 	ok &= walk(m, IMG, O_KD, name, sizeof(name)) == KS_ELF_BAD;
 	memcpy(m, b, IMG); put(m, O_SYM + 48, 0xffffffff, 4);		/* st_name */
 	ok &= walk(m, IMG, O_KD, name, sizeof(name)) != KS_ELF_FOUND;
-	tap_ok(ok, "program headers, dynamic section, symbols or strings outside the image are refused");
+	tap_ok(ok, "kname_elf: program headers, dynamic section, symbols or strings outside the image are refused");
 
 	/* Huge counts. */
 	ok = true;
@@ -169,14 +169,14 @@ int main(int argc, char **argv)
 	ok &= walk(m, IMG, O_KD, name, sizeof(name)) == KS_ELF_BAD;
 	build(m, 1); put(m, O_GNU, 0xffffffff, 4);			/* nbucket */
 	ok &= walk(m, IMG, O_KD2, name, sizeof(name)) == KS_ELF_BAD;
-	tap_ok(ok, "a symbol count, header count or table size beyond the image is refused");
+	tap_ok(ok, "kname_elf: a symbol count, header count or table size beyond the image is refused");
 
 	ok = true;
 	memcpy(m, b, IMG); put(m, 18, 62, 2);				/* EM_X86_64 */
 	ok &= walk(m, IMG, O_KD, name, sizeof(name)) == KS_ELF_NOT_ELF;
 	memcpy(m, b, IMG); m[4] = 1;					/* ELFCLASS32 */
 	ok &= walk(m, IMG, O_KD, name, sizeof(name)) == KS_ELF_NOT_ELF;
-	tap_ok(ok, "an ELF of another machine or class is not taken");
+	tap_ok(ok, "kname_elf: an ELF of another machine or class is not taken");
 
 	/* Random corruption: never out of bounds (ASan), the name always terminated. */
 	srand(seed);
@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	tap_ok(ok, "%ld randomly corrupted images (seed %u): %ld named, %ld refused as bad, none read out of bounds",
+	tap_ok(ok, "kname_elf: %ld randomly corrupted images (seed %u): %ld named, %ld refused as bad, none read out of bounds",
 	       rounds, seed, found, bad);
 	return tap_done();
 }
