@@ -39,6 +39,12 @@
  *	the event (hipStreamWaitEvent) and launches (1 x NS); one launch on
  *	the null stream; hipDeviceSynchronize.  lat_*: round latencies.
  *
+ *   hip-work kname N WGS NS SCALE_N
+ *	N rounds of one work launch (WGS x NS) and one scale(SCALE_N, buf)
+ *	launch (WGS workgroups), on one stream, then hipStreamSynchronize:
+ *	launched_work, launched_scale.  kfdsim costs scale from its table by
+ *	the name it reads in the loaded code object (test/vm/sim-kname.sh).
+ *
  * HIP_WORK_PRIO (high|low|normal) gives lc/be's stream priority (default
  * normal); HIP_WORK_CU_MASK (e.g. 0xf0) creates their stream with
  * hipExtStreamCreateWithCUMask instead, on those CUs only (at the default
@@ -65,6 +71,19 @@ __global__ void work(unsigned long long ns, unsigned long long magic, int *out)
 	}
 	if (threadIdx.x == 0 && out)
 		out[blockIdx.x] = (int)magic;
+}
+
+/*
+ * A second kernel, of another name, whose first kernarg is a count, not a
+ * duration: kfdsim names it from the loaded code object (_Z5scalejPi) and
+ * costs it from its table, not from its kernargs.
+ */
+__global__ void scale(unsigned int n, int *out)
+{
+	unsigned int i;
+
+	for (i = threadIdx.x; i < n; i += blockDim.x)
+		out[i] *= 2;
 }
 
 static int failed;
@@ -399,6 +418,36 @@ static int run_streams(int argc, char **argv)
 	return failed;
 }
 
+static int run_kname(int argc, char **argv)
+{
+	unsigned long long ns;
+	unsigned int n, wgs, sn, i;
+	unsigned long w_n = 0, s_n = 0;
+	hipStream_t s;
+	int *out;
+
+	if (argc < 6)
+		return 2;
+	n = atoi(argv[2]);
+	wgs = atoi(argv[3]);
+	ns = strtoull(argv[4], nullptr, 0);
+	sn = atoi(argv[5]);
+	s = make_stream(nullptr);
+	if (!CHECK(hipMalloc((void **)&out, 4096)))
+		return 1;
+	for (i = 0; i < n && !failed; i++) {
+		launch(s, wgs, ns, &w_n);
+		hipLaunchKernelGGL(scale, dim3(wgs), dim3(64), 0, s, sn, out);
+		if (CHECK(hipGetLastError()))
+			s_n++;
+	}
+	CHECK(hipStreamSynchronize(s));
+	printf("launched_work %lu\nlaunched_scale %lu\nkname_done 1\n", w_n, s_n);
+	CHECK(hipFree(out));
+	CHECK(hipStreamDestroy(s));
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 2;
@@ -414,7 +463,9 @@ int main(int argc, char **argv)
 		rc = run_be(argc, argv);
 	else if (argc > 1 && !strcmp(argv[1], "streams"))
 		rc = run_streams(argc, argv);
+	else if (argc > 1 && !strcmp(argv[1], "kname"))
+		rc = run_kname(argc, argv);
 	if (rc == 2)
-		fprintf(stderr, "usage: hip-work check | lc N WGS NS PERIOD_US | copy N BYTES | be WGS NS INFLIGHT FILE | streams N NS\n");
+		fprintf(stderr, "usage: hip-work check | lc N WGS NS PERIOD_US | copy N BYTES | be WGS NS INFLIGHT FILE | streams N NS | kname N WGS NS SCALE_N\n");
 	return rc ? 1 : 0;
 }

@@ -520,11 +520,30 @@ static void ks_blit_locked(struct queue *q, enum ks_blit kind, u64 ka)
 }
 
 /*
+ * The project's own `work` kernel (test/hip/hip-work.hip: work(ns, magic,
+ * out)) and the test clients' packets: the first kernarg is the duration
+ * per workgroup.  Known by its symbol, or by the magic at kernarg 8.
+ */
+#define KS_WORK_SYMBOL "_Z4workyyPi"
+#define KS_WORK_MAGIC 0x6770726565ULL
+
+static bool ks_is_work_locked(struct kfd_process *p, const char *name, u64 ka)
+{
+	u64 magic = 0;
+
+	return !strcmp(name, KS_WORK_SYMBOL) ||
+	       (ka + 8 > ka && ks_vm_read64_locked(p, ka + 8, &magic) && magic == KS_WORK_MAGIC);
+}
+
+/*
  * Fetch the AQL packet at the head into @r.  A dispatch's workgroup count is
  * the grid divided by the workgroup size; its modelled time per workgroup
  * is the first 8 bytes at kernarg_address, in ns, unless they are an
  * address of GPU-mapped memory of the process: then it is a utility
- * dispatch (a copy or fill) of KS_UTILITY_WG_NS per workgroup.  A
+ * dispatch (a copy or fill) of KS_UTILITY_WG_NS per workgroup.  A kernel
+ * whose name the loaded code object gives (kname.c), other than `work`,
+ * costs what debugfs costs says for it (*modelled*), else the default of a
+ * named kernel; debugfs kernels counts each name's dispatches and time.  A
  * vendor-specific packet (ROCr's PM4 indirect buffer: a cache invalidate
  * after each code-object load, that it spins on) completes in order as a
  * no-op.  Return: false to stop (not written yet, or a barrier waiting on
@@ -538,6 +557,8 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 	u16 header = smp_load_acquire(&pkt->header);
 	u64 ns = 0, wg = 0, ka;
 	u8 type = header & 0xff;
+	const char *name = NULL;
+	bool dispatch = false;
 
 	if (type == KS_AQL_TYPE_BARRIER_AND || type == KS_AQL_TYPE_BARRIER_OR) {
 		if (!ks_aql_deps_met_locked(q, (const u64 *)((u8 *)pkt + 8),
@@ -556,6 +577,7 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 	} else if (type == KS_AQL_TYPE_DISPATCH) {
 		enum ks_blit kind;
 		bool utility;
+		u64 ko;
 
 		wg = ks_aql_workgroups(pkt);
 		ka = READ_ONCE(pkt->kernarg_address);
@@ -568,13 +590,28 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 		 * source is unmapped faults on a GPU, so it is logged here too
 		 * (by ks_blit_locked()), not taken for a timed kernel.
 		 */
-		kind = ks_blit_kind_locked(p, READ_ONCE(pkt->kernel_object));
+		ko = READ_ONCE(pkt->kernel_object);
+		kind = ks_blit_kind_locked(p, ko);
 		utility = kind != KS_BLIT_NONE || (ns && ks_vm_mapped_locked(p, ns));
-		if (kind != KS_BLIT_NONE)
+		if (kind != KS_BLIT_NONE) {
 			ks_blit_locked(q, kind, ka);
+			name = "(rocr-blit)";
+		} else {
+			name = ks_kname_locked(p, ko);
+		}
+		/*
+		 * A named kernel other than `work` has no duration in its
+		 * kernargs: the cost table's row, else the default.  One whose
+		 * first kernarg is an address stays a utility dispatch unless
+		 * a row names it.
+		 */
+		if (name && kind == KS_BLIT_NONE && !ks_is_work_locked(p, name, ka) &&
+		    ks_kname_cost_locked(p, name, ka, &ns))
+			utility = false;
 		spin_unlock(&p->ks_vm_lock);
 		q->ks.aql_dispatches++;
 		atomic64_inc(&ks_stats.aql_dispatches);
+		dispatch = true;
 		if (utility) {
 			ns = KS_UTILITY_WG_NS;
 			q->ks.aql_utility++;
@@ -595,6 +632,8 @@ static bool ks_fetch_aql_locked(struct queue *q, struct ks_aql_packet *pkt,
 	r->ns_per_wg = min_t(u64, ns * ks_param.time_scale, KFDSIM_MAX_WG_NS);
 	r->barrier = header & KS_AQL_BARRIER_BIT;
 	r->signal_va = READ_ONCE(pkt->completion_signal);
+	if (dispatch)
+		ks_kname_account(name ?: "?", r->wg_total * r->ns_per_wg);
 	/* Consumed: the slot may be reused */
 	WRITE_ONCE(pkt->header, (header & ~0xff) | KS_AQL_TYPE_INVALID);
 	return true;

@@ -398,6 +398,30 @@ void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len)
 	return NULL;
 }
 
+/**
+ * ks_vm_buffer_locked() - the GPU-mapped buffer that holds an address
+ * @p: process, p->ks_vm_lock held (valid until it is dropped)
+ * @va: GPU virtual address
+ * @bo_va: the buffer's first GPU virtual address
+ * @size: the buffer's size in bytes
+ *
+ * Return: the kernel address of the buffer's first byte, or NULL when no
+ * buffer mapped to the GPU holds @va.
+ */
+void *ks_vm_buffer_locked(struct kfd_process *p, u64 va, u64 *bo_va, u64 *size)
+{
+	struct ks_bo *bo;
+
+	lockdep_assert_held(&p->ks_vm_lock);
+	list_for_each_entry(bo, &p->ks_vm, vm_node)
+		if (va >= bo->va && va - bo->va < bo->size) {
+			*bo_va = bo->va;
+			*size = bo->size;
+			return bo->kaddr;
+		}
+	return NULL;
+}
+
 /*
  * amdgpu_hmm_invalidate_hsa() (amdgpu_hmm.c:101-113; 7.3 :103-115): munmap,
  * madvise(MADV_DONTNEED), migration or compaction of a USERPTR range evicts
@@ -1052,6 +1076,7 @@ void ks_kfd_process_init(struct kfd_process *p)
 	spin_lock_init(&p->ks_vm_lock);
 	INIT_LIST_HEAD(&p->ks_vm);
 	ks_events_init(p);
+	ks_kname_process_init(p);
 }
 
 /**
@@ -1064,6 +1089,7 @@ void ks_kfd_process_free(struct kfd_process *p)
 	unsigned long i;
 
 	ks_events_free(p);
+	ks_kname_process_free(p);
 	xa_for_each(&p->ks_bos, i, bo)
 		ks_bo_free(p, bo);
 	xa_destroy(&p->ks_bos);

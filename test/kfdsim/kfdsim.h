@@ -397,6 +397,8 @@ struct kfd_process {
 	struct list_head ks_vm;	/* buffer objects mapped to a GPU: what the CP reaches */
 	struct ks_process_events ks_ev;	/* /dev/kfd events (events.c) */
 	struct ks_kfd_evict ks_evict;	/* KFD's own evictions (evict.c) */
+	struct xarray ks_knames;	/* kernel_object -> struct ks_kname (kname.c) */
+	atomic_t ks_nknames;		/* ... entries, at most KS_KNAME_MAX */
 };
 
 typedef int ks_dqm_queue_fn(struct device_queue_manager *dqm, struct queue *q,
@@ -814,6 +816,15 @@ bool ks_vm_read64_locked(struct kfd_process *p, u64 va, u64 *val);
 bool ks_vm_mapped_locked(struct kfd_process *p, u64 va);
 void *ks_vm_bytes_locked(struct kfd_process *p, u64 va, u64 len);
 u64 *ks_vm_kaddr_locked(struct kfd_process *p, u64 va, u32 len);
+void *ks_vm_buffer_locked(struct kfd_process *p, u64 va, u64 *bo_va, u64 *size);
+
+/* kname.c: kernel names from the loaded code objects, the cost table */
+void ks_kname_process_init(struct kfd_process *p);
+void ks_kname_process_free(struct kfd_process *p);
+const char *ks_kname_locked(struct kfd_process *p, u64 kernel_object);
+bool ks_kname_cost_locked(struct kfd_process *p, const char *name, u64 kernarg, u64 *ns);
+void ks_kname_account(const char *name, u64 ns);
+void ks_kname_debugfs(struct dentry *parent);
 struct ks_buf *ks_kfd_bo_buf(struct kfd_process *p, u64 handle, u64 min_size);
 int ks_render_mmap(struct file *filp, struct vm_area_struct *vma);
 

@@ -299,6 +299,7 @@ static int __init ks_init(void)
 	debugfs_create_file("params", 0444, ks_debugfs, NULL, &ks_params_fops);
 	debugfs_create_file("release_tasks", 0444, ks_debugfs, NULL, &ks_rel_tasks_fops);
 	ks_oracle_debugfs(ks_debugfs);
+	ks_kname_debugfs(ks_debugfs);
 	for (i = 0; i < ks_param.ndev; i++)
 		ks_dev_debugfs(&ks_devs[i]);
 	ks_fault_debugfs(ks_debugfs);

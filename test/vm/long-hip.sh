@@ -235,6 +235,7 @@ tap_check "streams: the low (KFD 0) and high (KFD 15) streams dispatched each ke
 tap_check "streams: the null stream's kernels exactly once, on a queue at KFD 7 ($(kernels "$spasid" 7)/$(field $T/st launched_null))" \
 	test "$(kernels "$spasid" 7)" = "$(field $T/st launched_null)"
 tap_diag "streams: kfdsim's queues: $(grep " pasid=$spasid " $DBG/queues | awk '{print $3, $4}' | tr '\n' ';') round latency (simulation numbers) p50 $(field $T/st lat_p50) us, p99 $(field $T/st lat_p99) us"
+tap_diag "streams: kfdsim/kernels (dispatches ns name): $(grep -v "^#" $DBG/kernels 2>/dev/null | tr "\n" ";")"
 touch $T/release
 wait $st
 tap_check "streams: every HIP call succeeded" test $? = 0
