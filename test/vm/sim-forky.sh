@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The forky root (issue 42, part 1): what llama.cpp's server and fine-tuner
-# will run from under gpreempt, before ROCm 6.4 can open kfdsim.  The root
+# The forky root: ROCm 6.4 and llama.cpp on kfdsim.  The root
 # (.cache/root-forky, or GP_FORKY_ROOT) is opt-in: GP_SETUP_FORKY=1
 # scripts/setup, or make setup-forky; without it every check is skipped,
 # with the reason.  Checks the versions setup recorded; the gfx908 code
@@ -12,11 +11,12 @@
 # namespace with the guest's /dev, /proc, /sys and /tmp bound in,
 # HOME=/tmp), test-llama-archs to write the random-weight llama model and
 # llama-completion on it on the guest CPU (-ngl 0: no kfdsim loaded, so
-# HIP finds no device), with their times; then rocminfo and ggml's HIP
-# backend (llama-cli --list-devices) against kfdsim, whose output is printed
-# as it is (today rocminfo stops at its check for the amdgpu module, and
-# libdrm refuses kfdsim's render node: not asserted; a gfx908 agent is, once
-# rocminfo lists one).  Runs inside
+# HIP finds no device), with their times.  Then against kfdsim: rocminfo
+# 7.2.4 lists its gfx908 agent (with a stand-in /sys/module/amdgpu), ggml's
+# HIP backend lists the GPU with its VRAM (AVAILABLE_MEMORY), and
+# llama-completion -ngl 99 runs every layer on kfdsim to the end (its
+# kernels modelled, its tokens garbage); the kernels kfdsim named from the
+# code objects are printed.  Runs inside
 # the test guest from the repository root (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/kfdclient.sh
@@ -167,11 +167,16 @@ tap_check "llama.cpp's HIP backend (HIP 6.4) lists kfdsim's GPU with its VRAM (e
 ks() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/kfdsim/stats; }
 d0=$(ks aql_dispatches) q0=$(awk '$1 == "CREATE_QUEUE" {print $2}' /sys/kernel/debug/kfdsim/kfd_ioctls 2>/dev/null)
 t0=$(date +%s.%N)
-in_forky env GGML_CUDA_DISABLE_GRAPHS=1 timeout 600 llama-completion -m $M/llama-dense.gguf \
+echo >/sys/kernel/debug/kfdsim/kernels 2>/dev/null
+# Every code object copied by the CPU (HSA_CO_DMACOPY_SIZE), so that its
+# bytes are in VRAM for kfdsim to name the kernels from.
+in_forky env GGML_CUDA_DISABLE_GRAPHS=1 HSA_CO_DMACOPY_SIZE=1000000000 timeout 600 \
+	llama-completion -m $M/llama-dense.gguf \
 	-p hello -n 4 --temp 0 -ngl 99 -no-cnv >$T/gpu 2>&1
 rc=$?
 tap_diag "llama-completion -ngl 99 on kfdsim: exit $rc, $(secs "$t0") s:"
 grep -E 'offload|ROCm|error|fail|eval time|total time' $T/gpu | head -n 20 | sed 's/^/#   /'
+head -n 12 /sys/kernel/debug/kfdsim/kernels 2>/dev/null | sed 's/^/#   kernels: /'
 d1=$(ks aql_dispatches) q1=$(awk '$1 == "CREATE_QUEUE" {print $2}' /sys/kernel/debug/kfdsim/kfd_ioctls 2>/dev/null)
 tap_check "llama-completion -ngl 99 (HIP 6.4) runs on kfdsim to the end: exit $rc, 4 tokens, $((d1 - d0)) kernels dispatched on $((${q1:-0} - ${q0:-0})) new queues" \
 	eval '[ $rc = 0 ] && grep -q "eval time = .* / *4 runs" $T/gpu && [ $((d1 - d0)) -gt 100 ] && [ $((${q1:-0} - ${q0:-0})) -ge 1 ]'
