@@ -20,7 +20,7 @@
 # the test guest from the repository root (test/run-vm sim).
 . test/lib/tap.sh
 . test/lib/kfdclient.sh
-tap_plan 12
+tap_plan 13
 kfdclient_begin forky
 R=$(readlink -f "${GP_FORKY_ROOT:-.cache/root-forky}")
 LIB=$R/usr/lib/x86_64-linux-gnu
@@ -176,10 +176,13 @@ in_forky env GGML_CUDA_DISABLE_GRAPHS=1 HSA_CO_DMACOPY_SIZE=1000000000 timeout 6
 rc=$?
 tap_diag "llama-completion -ngl 99 on kfdsim: exit $rc, $(secs "$t0") s:"
 grep -E 'offload|ROCm|error|fail|eval time|total time' $T/gpu | head -n 20 | sed 's/^/#   /'
-head -n 12 /sys/kernel/debug/kfdsim/kernels 2>/dev/null | sed 's/^/#   kernels: /'
+cat /sys/kernel/debug/kfdsim/kernels >$T/kernels 2>/dev/null
+head -n 12 $T/kernels | sed 's/^/#   kernels: /'
 d1=$(ks aql_dispatches) q1=$(awk '$1 == "CREATE_QUEUE" {print $2}' /sys/kernel/debug/kfdsim/kfd_ioctls 2>/dev/null)
 tap_check "llama-completion -ngl 99 (HIP 6.4) runs on kfdsim to the end: exit $rc, 4 tokens, $((d1 - d0)) kernels dispatched on $((${q1:-0} - ${q0:-0})) new queues" \
 	eval '[ $rc = 0 ] && grep -q "eval time = .* / *4 runs" $T/gpu && [ $((d1 - d0)) -gt 100 ] && [ $((${q1:-0} - ${q0:-0})) -ge 1 ]'
+tap_check "kfdsim named ggml's kernels from the code objects ROCm 6.4 loaded (rms_norm_f32, rope_norm; $(grep -c '^[0-9]' $T/kernels) names)" \
+	eval 'grep -q " _ZL12rms_norm_f32" $T/kernels && grep -q " _ZL9rope_norm" $T/kernels'
 tap_diag "KFD ioctls: $(tr '\n' ' ' </sys/kernel/debug/kfdsim/kfd_ioctls 2>/dev/null | head -c 600)"
 tap_check "rmmod kfdsim" rmmod kfdsim
 tap_done
