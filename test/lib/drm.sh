@@ -13,3 +13,17 @@ ks_drm_load() {
 		[ -d "/sys/module/$(basename "$m" .ko | tr - _)" ] || insmod "$m" || return 1
 	done
 }
+
+# ks_drm_guest: ks_drm_load for a script scripts/vm runs directly, not
+# through test/vm/guest-run (bench-guest, the demos, the soak's tests),
+# which has not read the booted kernel's variables yet.
+ks_drm_guest() {
+	if [ -z "${GP_KROOT:-}" ]; then
+		if [ -f "${GP_VM_SCRATCH:-}/kernel.env" ]; then
+			. "$GP_VM_SCRATCH/kernel.env"
+		else
+			. .cache/kernel.env
+		fi
+	fi
+	ks_drm_load || echo "# drm.ko did not load: kfdsim will not" >&2
+}

@@ -22,6 +22,9 @@
 # table of counts.  Tests wait for states with long timeouts; no timing is
 # asserted.
 . test/lib/tap.sh
+# scripts/soak runs this directly, not through guest-run: drm.ko for kfdsim.
+. test/lib/drm.sh
+ks_drm_guest
 GPLOAD=build/gpload
 KO=test/kfdsim/kfdsim.ko
 GP="module/gpreempt.ko user_max_priority=15"

@@ -18,6 +18,9 @@
 # inside the test guest (test/run-vm oci; scripts/vm -a maxcpus=1).
 . test/lib/tap.sh
 . test/lib/sim.sh
+# scripts/soak runs this directly, not through guest-run: drm.ko for kfdsim.
+. test/lib/drm.sh
+ks_drm_guest
 . test/lib/podman.sh
 GP_OBJ=${GP_OBJ:-.}
 CTL=$PWD/build/gpreemptctl
