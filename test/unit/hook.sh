@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The container hook's input handling on the host: test/unit/test_hook.c
-# (tools/gpreemptctl/common/hookparse.c, ASan/UBSan) and "gpreemptctl hook" as
+# (tools/gpreemptctl/common/hookparse.c, ASan/UBSan; with the pod and
+# container ids a kubelet's cgroup path names, for the metrics labels) and "gpreemptctl hook" as
 # podman and containerd run it, without gpreempt (never loaded on the host):
 # exit status, the one refusal line, the NRI v0.1 result on stdout.  The
 # rules themselves are tested in the guest (test/vm/oci-podman.sh).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-# test_hook.c prints 86 lines, this file 31.
-tap_plan $((86 + 31))
+# test_hook.c prints 101 lines, this file 31.
+tap_plan $((101 + 31))
 CC=${CC_USER:-gcc}
 CTL=build/gpreemptctl
 tmp=$(mktemp -d)

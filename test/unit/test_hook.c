@@ -209,6 +209,48 @@ static void test_conf(void)
 	tap_ok(!conf("containers max_priority=urgent\n", &c, why), "another word is not a container line");
 }
 
+/* The pod and container a kubelet's cgroup path names (metrics labels). */
+static void test_kube_ids(void)
+{
+	static const char id[] = "4f1c2a7e9d0b3c5a6e8f7d1b2c3a4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d";
+	static const struct {
+		const char *path, *pod, *ctr, *what;
+	} t[] = {
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_1e2f3a4b5c6d.slice/cri-containerd-%s.scope",
+		  "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d", id, "systemd driver, burstable, containerd" },
+		{ "/kubepods.slice/kubepods-pod1a2b_3c.slice/crio-%s.scope", "1a2b-3c", id,
+		  "systemd driver, guaranteed, CRI-O" },
+		{ "/kubepods/burstable/pod1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/%s",
+		  "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d", id, "cgroupfs driver, burstable" },
+		{ "/kubepods/pod1a2b/%s", "1a2b", id, "cgroupfs driver, guaranteed" },
+		{ "/kubepods/besteffort/pod1a2b", "1a2b", "", "the pod's own cgroup: no container" },
+		{ "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/kubelet-kubepods-besteffort-podab_cd.slice/cri-containerd-%s.scope",
+		  "ab-cd", id, "kind's nested kubelet (prefix kubelet-)" },
+		{ "/user.slice/user-1000.slice/pod1a2b/%s", "", "", "pod<hex> outside kubepods: no pod" },
+		{ "/user.slice/user-1000.slice/user@1000.service/kubepods-besteffort-pod1a2b.slice/cri-containerd-%s.scope",
+		  "", "", "a kubepods slice under a user's delegated subtree: no pod" },
+		{ "kubepods/pod1a2b/%s", "", "", "a relative path: no pod" },
+		{ "/gpp-be", "", "", "no pod" },
+		{ "/kubepods/besteffort/podxyz/%s", "", "", "a uid with non-hex characters" },
+		{ "/kubepods/besteffort/pod1a2b/%.60s", "1a2b", "", "a leaf that is not 64 digits" },
+		{ "/kubepods/besteffort/pod1a2b/cri-containerd-%s.scope.x", "1a2b", "", "a leaf with junk after .scope" },
+		{ "/kubepods/besteffort/pod0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef/%s",
+		  "", "", "a uid longer than the label allows" },
+		{ "", "", "", "the empty path" },
+	};
+	char path[512], pod[HOOK_POD_LEN], ctr[HOOK_CTR_LEN];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(path, sizeof(path), t[i].path, id);
+		memset(pod, 'x', sizeof(pod));
+		memset(ctr, 'x', sizeof(ctr));
+		hook_kube_ids(path, pod, ctr);
+		tap_ok(!strcmp(pod, t[i].pod) && !strcmp(ctr, t[i].ctr), "kube ids, %s: pod \"%s\" container \"%.12s\"",
+		       t[i].what, pod, ctr);
+	}
+}
+
 int main(void)
 {
 	tap_start(0);
@@ -217,5 +259,6 @@ int main(void)
 	test_values();
 	test_cgroups();
 	test_conf();
+	test_kube_ids();
 	return tap_done();
 }

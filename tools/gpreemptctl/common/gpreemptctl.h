@@ -129,6 +129,8 @@ int config_set_kv(struct gp_config *cfg, const char *kv);
 /* hookparse.c, hook.c: the container hook (OCI hooks, NRI v0.1) */
 #define HOOK_ANNOTATION "gpreempt.io/priority"
 #define HOOK_ID_LEN 129			/* container ids: 1..128 characters */
+#define HOOK_POD_LEN 64			/* a pod UID label: 1..63 characters */
+#define HOOK_CTR_LEN 65			/* a CRI container id: 64 hex digits */
 /*
  * Highest an annotation grants, by default: below an administrator's "high"
  * (12), so an administrator's LC service parks any annotated pod.
@@ -159,6 +161,7 @@ void hook_refusal(const char *value, char *buf, size_t len);
 int hook_parse(const char *buf, size_t len, bool nri, struct hook_req *r, char *why, size_t wlen);
 int hook_cgroup_line(const char *text, char *out, size_t len);
 int hook_cgroups_path(const char *spec, char *out, size_t len);
+void hook_kube_ids(const char *cg, char *pod, char *ctr);
 int hook_conf_kv(const char *kv, struct hook_conf *conf, char *why, size_t wlen);
 int hook_conf_read(FILE *f, const char *name, struct hook_conf *conf, char *why, size_t wlen);
 int cmd_hook(int argc, char **argv);

@@ -249,6 +249,107 @@ int hook_cgroup_line(const char *text, char *out, size_t len)
 	return -1;
 }
 
+/* A container's cgroup leaf: "[PREFIX-]<64 hex digits>[.scope]" -> the id. */
+static void kube_ctr(const char *c, size_t n, char *ctr)
+{
+	const char *d = memrchr(c, '-', n);
+	size_t i;
+
+	if (n > 6 && !memcmp(c + n - 6, ".scope", 6))
+		n -= 6;
+	if (d && d < c + n) {
+		n -= d + 1 - c;
+		c = d + 1;
+	}
+	if (n != HOOK_CTR_LEN - 1)
+		return;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)c[i]) || isupper((unsigned char)c[i]))
+			return;
+	memcpy(ctr, c, n);
+	ctr[n] = '\0';
+}
+
+/*
+ * A pod's cgroup: "pod<uid>" under a kubepods directory (cgroupfs driver),
+ * or "[PREFIX-]kubepods[-QOS]-pod<uid>.slice" (systemd driver, '-' in the
+ * uid escaped as '_'; kind's nested kubelet has the prefix "kubelet-") ->
+ * the uid.  Return: whether @c is one.
+ */
+static bool kube_pod(const char *c, size_t n, bool under_kube, char *pod)
+{
+	const char *u = NULL, *end = c + n, *k = memmem(c, n, "kubepods-", 9);
+	size_t i;
+
+	if (k && n > 6 && !memcmp(end - 6, ".slice", 6)) {
+		for (u = end - 6; u > k + 8 && memcmp(u - 4, "-pod", 4); u--)
+			;
+		if (u == k + 8)
+			return false;
+		end -= 6;
+	} else if (under_kube && n > 3 && !memcmp(c, "pod", 3)) {
+		u = c + 3;
+	} else {
+		return false;
+	}
+	if (end - u < 1 || end - u >= HOOK_POD_LEN)
+		return false;
+	for (i = 0; u + i < end; i++) {
+		if (!isxdigit((unsigned char)u[i]) && u[i] != '-' && u[i] != '_')
+			return false;
+		pod[i] = u[i] == '_' ? '-' : u[i];
+	}
+	pod[i] = '\0';
+	return true;
+}
+
+/**
+ * hook_kube_ids() - the pod UID and container id a kubelet's cgroup path names
+ * @cg: a cgroup v2 path: "/kubepods.slice/kubepods-burstable.slice/
+ *	kubepods-burstable-pod<uid>.slice/cri-containerd-<id>.scope" (systemd
+ *	driver) or "/kubepods/burstable/pod<uid>/<id>" (cgroupfs driver)
+ * @pod: HOOK_POD_LEN bytes: the pod's UID, with systemd's escapes undone,
+ *	or "" when @cg is no pod's
+ * @ctr: HOOK_CTR_LEN bytes: the 64-digit container id of the leaf right
+ *	under the pod's cgroup, or "" (the pod's own cgroup, or no pod's)
+ *
+ * Only a path from a top-level kubepods cgroup (or kind's kubelet.slice)
+ * names a pod: a "kubepods-pod<uid>.slice" a user creates under a delegated
+ * subtree does not, so no user's queues are labelled as another's pod.
+ */
+void hook_kube_ids(const char *cg, char *pod, char *ctr)
+{
+	const char *c = cg, *e;
+	bool kube = false, in_pod = false;
+	size_t n;
+
+	pod[0] = ctr[0] = '\0';
+	if (*cg != '/')
+		return;
+	for (; *c; c = e) {
+		while (*c == '/')
+			c++;
+		e = strchrnul(c, '/');
+		n = e - c;
+		if (!n)
+			break;
+		/* top-level cgroups are root's: no user names one */
+		if (c == cg + 1 && !memmem(c, n, "kubepods", 8) &&
+		    (n != 13 || memcmp(c, "kubelet.slice", 13)))
+			return;
+		if (in_pod) {
+			kube_ctr(c, n, ctr);
+			return;
+		}
+		if (kube_pod(c, n, kube, pod)) {
+			in_pod = true;
+			continue;
+		}
+		if (memmem(c, n, "kubepods", 8))
+			kube = true;
+	}
+}
+
 /*
  * "a-b-c.slice" -> "/a.slice/a-b.slice/a-b-c.slice" (systemd's slice
  * nesting), "-.slice" or "" -> "".

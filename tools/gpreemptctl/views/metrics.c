@@ -102,21 +102,9 @@ static void hist_out(FILE *f, const char *name, const char *help, const struct g
 /* A cgroup v2 path, and the pod and container a kubelet's path names. */
 static void cgroup_labels(FILE *f, const char *cg)
 {
-	char pod[64] = "", ctr[80] = "";
-	const char *p;
+	char pod[HOOK_POD_LEN], ctr[HOOK_CTR_LEN];
 
-	p = strstr(cg, "-pod");
-	if (p && sscanf(p + 4, "%63[0-9a-fA-F_-]", pod) == 1) {
-		char *u;
-
-		for (u = pod; *u; u++)	/* systemd escapes the uid's dashes */
-			if (*u == '_')
-				*u = '-';
-	}
-	p = strrchr(cg, '/');
-	if (p && (p = strrchr(p, '-')) && sscanf(p + 1, "%64[0-9a-f]", ctr) == 1 &&
-	    strlen(ctr) != 64)
-		ctr[0] = 0;
+	hook_kube_ids(cg, pod, ctr);
 	fputs("cgroup=\"", f);
 	label_str(f, cg, strlen(cg));
 	fprintf(f, "\",pod_uid=\"%s\",container_id=\"%s\"", pod, ctr);
