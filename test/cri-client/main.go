@@ -18,11 +18,28 @@
 //	                        /kubepods/besteffort/pod<NAME>)
 //	        --image REF     (default gp.local/bb:1)
 //	        --mount HOST:CTR   a read-only bind mount
-//	        --device PATH   a device node, read-write
+//	        --device PATH   a device node, read-write (what a device
+//	                        plugin's Allocate gives the kubelet)
+//	        --cdi NAME      a CDI device ("amd.com/gpu=0"), in the
+//	                        container's CDIDevices (what the kubelet
+//	                        passes for a DRA claim or a CDI device plugin)
+//	        --user UID      run as UID, restricted as Pod Security's
+//	                        "restricted" level asks: no privilege
+//	                        escalation, every capability dropped, the
+//	                        runtime's default seccomp profile
+//	        --uid UID       the pod's UID (default uid-NAME)
+//	        --qos CLASS     besteffort (default) or burstable: the pod's
+//	                        cgroup parent /kubepods/CLASS/pod<UID>, and
+//	                        for burstable a CPU request of 250m (shares)
+//	        --log DIR       the container's output, in CRI's log format,
+//	                        to DIR/NAME.log
+//	        --env K=V       an environment variable
 //	rm POD       StopContainer + RemoveContainer of each of its containers
 //	             (as the kubelet does), then StopPodSandbox and
 //	             RemovePodSandbox
 //	pid CTR      the container's process id (ContainerStatus, verbose)
+//	state CTR    its state, and its exit code once exited
+//	             ("CONTAINER_EXITED 0")
 //	ps           the containers: "ID NAME STATE POD", one a line
 //	version      the runtime's name and version
 //	pause        the sandbox image's entrypoint: waits for SIGTERM or SIGINT
@@ -76,11 +93,17 @@ type client struct {
 
 func (c *client) run(args []string) {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	var podAnn, ann, mounts, devices multi
+	var podAnn, ann, mounts, devices, cdi, env multi
 	fs.Var(&podAnn, "pod-ann", "an annotation on the pod (K=V)")
 	fs.Var(&ann, "ann", "an annotation on the container (K=V)")
 	fs.Var(&mounts, "mount", "HOST:CTR, read-only")
 	fs.Var(&devices, "device", "a device node")
+	fs.Var(&cdi, "cdi", "a CDI device name")
+	fs.Var(&env, "env", "an environment variable (K=V)")
+	user := fs.Int64("user", -1, "run as this uid, restricted")
+	uid := fs.String("uid", "", "the pod's UID")
+	qos := fs.String("qos", "besteffort", "besteffort or burstable")
+	logDir := fs.String("log", "", "the container's log directory")
 	parent := fs.String("cgroup-parent", "", "the pod's cgroup parent")
 	image := fs.String("image", "gp.local/bb:1", "the container's image")
 	if len(args) < 1 {
@@ -92,16 +115,27 @@ func (c *client) run(args []string) {
 	if len(cmd) == 0 {
 		die("run %s: no command", name)
 	}
+	if *uid == "" {
+		*uid = "uid-" + name
+	}
+	if *qos != "besteffort" && *qos != "burstable" {
+		die("--qos %q: expected besteffort or burstable", *qos)
+	}
 	if *parent == "" {
-		*parent = "/kubepods/besteffort/pod" + name
+		if *uid == "uid-"+name {
+			*parent = "/kubepods/" + *qos + "/pod" + name
+		} else {
+			*parent = "/kubepods/" + *qos + "/pod" + *uid
+		}
 	}
 	node := &cri.NamespaceOption{Network: cri.NamespaceMode_NODE, Pid: cri.NamespaceMode_CONTAINER,
 		Ipc: cri.NamespaceMode_POD}
 	// no hostname: runc sets none in the node's UTS namespace (host network)
 	pcfg := &cri.PodSandboxConfig{
-		Metadata:    &cri.PodSandboxMetadata{Name: name, Uid: "uid-" + name, Namespace: "default"},
-		Annotations: kv(podAnn),
-		Labels:      map[string]string{"app": name},
+		Metadata:     &cri.PodSandboxMetadata{Name: name, Uid: *uid, Namespace: "default"},
+		LogDirectory: *logDir,
+		Annotations:  kv(podAnn),
+		Labels:       map[string]string{"app": name},
 		Linux: &cri.LinuxPodSandboxConfig{CgroupParent: *parent,
 			SecurityContext: &cri.LinuxSandboxSecurityContext{NamespaceOptions: node}},
 	}
@@ -130,6 +164,26 @@ func (c *client) run(args []string) {
 	}
 	for _, d := range devices {
 		ccfg.Devices = append(ccfg.Devices, &cri.Device{HostPath: d, ContainerPath: d, Permissions: "rw"})
+	}
+	for _, d := range cdi {
+		ccfg.CDIDevices = append(ccfg.CDIDevices, &cri.CDIDevice{Name: d})
+	}
+	if *logDir != "" {
+		ccfg.LogPath = name + ".log"
+	}
+	for k, v := range kv(env) {
+		ccfg.Envs = append(ccfg.Envs, &cri.KeyValue{Key: k, Value: v})
+	}
+	if *qos == "burstable" {
+		// the kubelet's shares for a 250m CPU request, no limit
+		ccfg.Linux.Resources = &cri.LinuxContainerResources{CpuShares: 256}
+	}
+	if *user >= 0 {
+		sc := ccfg.Linux.SecurityContext
+		sc.RunAsUser = &cri.Int64Value{Value: *user}
+		sc.NoNewPrivs = true
+		sc.Capabilities = &cri.Capability{DropCapabilities: []string{"ALL"}}
+		sc.Seccomp = &cri.SecurityProfile{ProfileType: cri.SecurityProfile_RuntimeDefault}
 	}
 	t0 := time.Now()
 	cr, err := c.rt.CreateContainer(c.ctx, &cri.CreateContainerRequest{PodSandboxId: pod,
@@ -183,6 +237,18 @@ func (c *client) pid(id string) {
 	fmt.Println(info.Pid)
 }
 
+func (c *client) state(id string) {
+	s, err := c.rt.ContainerStatus(c.ctx, &cri.ContainerStatusRequest{ContainerId: id})
+	if err != nil {
+		die("ContainerStatus %s: %v", id, err)
+	}
+	if s.Status.State == cri.ContainerState_CONTAINER_EXITED {
+		fmt.Println(s.Status.State, s.Status.ExitCode)
+	} else {
+		fmt.Println(s.Status.State)
+	}
+}
+
 func (c *client) ps() {
 	l, err := c.rt.ListContainers(c.ctx, &cri.ListContainersRequest{})
 	if err != nil {
@@ -205,7 +271,7 @@ func main() {
 	flag.Parse()
 	args := flag.Args()
 	if len(args) == 0 {
-		die("a command: run, rm, pid, ps, version, pause")
+		die("a command: run, rm, pid, state, ps, version, pause")
 	}
 	if args[0] == "pause" {
 		pause()
@@ -226,6 +292,8 @@ func main() {
 		c.rm(args[1])
 	case args[0] == "pid" && len(args) == 2:
 		c.pid(args[1])
+	case args[0] == "state" && len(args) == 2:
+		c.state(args[1])
 	case args[0] == "ps" && len(args) == 1:
 		c.ps()
 	case args[0] == "version" && len(args) == 1:

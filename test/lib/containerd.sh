@@ -11,7 +11,8 @@
 # sandbox image is local (no registry): busybox-static with cri-client as
 # its /pause, imported with ctr.
 
-# containerd_setup DIR: containerd's config, state and image under DIR.
+# containerd_setup DIR: containerd's config, state and image under DIR;
+# CDI enabled, its specs in DIR/cdi (cdi_spec_kfd writes one).
 # Sets
 #   CTD_ROOT  the trixie root
 #   CRI       the CRI client's command line
@@ -31,7 +32,8 @@ containerd_setup() {
 		return 1
 	fi
 	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
-	rm -rf "$w" && mkdir -p "$w/state" "$w"/img/rootfs/{bin,proc,sys,dev,etc,tmp,usr,run,gp}
+	rm -rf "$w" && mkdir -p "$w/state" "$w/cdi" "$w"/img/rootfs/{bin,proc,sys,dev,etc,tmp,usr,run,gp}
+	chmod 1777 "$w/img/rootfs/tmp"
 	# CRI copies /etc/hosts into every pod; the root has none
 	cp -a "$CTD_ROOT/etc" "$w/etc"
 	printf '127.0.0.1 localhost\n::1 localhost\n' >"$w/etc/hosts"
@@ -54,6 +56,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "gp.local/bb:1"
   disable_apparmor = true
+  enable_cdi = true
+  cdi_spec_dirs = ["$w/cdi"]
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "native"
     default_runtime_name = "runc"
@@ -115,4 +119,24 @@ containerd_stop() {
 	kill "$CTD_PID" 2>/dev/null
 	wait "$CTD_PID" 2>/dev/null
 	find /sys/fs/cgroup/kubepods -depth -type d -exec rmdir {} + 2>/dev/null
+}
+
+# cdi_spec_kfd DIR: a CDI spec in DIR for kfdsim's GPUs, as AMD's container
+# toolkit writes one for a node's GPUs: kind amd.com/gpu, device N (the
+# Nth GPU node of KFD's topology) = /dev/kfd and that GPU's render node.
+# The modes are the ones ROCm's udev rules give the host's nodes (0666),
+# which the guest, without udev, does not have.  Returns 1 without a GPU.
+cdi_spec_kfd() {
+	local t=/sys/devices/virtual/kfd/kfd/topology/nodes n minor devs= i=0
+	for n in $(ls $t | sort -n); do
+		[ "$(cat $t/$n/gpu_id)" != 0 ] || continue
+		minor=$(awk '$1 == "drm_render_minor" {print $2}' $t/$n/properties)
+		[ -n "$minor" ] && [ -c /dev/dri/renderD$minor ] || continue
+		devs="$devs${devs:+,}{\"name\": \"$i\", \"containerEdits\": {\"deviceNodes\": [
+			{\"path\": \"/dev/kfd\", \"permissions\": \"rw\", \"fileMode\": 438},
+			{\"path\": \"/dev/dri/renderD$minor\", \"permissions\": \"rw\", \"fileMode\": 438}]}}"
+		i=$((i + 1))
+	done
+	[ -n "$devs" ] || return 1
+	jq . >"$1/amd.com-gpu.json" <<<"{\"cdiVersion\": \"0.5.0\", \"kind\": \"amd.com/gpu\", \"devices\": [$devs]}"
 }

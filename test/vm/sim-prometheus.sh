@@ -15,36 +15,16 @@
 # Skipped, with the reason, when setup has not unpacked Prometheus.
 . test/lib/tap.sh
 . test/lib/sim.sh
+. test/lib/prometheus.sh
 tap_plan 6
 OBJ=${GP_OBJ:-.}
 GPLOAD=$OBJ/build/gpload
-PROM=${GP_CACHE:-$PWD/.cache}/prometheus/usr/bin/prometheus
-PY=/usr/bin/python3
-PORT=9465 PPORT=9091
+PORT=9465
 if [ ! -x "$PROM" ]; then
 	tap_skip_rest "no Prometheus at $PROM (scripts/setup unpacks Debian's)"
 	tap_done
 	exit 0
 fi
-
-# q EXPR: the value of an instant PromQL query (a scalar's, or the first
-# sample's of a vector), "" if none.
-q() {
-	$PY - "$1" $PPORT <<'EOF'
-import json, sys, urllib.parse, urllib.request
-u = "http://127.0.0.1:%s/api/v1/query?%s" % (sys.argv[2], urllib.parse.urlencode({"query": sys.argv[1]}))
-try:
-    r = json.load(urllib.request.urlopen(u, timeout=10))
-except Exception as e:
-    sys.exit("query failed: %s" % e)
-d = r.get("data", {})
-res = d.get("result", [])
-if d.get("resultType") == "scalar":
-    print(res[1])
-elif res:
-    print(res[0]["value"][1])
-EOF
-}
 
 dmesg -C
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
@@ -52,22 +32,12 @@ CGB=/sys/fs/cgroup/gpp-be CGL=/sys/fs/cgroup/gpp-lc
 rmdir $CGB $CGL 2>/dev/null
 mkdir $CGB $CGL
 tmp=$(mktemp -d)
-cat >"$tmp/prometheus.yml" <<EOF
-global: { scrape_interval: 1s, evaluation_interval: 1s }
-scrape_configs:
-- job_name: gpreempt
-  static_configs: [ { targets: ["127.0.0.1:$PORT"] } ]
-EOF
 insmod "$OBJ/test/kfdsim/kfdsim.ko"
 insmod "$OBJ/module/gpreempt.ko" user_max_priority=15 hysteresis_us=20000
 $CTL metrics --listen 127.0.0.1:$PORT &
 exporter=$!
-$PROM --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
-	--web.listen-address=127.0.0.1:$PPORT --log.level=warn >"$tmp/prom.log" 2>&1 &
-prom=$!
-up_ok() { [ "$(q 'up{job="gpreempt"}')" = 1 ]; }
-wait_for 120 up_ok
-tap_check "prometheus: the gpreempt target is up (its parser took the exposition)" up_ok
+prom_start "$tmp" 127.0.0.1:$PORT 9091
+tap_check "prometheus: the gpreempt target is up (its parser took the exposition)" prom_up
 
 sh -c "echo \$\$ > $CGB/cgroup.procs && exec $GPLOAD --mode be --prio 3 --wg 8 --wg-us 2000 --inflight 4 --duration 120 --quiet" &
 be=$!
@@ -93,9 +63,9 @@ tap_check "prometheus: BE's cgroup's parks (${cgparks:-none}) are all of gpreemp
 	awk -v c="$cgparks" -v g="$parks" 'BEGIN { exit !(c != "" && c >= 1 && c == g) }'
 stop_be $be
 tap_check "prometheus: BE packets exactly once" test "$be_rc" = 0
-kill -TERM $prom $exporter
-wait $prom $exporter 2>/dev/null
-grep -iE 'level=(error|fatal)' "$tmp/prom.log" | head -5 | sed 's/^/# prometheus: /'
+kill -TERM $exporter
+wait $exporter 2>/dev/null
+prom_stop "$tmp"
 rm -rf "$tmp"
 rmdir $CGB $CGL
 sim_unload
