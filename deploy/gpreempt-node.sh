@@ -11,6 +11,11 @@
 #                                hooks.d files (CRI-O, podman), the NRI v0.1
 #                                plugin (containerd 1.6) and the NRI v2 plugin
 #                                (containerd 1.7+; run starts it).  Idempotent.
+#   gpreempt-node.sh build       only the DKMS build and install of install,
+#                                nothing loaded: the init container of a
+#                                DaemonSet whose runtime container has no
+#                                compiler (GPREEMPT_MODULE=init there; the
+#                                overlay deploy/overlays/init-build)
 #   gpreempt-node.sh uninstall   undo it all (GPREEMPT_ON_STOP says how much)
 #   gpreempt-node.sh run         install, then re-apply the ConfigMap when it
 #                                changes, keep the NFD feature file
@@ -37,7 +42,11 @@
 #   GPREEMPT_CONFIG_DIR=/config  the ConfigMap: gpreempt.conf, module-params
 #   GPREEMPT_SRC=/usr/lib/gpreempt/src  the gpreempt source in the image
 #   GPREEMPT_CTL=/usr/local/sbin/gpreemptctl  the image's static gpreemptctl
-#   GPREEMPT_MODULE=dkms|skip    skip: the node image ships the module
+#   GPREEMPT_MODULE=dkms|init|skip
+#                                dkms: build (DKMS) and load; init: load the
+#                                build an init container's "build" made (a
+#                                runtime image without compilers); skip: the
+#                                node image ships the module
 #   GPREEMPT_ON_STOP=keep|unload|uninstall
 #                                keep (the default): leave the node as it is,
 #                                module, rules, hooks and /etc files, so a
@@ -283,6 +292,9 @@ module_build() {
 # amdgpu_record: the file that holds the amdgpu build id KVER's build pinned.
 amdgpu_record() { printf '%s/gpreempt-%s/.gpreempt-amdgpu-%s\n' "$USRSRC" "$(ds_version)" "$KVER"; }
 amdgpu_built() { cat "$(amdgpu_record)" 2>/dev/null || true; }
+# reload_record: the file by which "build" (an init container) tells the
+# runtime container's install that it built anew, so gpreempt is reloaded.
+reload_record() { printf '%s/gpreempt-%s/.gpreempt-reload-%s\n' "$USRSRC" "$(ds_version)" "$KVER"; }
 
 # amdgpu_ids: AMDGPU_RUN, the loaded amdgpu's build id; AMDGPU_DISK, that of
 # the amdgpu.ko modprobe loads for KVER; AMDGPU_NOW, the one insmod checks
@@ -312,9 +324,12 @@ rebuild_helps() {
 }
 
 # module_rebuild: dkms remove the DaemonSet's build for KVER, then build it
-# as on a first start.
+# as on a first start.  Not in a runtime container (GPREEMPT_MODULE=init):
+# its init container builds, at the pod's next start.
 module_rebuild() {
 	local ver
+	[ "$MODULE" != init ] ||
+		die "gpreempt/$(ds_version) was refused next to amdgpu build id $AMDGPU_NOW (${LOAD_WHY#gpreempt: }) and this container cannot build (GPREEMPT_MODULE=init): delete this pod; its init container rebuilds gpreempt for the amdgpu now loaded"
 	ver=$(ds_version)
 	dkms remove -m gpreempt -v "$ver" -k "$KVER" >"$tmp/dkms.log" 2>&1 ||
 		{ cat "$tmp/dkms.log" >&2; die "dkms remove gpreempt/$ver -k $KVER failed"; }
@@ -409,7 +424,11 @@ module_remove() {
 			warn "modprobe -r gpreempt failed; it stays loaded"
 		fi
 	fi
-	[ "$ON_STOP" = uninstall ] && [ "$MODULE" = dkms ] || return 0
+	[ "$ON_STOP" = uninstall ] && [ "$MODULE" != skip ] || return 0
+	if [ "$MODULE" = init ]; then
+		warn "GPREEMPT_MODULE=init: this container has no DKMS, so gpreempt/$(ds_version)'s build stays on the node (dkms remove -m gpreempt -v $(ds_version) --all on the node, or clean with the base DaemonSet: docs/containers.md)"
+		return 0
+	fi
 	ver=$(ds_version)	# ours only: never the node's gpreempt/VERSION
 	if [ -n "$(dkms status -m gpreempt -v "$ver" 2>/dev/null)" ]; then
 		if dkms remove -m gpreempt -v "$ver" --all >/dev/null 2>&1; then
@@ -772,9 +791,10 @@ install() {
 	# DKMS build's, so /etc/modprobe.d comes between build and load.
 	case $MODULE in
 	dkms) module_build; modprobe_conf_install; module_load ;;
+	init) init_built; modprobe_conf_install; module_load; rm -f "$(reload_record)" ;;
 	skip) modprobe_conf_install
 	      loaded gpreempt || warn "GPREEMPT_MODULE=skip and gpreempt is not loaded: the hooks will set nothing" ;;
-	*) die "GPREEMPT_MODULE=$MODULE: expected dkms or skip" ;;
+	*) die "GPREEMPT_MODULE=$MODULE: expected dkms, init or skip" ;;
 	esac
 	ctl_install
 	if config_apply; then CONFIG_APPLIED=1; else CONFIG_APPLIED=0; fi
@@ -788,6 +808,31 @@ install() {
 		on_host "$HOST_CTL" hook resync || warn "gpreemptctl hook resync failed"
 	fi
 	say "ready: containers annotated gpreempt.io/priority get a cgroup rule (gpreemptctl list on the node)"
+}
+
+# build: the DKMS build of install, for an init container; a new build is
+# recorded for the runtime container's install, which reloads gpreempt.
+build() {
+	[ "$MODULE" = dkms ] || die "build is for the init container, with GPREEMPT_MODULE=dkms (it is $MODULE)"
+	module_build
+	if [ -n "$REBUILT" ]; then
+		: >"$(reload_record)"
+		say "built anew: the runtime container reloads gpreempt"
+	fi
+}
+
+# init_built: with GPREEMPT_MODULE=init, the init container's build is there
+# and is of this image's source; sets REBUILT from its record.
+init_built() {
+	local dst
+	[ -f "$SRC/dkms.conf" ] || die "no $SRC/dkms.conf in this image (GPREEMPT_SRC; the runtime image copies it)"
+	dst=$USRSRC/gpreempt-$(ds_version)
+	[ -f "$dst/.gpreempt-src-id" ] ||
+		die "GPREEMPT_MODULE=init and no gpreempt/$(ds_version) build on the node ($dst): the pod's init container runs \"gpreempt-node build\" with the builder image (deploy/overlays/init-build)"
+	[ "$(cat "$dst/.gpreempt-src-id")" = "$(src_id)" ] ||
+		die "the node's gpreempt/$(ds_version) build is of another source than this image's: the init container and this one must be one release (the builder and runtime images of one build)"
+	REBUILT=
+	[ ! -e "$(reload_record)" ] || REBUILT=1
 }
 
 uninstall() {
@@ -983,10 +1028,11 @@ run() {
 
 case ${1:-} in
 install) install ;;
+build) build ;;
 uninstall) uninstall ;;
 run) run ;;
 src-id) src_hash "$SRC" ;;
 health) health ;;
 features) nfd_update ;;
-*) echo "usage: $0 install|uninstall|run|health|features|src-id (see the top of this file)" >&2; exit 2 ;;
+*) echo "usage: $0 install|build|uninstall|run|health|features|src-id (see the top of this file)" >&2; exit 2 ;;
 esac

@@ -25,7 +25,7 @@
 # (guest).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 103
+tap_plan 111
 CTL=$PWD/build/gpreemptctl
 SCRIPT=$PWD/deploy/gpreempt-node.sh
 t=$(mktemp -d)
@@ -146,6 +146,16 @@ tap_check "deploy: a metrics container serves gpreemptctl metrics on port 9464, 
 	       [ \"\$(ds metrics)\" = \"\$(printf '%s\\n' 'command nsenter --target 1 --cgroup -- /usr/local/sbin/gpreemptctl metrics --listen 0.0.0.0:9464' 'port metrics 9464' 'sec False False ALL SYS_ADMIN,SYS_PTRACE' 'image True' 'mount /sys/fs/cgroup /sys/fs/cgroup ro')\" ]"
 tap_check "deploy: the image is a placeholder, no registry host name" \
 	sh -c "[ '$(ds image)' = '<your-registry>/gpreempt:0.1' ]"
+# runtime_pkgs: the packages the Containerfile's runtime stage installs.
+runtime_pkgs() {
+	sed -n '/^FROM .* AS runtime$/,/^FROM /p' deploy/Containerfile | tr '\\' ' ' |
+		awk '/apt-get install/ { on = 1 } on { print } /&&/ && on { exit }' |
+		tr ' ' '\n' | grep -E '^[a-z0-9][a-z0-9.+-]+$' | grep -vxE 'apt-get|install|rm|DEBIAN_FRONTEND=noninteractive' | sort | tr '\n' ' '
+}
+tap_check "deploy: the Containerfile's runtime target has no compiler or DKMS, and what install runs ($(runtime_pkgs)); it copies no source" \
+	sh -c "[ '$(runtime_pkgs)' = 'binutils jq kmod util-linux xz-utils zstd ' ] &&
+	       ! sed -n '/^FROM .* AS runtime\$/,/^FROM /p' deploy/Containerfile | grep -qE '^COPY \\. |gcc|clang|dkms |make ' &&
+	       sed -n '/^FROM .* AS runtime\$/,/^FROM /p' deploy/Containerfile | grep -qx 'ENV GPREEMPT_MODULE=init'"
 tap_check "deploy: the Containerfile installs the script the DaemonSet runs, and a static gpreemptctl" \
 	sh -c "[ '$(ds command)' = '/usr/local/sbin/gpreempt-node run' ] &&
 	       grep -q 'install -m 0755 deploy/gpreempt-node.sh /usr/local/sbin/gpreempt-node' deploy/Containerfile &&
@@ -708,6 +718,52 @@ tap_check "deploy: the source id covers every input of the module's DKMS build (
 	python3 test/unit/image-tools.py --src-id
 node uninstall
 rm -rf "$t/src/module" "$t/src/docs" "$t/src/README.md"
+
+# The build as an init step (deploy/overlays/init-build): "build" in the
+# init container (DKMS), then install with GPREEMPT_MODULE=init in a runtime
+# container that has no DKMS: it loads the init's build, reloads only after
+# a new one, and never runs dkms.
+mkdir -p "$t/src/module"
+echo 'int v = 1;' >"$t/src/module/main.c"
+: >"$t/calls"
+GPREEMPT_MODULE=init node install
+tap_check "deploy: init-build: no build from an init container yet: exit 1, says so, no dkms, nothing loaded" \
+	sh -c "[ $rc = 1 ] && grep -q 'error: GPREEMPT_MODULE=init and no gpreempt/0.1-ds build on the node' '$t/out' &&
+	       [ -z \"\$(grep '^dkms ' '$t/calls')\" ] && [ $(loads) = 0 ]"
+: >"$t/calls"
+node build
+tap_check "deploy: init-build: build installs gpreempt/0.1-ds with DKMS and loads nothing" \
+	sh -c "[ $rc = 0 ] && [ '$(dkms_calls)' = 'dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test;' ] && [ $(loads) = 0 ] &&
+	       grep -q 'built anew' '$t/out'"
+: >"$t/calls"
+GPREEMPT_MODULE=init node install
+tap_check "deploy: init-build: the runtime container loads that build without dkms" \
+	sh -c "[ $rc = 0 ] && [ -z \"\$(grep '^dkms ' '$t/calls')\" ] && [ $(loads) = 1 ] && [ -d '$C/sys/module/gpreempt' ] &&
+	       [ ! -e '$C/usr/src/gpreempt-0.1-ds/.gpreempt-reload-6.12.0-test' ]"
+echo 'the docs, edited' >"$t/src/README.md"
+: >"$t/calls"
+node build
+rc1=$rc
+GPREEMPT_MODULE=init node install
+tap_check "deploy: init-build: a docs-only image: build does nothing, the runtime container does not reload" \
+	sh -c "[ $rc1 = 0 ] && [ $rc = 0 ] && [ '$(dkms_calls)' = '' ] && [ $(reloads) = 0 ] && [ $(loads) = 0 ]"
+echo 'int v = 2;' >"$t/src/module/main.c"
+: >"$t/calls"
+node build
+rc1=$rc
+GPREEMPT_MODULE=init node install
+tap_check "deploy: init-build: module/ changed: build rebuilds, the runtime container reloads, once" \
+	sh -c "[ $rc1 = 0 ] && [ $rc = 0 ] && [ '$(dkms_calls)' = 'dkms remove -m gpreempt -v 0.1-ds --all;dkms install -m gpreempt -v 0.1-ds -k 6.12.0-test;' ] &&
+	       [ $(reloads) = 1 ] && [ $(loads) = 1 ] && [ ! -e '$C/usr/src/gpreempt-0.1-ds/.gpreempt-reload-6.12.0-test' ]"
+echo 'int v = 3;' >"$t/src/module/main.c"
+GPREEMPT_MODULE=init node install
+tap_check "deploy: init-build: a runtime image of another source than the node's build: exit 1, says so" \
+	sh -c "[ $rc = 1 ] && grep -q 'build is of another source than this image' '$t/out'"
+GPREEMPT_MODULE=init GPREEMPT_ON_STOP=uninstall node uninstall
+tap_check "deploy: init-build: uninstall in the runtime container unloads, says the DKMS build stays, runs no dkms" \
+	sh -c "[ $rc = 0 ] && grep -q 'this container has no DKMS' '$t/out' && [ ! -d '$C/sys/module/gpreempt' ]"
+node uninstall
+rm -rf "$t/src/module" "$t/src/README.md"
 
 # A gpreemptctl whose --json status prints the tick count in $t/ticks (the
 # health check reads it), or fails as with gpreempt unloaded (STUB_CTL_FAIL,

@@ -35,9 +35,9 @@ BASE = set("bash dash coreutils sed grep findutils mawk gzip diffutils tar util-
 SHELL_WORDS = set("""case esac if then elif else fi for in do done while until function select
     local set trap echo printf exit return cd test [ [[ read shift export true false : eval wait
     unset readonly declare break continue type command exec pwd kill""".split())
-# Case labels (keep|unload|skip) and words of deploy/gpreempt-node.sh that the
+# Case labels (keep|unload|skip|init) and words of deploy/gpreempt-node.sh that the
 # scanner takes for commands.
-NOT_COMMANDS = set("keep unload skip line module-params mismatch signature src-id health features".split())
+NOT_COMMANDS = set("keep unload skip init line module-params mismatch signature src-id health features".split())
 
 def apt_packages(path):
     text = open(path).read().replace("\\\n", " ")

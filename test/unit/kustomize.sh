@@ -11,7 +11,7 @@
 # GPREEMPT_ON_STOP=uninstall.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib/tap.sh
-tap_plan 6
+tap_plan 7
 root=${GP_CACHE:-$PWD/.cache}/root-trixie
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
@@ -40,7 +40,7 @@ norm() {
 gojq --yaml-input -s 'map(select(. != null))' deploy/base/gpreempt.yaml >/dev/null ||
 	tap_bail "deploy/base/gpreempt.yaml does not parse"
 
-for o in base overlays/pinned overlays/prebuilt overlays/shadow overlays/clean; do
+for o in base overlays/pinned overlays/prebuilt overlays/shadow overlays/clean overlays/init-build; do
 	kz "$o" >"$t/${o##*/}.yaml" 2>"$t/${o##*/}.err" || : >"$t/${o##*/}.yaml"
 done
 
@@ -69,6 +69,19 @@ tap_check "kustomize: clean uninstalls when the pod stops (GPREEMPT_ON_STOP=$(en
 	eval '[ "$(envval "$t/clean.yaml" GPREEMPT_ON_STOP)" = uninstall ] &&
 		cmp -s <(norm "$ENV" <"$t/clean.yaml") <(norm "$ENV" <"$t/base.yaml")'
 
+# init-build: the patch's own fields blanked; what is left must be the base.
+INIT='(select(.kind == "DaemonSet") | .spec.template.spec) |= (del(.initContainers)
+	| (.containers[] | select(.name == "gpreempt")) |= (.image = "I" | .resources.limits.memory = "M")
+	| (.containers[] | select(.name == "metrics")) |= (.image = "I"))
+	| (.. | objects | select(.name? == "GPREEMPT_MODULE") | .value) |= "V"'
+init=$(gojq --yaml-input -r 'select(.kind == "DaemonSet") | .spec.template.spec |
+	[(.initContainers[] | "\(.name) \(.image) \(.command | join(" ")) \(.securityContext.privileged)"),
+	 (.containers[] | "\(.name) \(.image)"),
+	 (.containers[] | select(.name == "gpreempt") | .env[] | select(.name == "GPREEMPT_MODULE") | .value)] | join(";")' \
+	"$t/init-build.yaml" 2>/dev/null)
+tap_check "kustomize: init-build builds in an init container of the full image, runs the runtime image with GPREEMPT_MODULE=init ($init), and changes nothing else" \
+	eval '[ "$init" = "build <your-registry>/gpreempt:0.1 /usr/local/sbin/gpreempt-node build false;gpreempt <your-registry>/gpreempt-runtime:0.1;metrics <your-registry>/gpreempt-runtime:0.1;init" ] &&
+		cmp -s <(norm "$INIT" <"$t/init-build.yaml") <(norm "$INIT" <"$t/base.yaml")'
 PAR='(select(.kind == "ConfigMap") | .data["module-params"]) |= "P"'
 params=$(gojq --yaml-input -r 'select(.kind == "ConfigMap") | .data["module-params"]' "$t/shadow.yaml" 2>/dev/null)
 tap_check "kustomize: shadow loads gpreempt with enable=0 (module-params '$params'), and changes nothing else" \
@@ -76,5 +89,5 @@ tap_check "kustomize: shadow loads gpreempt with enable=0 (module-params '$param
 		cmp -s <(norm "$PAR" <"$t/shadow.yaml") <(norm "$PAR" <"$t/base.yaml")'
 tap_check "kustomize: every overlay builds on the base ($(cat "$t"/*.err 2>/dev/null | head -c 300))" \
 	eval '! [ -s "$t/pinned.err" ] && ! [ -s "$t/prebuilt.err" ] && ! [ -s "$t/shadow.err" ] &&
-		! [ -s "$t/clean.err" ] && ! [ -s "$t/base.err" ]'
+		! [ -s "$t/clean.err" ] && ! [ -s "$t/init-build.err" ] && ! [ -s "$t/base.err" ]'
 tap_done
