@@ -801,7 +801,14 @@ tap_check "deploy: run: gpreempt healthy: the NFD feature file says active, park
 	sh -c "[ \"\$(cat '$nfd')\" = 'gpreempt.io/active=true
 gpreempt.io/park=mes' ]"
 echo 'comm llama-server high' >>"$t/config/gpreempt.conf"
-for _ in $(seq 50); do grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev/null && break; sleep 0.1; done
+# Until the re-apply is done: the file is written before the apply and the
+# resync run, so waiting for the file alone raced with them.
+applied() {
+	grep -q 'comm llama-server' "$H/etc/gpreempt.conf" 2>/dev/null &&
+		grep -E 'gpreemptctl (apply|hook resync)' "$t/calls" | sed 's/.*gpreemptctl //' | tr '\n' ';' |
+		grep -q '^apply [^;]*;hook resync;.*apply [^;]*;hook resync;'
+}
+for _ in $(seq 300); do applied && break; sleep 0.1; done
 tap_check "deploy: run: a ConfigMap change is applied within GPREEMPT_RESYNC_S" \
 	sh -c "grep -q 'comm llama-server high' '$H/etc/gpreempt.conf' &&
 	       [ \$(grep -c 'gpreemptctl apply' '$t/calls') = 2 ]"
@@ -812,7 +819,7 @@ tap_check "deploy: run: each apply is followed by hook resync (a lowered contain
 # boot): retried while gpreemptctl apply leaves it pending.
 mkdir -p "$H/run/gpreempt"
 echo 'cgroup /sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice 3' >"$H/run/gpreempt/pending"
-for _ in $(seq 50); do grep -q 'apply --if-pending' "$t/calls" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q 'apply --if-pending' "$t/calls" && break; sleep 0.1; done
 tap_check "deploy: run: a pending cgroup rule is retried (gpreemptctl apply --if-pending) within GPREEMPT_RESYNC_S" \
 	grep -qx '.*gpreemptctl apply --if-pending /etc/gpreempt.conf' "$t/calls"
 rm -f "$H/run/gpreempt/pending"
