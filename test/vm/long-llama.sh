@@ -11,7 +11,7 @@
 # starts, so it learns every queue at its creation.  The same Poisson
 # requests (test/lib/llama-load.py: greedy, a fixed number of tokens,
 # loopback) run twice beside the fine-tuning: gpreempt in shadow mode
-# (enable=0: it parks nothing, the hardware's round-robin of equal
+# (enable=off: it parks nothing, the hardware's round-robin of equal
 # priorities alone) and enabled.  Checked: every request answered in both;
 # both processes' queues, ROCr's and HIP's internal ones included, in
 # gpreemptctl's status and top; BE never parked in shadow mode, parked and
@@ -20,12 +20,13 @@
 # (SIGSTOP) and its queues drained, every packet of every queue of both
 # processes retired exactly once (kfdsim's per-queue counts) and no
 # workgroup dropped.  Latencies and BE's steps a second are printed, not
-# bounded (scripts/bench-guest llama has them).  Skipped, with the reason,
-# without the forky root (GP_SETUP_FORKY=1 scripts/setup).
+# bounded (make bench-llama has them).  Skipped, with the reason,
+# without the forky root (GP_SETUP_FORKY=1 scripts/setup) or in a guest
+# of less than 5 GiB.
 . test/lib/tap.sh
 . test/lib/sim.sh
 . test/lib/kfdclient.sh
-tap_plan 18
+tap_plan 19
 kfdclient_begin llama
 N=${GP_LLAMA_REQUESTS:-20}
 NP=4
@@ -168,6 +169,11 @@ tap_diag "LC per-token p99: gpreempt $(field $T/gp tpot_p99) ms, shadow $(field 
 for k in lc be hw; do
 	sed 1d $T/kernels.$k | sed "s/^/#   kernels ($k): /"
 done
+# Tensile's K (SizesSum) is a u32 at 4 mod 8 in the kernarg: read, it
+# gives every GEMM its modelled time; unread, the GEMMs cost nothing.
+gemm=$(cat $T/kernels.be $T/kernels.hw | awk '$3 ~ /^Cijk_/ { n += $1; if ($2 > 0) t += $2 } END { printf "%d %d", n, t / 1e6 }')
+tap_check "rocBLAS's GEMMs ran at their modelled cost (dispatches, ms: $gemm)" \
+	eval 'set -- $gemm; [ "$1" -gt 0 ] && [ "$2" -gt 0 ]'
 
 # --- exactly once ------------------------------------------------------------------
 kill -STOP $be
