@@ -74,6 +74,16 @@ once() {
 			ok = ok && v["sdma_error"] == 0
 		if (!ok) { print; bad = 1 } } END { exit bad }'
 }
+# give_up WHY: the programs killed, the modules unloaded, each check left failed.
+give_up() {
+	kill -KILL $srv ${ft:-} 2>/dev/null
+	wait $srv ${ft:-} 2>/dev/null
+	rmmod gpreempt
+	wait_for 30 ks_idle
+	rmmod kfdsim
+	rmdir $CGL $CGB 2>/dev/null
+	tap_bail "$1"
+}
 # load NAME: the Poisson requests, their summary in $T/NAME.
 load() { llama_load $T/$1 "$N" $GAP $NP; }
 
@@ -100,6 +110,7 @@ t0=$(date +%s.%N)
 llama_server $CGL $M $T/srv
 wait_for 600 llama_up
 tap_check "llama-server (LC, -ngl 99) serves on loopback: $(secs "$t0") s" llama_up
+llama_up || { tail -n 5 $T/srv | sed 's/^/# /'; give_up "llama-server did not start"; }
 # The first request loads ggml's code objects: not timed.
 echo >$DBG/kernels
 llama_load $T/warm 1 0.01 $NP
@@ -112,6 +123,7 @@ llama_finetune $CGB $M $T/ft
 be=$ft
 wait_for 600 eval '[ "$(steps)" -ge 2 ]'
 tap_check "llama-finetune (BE, -ngl 99) trains: $(steps) steps, $(secs "$t0") s" test "$(steps)" -ge 2
+[ "$(steps)" -ge 2 ] || { tail -n 5 $T/ft | sed 's/^/# /'; give_up "llama-finetune did not train"; }
 s0=$(steps) t0=$(date +%s.%N)
 sleep 20
 be_alone=$(awk -v n=$(($(steps) - s0)) -v t="$(secs "$t0")" 'BEGIN { printf "%.2f", n / t }')
