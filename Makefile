@@ -15,6 +15,7 @@
 #   make bench-full every benchmark scenario and sweep, over an hour
 #   make bench-sweep the microbench at six LC rates, about 22 min (bench/out-sweep/)
 #   make bench-sweep-hip Debian's HIP, short LC kernels at four rates, ~15 min (bench/out-sweep-hip/)
+#   make bench-llama llama-server (LC) and llama-finetune (BE), forky root (bench/out-llama/)
 #   make soak       long runs and races on kfdsim, memory-debugging guest (~30 min)
 #   make lint       checkpatch --strict and sparse on module code
 #
@@ -100,7 +101,7 @@ HIPCC ?= $(shell command -v hipcc)
 HIP_ARCH ?= gfx908
 TOOLS += $(if $(HIPCC),$(BUILD)/hip-work)
 
-.PHONY: all module modules matrix tools nri setup setup-forky check check-defences check-long unit vmtest demo bench bench-full bench-sweep bench-sweep-hip soak lint clean \
+.PHONY: all module modules matrix tools nri setup setup-forky check check-defences check-long unit vmtest demo bench bench-full bench-sweep bench-sweep-hip bench-llama soak lint clean \
 	install install-tools uninstall
 all: modules tools nri
 
@@ -510,6 +511,11 @@ bench-sweep: setup
 bench-sweep-hip: setup
 	@$(MAKE) --no-print-directory all
 	@$(TOP)/scripts/bench sweep-hip
+
+# llama.cpp from the forky root (make setup-forky first).
+bench-llama: setup
+	@$(MAKE) --no-print-directory all
+	@$(TOP)/scripts/bench llama
 
 # Not part of check: test/vm/long-soak.sh's long form (check runs its short form).
 soak: setup

@@ -174,7 +174,7 @@ bool ks_kname_cost_locked(struct kfd_process *p, const char *name, u64 kernarg, 
 	u32 a = 0, b = 0, off = 0, v = 0;
 	bool found = false;
 	unsigned int i;
-	u64 *k;
+	u64 at, *k;
 
 	spin_lock(&ks_cost_lock);
 	for (i = 0; i < ks_ncosts && !found; i++) {
@@ -190,9 +190,15 @@ bool ks_kname_cost_locked(struct kfd_process *p, const char *name, u64 kernarg, 
 		*ns = READ_ONCE(ks_default_wg_ns);
 		return false;
 	}
-	k = kernarg + off >= kernarg ? ks_vm_kaddr_locked(p, kernarg + off, 4) : NULL;
+	/*
+	 * ks_vm_kaddr_locked() takes 8-byte aligned addresses only, and a u32
+	 * argument is often at 4 mod 8 (Tensile's SizesSum at 100): map the
+	 * aligned words that hold it, one or two.
+	 */
+	at = kernarg + off;
+	k = at >= kernarg ? ks_vm_kaddr_locked(p, at & ~7ULL, ALIGN((at & 7) + 4, 8)) : NULL;
 	if (b && k)
-		memcpy(&v, k, sizeof(v));
+		memcpy(&v, (u8 *)k + (at & 7), sizeof(v));
 	*ns = (u64)a + (u64)b * v;	/* at most 2^64 - 2^33: no wrap */
 	return true;
 }
