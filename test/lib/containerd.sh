@@ -113,6 +113,10 @@ containerd_start() {
 		{ echo "ctr images import $CTD_DIR/bb.tar failed"; return 1; }
 }
 
+# no_pods_left: no container in containerd, no container rule and no
+# record (no_container_state, test/lib/nri.sh).
+no_pods_left() { [ -z "$("${CRI[@]}" ps)" ] && no_container_state; }
+
 # containerd_stop: stops containerd (its shims end with their pods) and
 # removes the pods' empty cgroups.
 containerd_stop() {

@@ -13,6 +13,13 @@ plugin_start() {
 # ct_rules: gpreempt's container rules; records: the hook's container records.
 ct_rules() { $CTL --json list | jq '[.[] | select(.kind == "container")] | length'; }
 records() { ls $RUNDIR 2>/dev/null | wc -l; }
+# no_container_state: no container rule and no record.
+no_container_state() { [ "$(ct_rules)" = 0 ] && [ "$(records)" = 0 ]; }
+# rule_on CGROUP PRIORITY: a container rule on CGROUP at PRIORITY.
+rule_on() {
+	$CTL --json list | jq -e --arg t "$1" --argjson p "$2" \
+		'.[] | select(.kind == "container" and .target == $t and .priority == $p)' >/dev/null
+}
 # plugin_insmod: kfdsim and gpreempt loaded, or a "not ok" line for each
 # check of the plan left and the test ends (tap_bail).
 plugin_insmod() {

@@ -112,8 +112,7 @@ tap_check "LC pod runs, annotated high" test -n "$lc"
 sed 's/^/# lc: /' $W/lc.err
 LCG=/sys/fs/cgroup/kubepods/burstable/pod$LCUID/$lcid
 tap_check "LC: HIP started in the pod" wait_for 180 said lc lc_ready
-tap_check "the LC rule: 11 (the default cap) on the container's cgroup" \
-	wait_for 30 sh -c "$CTL --json list | jq -e --arg t $LCG '.[] | select(.kind == \"container\" and .target == \$t and .priority == 11)' >/dev/null"
+tap_check "the LC rule: 11 (the default cap) on the container's cgroup" wait_for 30 rule_on "$LCG" 11
 be_parked() { [ "$(psum $be preempts)" -gt "$pre" ]; }
 tap_check "BE parked while LC has work" wait_for 60 be_parked
 ok=0
@@ -151,7 +150,7 @@ fi
 "${CRI[@]}" rm "$lcpod"
 "${CRI[@]}" rm "$bepod"
 tap_check "pods removed: no container, no rule and no record" \
-	wait_for 30 sh -c "[ -z \"\$(${CRI[*]} ps)\" ] && [ \$($CTL --json list | jq '[.[] | select(.kind == \"container\")] | length') = 0 ] && [ -z \"\$(ls $RUNDIR 2>/dev/null)\" ]"
+	wait_for 30 no_pods_left
 kill $pl $exporter 2>/dev/null
 wait $pl $exporter 2>/dev/null
 prom_stop $W/prom

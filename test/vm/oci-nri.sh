@@ -80,8 +80,7 @@ be=$!
 tap_check "LC started (the annotation on its pod; StartContainer with cgroupsPath nri.slice:cri-containerd:lc only)" \
 	test "$(nri run lc nri.slice:cri-containerd:lc 0 high pod)" = ok
 tap_check "BE started (no annotation)" test "$(nri run be /nri.slice/be $be)" = ok
-tap_check "the LC rule: 11 (the default cap) on $CG/cri-containerd-lc.scope" sh -c "$CTL --json list | jq -e --arg t $CG/cri-containerd-lc.scope \
-	'.[] | select(.kind == \"container\" and .target == \$t and .priority == 11)' >/dev/null"
+tap_check "the LC rule: 11 (the default cap) on $CG/cri-containerd-lc.scope" rule_on $CG/cri-containerd-lc.scope 11
 lc_parks_be "$lc" "$be"
 
 # 3. The rules survive rmmod/insmod and a restart of the plugin: on
@@ -91,18 +90,13 @@ s=$(syncs)
 plugin_start
 tap_check "the restarted plugin is synchronized with both containers" \
 	wait_for 30 sh -c "grep '^sync ' $W/out | tail -n +$((s + 1)) | grep -q '^sync 2$'"
-wait_for 10 sh -c "[ \$($CTL --json list | jq '[.[] | select(.kind == \"container\")] | length') = 1 ]"
-tap_check "after the plugin's restart: the LC rule at 11 again" sh -c "$CTL --json list | jq -e --arg t $CG/cri-containerd-lc.scope \
-	'.[] | select(.kind == \"container\" and .target == \$t and .priority == 11)' >/dev/null"
+wait_for 10 eval '[ "$(ct_rules)" = 1 ]'
+tap_check "after the plugin's restart: the LC rule at 11 again" rule_on $CG/cri-containerd-lc.scope 11
 grep 'synchronized' $W/plugin.log | tail -n 1 | sed 's/^/# /'
 be_state "after the restart: BE parked again" "$be" parked
 
 # none_left NAME: within 30 s (a hook is one gpreemptctl run, seconds in a
 # loaded guest), no container rule and no record remain; else what is left.
-no_container_state() {
-	[ "$($CTL --json list | jq '[.[] | select(.kind == "container")] | length')" = 0 ] &&
-		[ "$(ls $RUNDIR | wc -l)" = 0 ]
-}
 none_left() {
 	if wait_for 30 no_container_state; then
 		tap_ok "$1"
